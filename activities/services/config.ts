@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/**
+ * Configuration from the environment, parsed once at start-up. Defaults make `npm start` work on a
+ * fresh machine; `npm run api` / `npm run worker` in production set the connection variables.
+ */
+const configSchema = z.object({
+  DATABASE_URL: z.string().url(),
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('amy-turns'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Real Anthropic when set; otherwise the scripted model server at ANTHROPIC_BASE_URL. */
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional(),
+  AMY_MODEL: z.string().default('claude-opus-4-7'),
+  AMY_FAST_MODEL: z.string().default('claude-sonnet-4-6'),
+  AMY_DS_MODEL: z.string().default('claude-sonnet-4-6'),
+  AMY_VALIDATOR_MODEL: z.string().default('claude-opus-4-7'),
+  AMY_COST_WARN_USD: z.coerce.number().positive().default(0.5),
+  /** How long after completed_at the SSE replay buffer stays readable. */
+  AMY_REPLAY_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
+  AMY_MAX_INFLIGHT_TURNS: z.coerce.number().int().positive().default(3),
+  AMY_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(256 * 1024),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** Every error code the API can return, with its HTTP status. Codes are stable; messages are not. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_field: 400,
+  invalid_json: 400,
+  authentication_required: 401,
+  invalid_api_key: 401,
+  not_found: 404,
+  turn_events_expired: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  concurrency_limit_exceeded: 429,
+  internal_error: 500,
+  upstream_unavailable: 503,
+  service_unavailable: 503,
+} as const;
+export type ApiErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes a turn can fail with (`Turn.error.code`, `turn.failed`). */
+export const TURN_ERROR_CODES = [
+  'upstream_unavailable',
+  'model_output_invalid',
+  'agent_not_available',
+  'cancelled',
+  'internal_error',
+] as const;
+export type TurnErrorCode = (typeof TURN_ERROR_CODES)[number];
+
+export const DOCS_BASE = 'https://docs.amy.health/concepts/errors';
+export const docsUrl = (code: string) => `${DOCS_BASE}#${code}`;
+
+export const errorBodySchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  request_id: z.string(),
+  docs_url: z.string(),
+  field: z.string().optional(),
+});
+export const errorEnvelopeSchema = z.object({ error: errorBodySchema });
+export type ErrorBody = z.infer<typeof errorBodySchema>;

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { AGENTS, turnResultSchema } from './turn';
+import { errorBodySchema } from './errors';
+
+/** Agents as they appear on the event stream: the four specialists plus the synthesis channel. */
+export const STREAM_AGENTS = [...AGENTS, 'synthesis', 'memory'] as const;
+export type StreamAgent = (typeof STREAM_AGENTS)[number];
+const streamAgent = z.enum(STREAM_AGENTS);
+
+export const GATES = [
+  'sample_size',
+  'effect_vs_noise',
+  'construct_validity',
+  'bootstrap',
+  'subgroup_consistency',
+  'method_triangulation',
+  'discriminative_power',
+] as const;
+
+/**
+ * The event catalog (seed 001) plus `cost_warning`, `fact_check` and `step.retry`.
+ * `step.retry` announces that a step is running again after a failed attempt; token deltas carry
+ * their `attempt`, so a client discards the partial text of earlier attempts (invariant 3).
+ */
+export const eventDataSchemas = {
+  'turn.started': z.object({ turn_id: z.string(), at: z.string() }),
+  'agent.started': z.object({ agent: streamAgent, at: z.string(), question: z.string() }),
+  'agent.thought': z.object({ agent: streamAgent, delta: z.string(), attempt: z.number().int().min(1) }),
+  'agent.completed': z.object({
+    agent: streamAgent,
+    at: z.string(),
+    duration_ms: z.number(),
+    cost_usd: z.number(),
+    output_summary: z.string(),
+  }),
+  'validator.gate': z.object({
+    finding_id: z.string(),
+    claim: z.string(),
+    gate: z.enum(GATES),
+    verdict: z.enum(['passed', 'failed', 'skipped']),
+    detail: z.record(z.string(), z.unknown()),
+  }),
+  'validator.critic': z.object({
+    finding_id: z.string(),
+    verdict: z.enum(['accept', 'downgrade', 'reject']),
+    reasoning: z.string(),
+    concerns: z.array(z.unknown()),
+  }),
+  'step.retry': z.object({ step: z.string(), attempt: z.number().int().min(2), reason: z.string(), at: z.string() }),
+  cost_warning: z.object({ cost_usd: z.number(), threshold_usd: z.number(), at: z.string() }),
+  fact_check: z.object({ issues: z.array(z.object({ value: z.number(), severity: z.literal('warn') })) }),
+  'turn.completed': z.object({ turn_id: z.string(), result: turnResultSchema }),
+  'turn.failed': z.object({ turn_id: z.string(), error: errorBodySchema }),
+} as const;
+
+export type TurnEventType = keyof typeof eventDataSchemas;
+export type TurnEventData<T extends TurnEventType> = z.infer<(typeof eventDataSchemas)[T]>;
+export const TERMINAL_EVENTS: readonly TurnEventType[] = ['turn.completed', 'turn.failed'];
+
+/** An event as stored and as delivered over SSE. */
+export interface TurnEvent {
+  id: number;
+  type: TurnEventType;
+  data: Record<string, unknown>;
+}
+
+export const turnEventSchema = z.object({
+  id: z.number().int().min(1),
+  type: z.enum(Object.keys(eventDataSchemas) as [TurnEventType, ...TurnEventType[]]),
+  data: z.record(z.string(), z.unknown()),
+});

@@ -1,0 +1,9 @@
+import { z } from 'zod';
+
+/** Typed id prefixes over ULIDs (Crockford base32, 26 chars). */
+export const ID_PREFIXES = { turn: 'turn_', memory: 'mem_', request: 'req_', user: 'usr_', apiKey: 'key_' } as const;
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
+export const turnIdSchema = z.string().regex(new RegExp(`^turn_${ULID}$`), 'must be a turn id (turn_<ULID>)');
+export const isTurnId = (value: string) => turnIdSchema.safeParse(value).success;

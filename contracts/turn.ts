@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { errorBodySchema } from './errors';
+
+export const MAX_MESSAGES = 100;
+export const MAX_MESSAGE_CHARS = 20_000;
+
+export const messageSchema = z
+  .object({
+    role: z.enum(['user', 'assistant']),
+    content: z.string().min(1).max(MAX_MESSAGE_CHARS),
+  })
+  .strict();
+export type Message = z.infer<typeof messageSchema>;
+
+export const turnContextSchema = z
+  .object({
+    include_memory: z.boolean().default(true),
+    include_biomarkers: z.boolean().default(true),
+  })
+  .strict();
+export type TurnContext = z.infer<typeof turnContextSchema>;
+
+export const createTurnRequestSchema = z
+  .object({
+    messages: z.array(messageSchema).min(1).max(MAX_MESSAGES),
+    stream: z.boolean().default(true),
+    context: turnContextSchema.default({ include_memory: true, include_biomarkers: true }),
+  })
+  .strict();
+export type CreateTurnRequest = z.infer<typeof createTurnRequestSchema>;
+
+export const AGENTS = ['data_science', 'domain_expert', 'health_coach', 'investigator'] as const;
+export type AgentName = (typeof AGENTS)[number];
+
+export const factEntrySchema = z.object({
+  claim: z.string(),
+  value: z.number(),
+  unit: z.string().nullable(),
+  source: z.string(),
+  n: z.number().nullable(),
+  window: z.string().nullable(),
+  verdict: z.literal('conditional').optional(),
+});
+export type FactEntry = z.infer<typeof factEntrySchema>;
+
+export const validatorCountsSchema = z.object({
+  findings_total: z.number().int(),
+  findings_validated: z.number().int(),
+  findings_conditional: z.number().int(),
+  findings_rejected: z.number().int(),
+});
+export type ValidatorCounts = z.infer<typeof validatorCountsSchema>;
+
+export const turnResultSchema = z.object({
+  answer: z.string().min(1),
+  fact_sheet: z.array(factEntrySchema),
+  agents_used: z.array(z.enum(AGENTS)),
+  validator: validatorCountsSchema,
+  cost_usd: z.number(),
+  duration_ms: z.number().int(),
+});
+export type TurnResult = z.infer<typeof turnResultSchema>;
+
+export const TURN_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+export type TurnStatus = (typeof TURN_STATUSES)[number];
+
+/** Live progress of a running turn, from the workflow's `progress` query. */
+export const turnProgressSchema = z.object({
+  current_step: z.string().nullable(),
+  completed_steps: z.array(z.string()),
+});
+
+export const turnSchema = z.object({
+  id: z.string(),
+  status: z.enum(TURN_STATUSES),
+  created_at: z.string(),
+  completed_at: z.string().nullable(),
+  messages: z.array(messageSchema),
+  result: turnResultSchema.nullable(),
+  error: errorBodySchema.nullable(),
+});
+export type Turn = z.infer<typeof turnSchema>;
