@@ -1,0 +1,33 @@
+import { Client } from 'pg';
+import { createDb, type Db } from '../../activities/services/db';
+import { readTestEnv, TEMPLATE_DB } from './test-env';
+
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database for one suite, cloned from the template the global setup prepared. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const { adminUrl } = readTestEnv();
+  const name = `amy_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DB}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = createDb(url.toString());
+  return {
+    url: url.toString(),
+    db,
+    async drop() {
+      await db.$disconnect();
+      const a = new Client({ connectionString: adminUrl });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
