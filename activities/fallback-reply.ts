@@ -1,0 +1,33 @@
+import type { Message } from '../contracts/turn';
+import { asModelMessages, lastUserMessage } from './conversation';
+import { FALLBACK_SYSTEM } from './prompts/fallback';
+import type { StepDeps } from './step-deps';
+import { beginStepAttempt } from './step-attempt';
+import { streamAgentReply } from './stream-agent-reply';
+
+export interface FallbackReplyInput {
+  turnId: string;
+  messages: Message[];
+}
+
+/** Routing named no agent: one cheap streamed reply, no pipeline, no validator. */
+export function createReplyConversationally(deps: StepDeps) {
+  return async function replyConversationally(input: FallbackReplyInput): Promise<{ answer: string }> {
+    const step = 'fallback_reply';
+    const attempt = await beginStepAttempt(deps.events, input.turnId, step);
+    const answer = await streamAgentReply(deps, {
+      turnId: input.turnId,
+      step,
+      attempt,
+      agent: 'synthesis',
+      question: lastUserMessage(input.messages),
+      request: {
+        model: deps.models.fast,
+        system: FALLBACK_SYSTEM,
+        maxTokens: 300,
+        messages: asModelMessages(input.messages),
+      },
+    });
+    return { answer };
+  };
+}

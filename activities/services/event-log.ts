@@ -1,0 +1,104 @@
+/**
+ * The per-turn event log in Postgres: the source of truth for SSE replay and live tailing.
+ *
+ * Gapless ids under concurrent writers: every append takes the turn row's lock and advances
+ * `turns.last_event_id` in the same transaction as the inserts, so ids are handed out in commit
+ * order and a rolled-back append leaves no hole. Deterministic events carry a `dedupeKey`; an append
+ * whose key is already in the log is dropped, so a retried activity cannot duplicate them.
+ * The commit notifies `turn_events` with `<turn_id>:<last_id>`; API processes LISTEN and fan out.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { TurnEvent, TurnEventType } from '../../contracts/events';
+
+export const EVENTS_CHANNEL = 'turn_events';
+
+export interface NewTurnEvent {
+  type: TurnEventType;
+  data: Record<string, unknown>;
+  /** Identity of a deterministic event (e.g. `agent.started:data_science`); omit for token deltas. */
+  dedupeKey?: string;
+}
+
+export class TurnNotFoundError extends Error {
+  override name = 'TurnNotFoundError';
+}
+
+export interface EventLog {
+  /** Appends in order; returns the events actually written (duplicates by dedupeKey are skipped). */
+  append(turnId: string, events: NewTurnEvent[]): Promise<TurnEvent[]>;
+  /** Events with id > afterId, in order. */
+  readAfter(turnId: string, afterId: number, limit?: number): Promise<TurnEvent[]>;
+}
+
+async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+export function createEventLog(pool: Pool): EventLog {
+  return {
+    async append(turnId, events) {
+      if (events.length === 0) return [];
+      return inTransaction(pool, async (client) => {
+        const locked = await client.query<{ last_event_id: number }>(
+          'SELECT last_event_id FROM turns WHERE id = $1 FOR UPDATE',
+          [turnId],
+        );
+        if (locked.rowCount === 0) throw new TurnNotFoundError(`turn ${turnId} does not exist`);
+        let lastId = locked.rows[0].last_event_id;
+
+        const keys = events.map((e) => e.dedupeKey).filter((k): k is string => k !== undefined);
+        const seen = new Set<string>();
+        if (keys.length > 0) {
+          const existing = await client.query<{ dedupe_key: string }>(
+            'SELECT dedupe_key FROM turn_events WHERE turn_id = $1 AND dedupe_key = ANY($2::text[])',
+            [turnId, keys],
+          );
+          for (const row of existing.rows) seen.add(row.dedupe_key);
+        }
+        const fresh: Array<NewTurnEvent & { id: number }> = [];
+        for (const event of events) {
+          if (event.dedupeKey !== undefined) {
+            if (seen.has(event.dedupeKey)) continue;
+            seen.add(event.dedupeKey);
+          }
+          fresh.push({ ...event, id: ++lastId });
+        }
+        if (fresh.length === 0) return [];
+
+        await client.query(
+          `INSERT INTO turn_events (turn_id, id, type, data, dedupe_key)
+           SELECT $1, * FROM unnest($2::int[], $3::text[], $4::jsonb[], $5::text[])`,
+          [
+            turnId,
+            fresh.map((e) => e.id),
+            fresh.map((e) => e.type),
+            fresh.map((e) => JSON.stringify(e.data)),
+            fresh.map((e) => e.dedupeKey ?? null),
+          ],
+        );
+        await client.query('UPDATE turns SET last_event_id = $2 WHERE id = $1', [turnId, lastId]);
+        await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `${turnId}:${lastId}`]);
+        return fresh.map(({ id, type, data }) => ({ id, type, data }));
+      });
+    },
+
+    async readAfter(turnId, afterId, limit = 1000) {
+      const rows = await pool.query<{ id: number; type: TurnEventType; data: Record<string, unknown> }>(
+        'SELECT id, type, data FROM turn_events WHERE turn_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+        [turnId, afterId, limit],
+      );
+      return rows.rows;
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { Pool } from 'pg';
+import type { Db } from './services/db';
+import type { EventLog } from './services/event-log';
+import type { Llm } from './services/llm';
+
+/** Model choice per role (AMY_MODEL, AMY_FAST_MODEL, AMY_DS_MODEL, AMY_VALIDATOR_MODEL). */
+export interface ModelSettings {
+  main: string;
+  fast: string;
+  dataScience: string;
+  validator: string;
+}
+
+/** Everything the step activities need, passed in by the worker's composition root. */
+export interface StepDeps {
+  db: Db;
+  pool: Pool;
+  events: EventLog;
+  llm: Llm;
+  models: ModelSettings;
+  clock: () => Date;
+}

@@ -1,0 +1,45 @@
+import express from 'express';
+import type { Pool } from 'pg';
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Db } from '../activities/services/db';
+import { newId } from '../activities/services/ids';
+import { requireApiKey } from './auth';
+import { ApiError, errorMiddleware } from './errors';
+import type { EventHub } from './event-hub';
+import type { Logger } from './logger';
+import { buildOpenApiDocument } from './openapi';
+import { healthRoutes } from './routes/health';
+import { turnRoutes } from './routes/turns';
+
+export interface AppDeps {
+  db: Db;
+  pool: Pool;
+  temporal: TemporalClient;
+  taskQueue: string;
+  hub: EventHub;
+  logger: Logger;
+  maxInFlightTurns: number;
+  replayWindowSeconds: number;
+  bodyLimitBytes: number;
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use((_req, res, next) => {
+    res.locals.requestId = newId('request');
+    res.set('X-Request-Id', res.locals.requestId as string);
+    next();
+  });
+  app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
+
+  const openapi = buildOpenApiDocument();
+  app.get('/openapi.json', (_req, res) => void res.json(openapi));
+  app.use(healthRoutes(deps));
+  app.use('/v1', requireApiKey(deps.db));
+  app.use(turnRoutes(deps));
+  app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));
+  app.use(errorMiddleware(deps.logger));
+  return app;
+}

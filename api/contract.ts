@@ -1,0 +1,94 @@
+/**
+ * Every route's contract in one table: the zod schemas the routes validate with, and the source of
+ * `/openapi.json`. Tests check responses against the same schemas, so the API cannot drift.
+ */
+import { z } from 'zod';
+import { errorEnvelopeSchema } from '../contracts/errors';
+import { createTurnRequestSchema, turnSchema } from '../contracts/turn';
+import { turnEventSchema } from '../contracts/events';
+
+export const turnIdParamsSchema = z.object({ id: z.string() }).strict();
+
+export const healthSchema = z.object({
+  status: z.enum(['ok', 'degraded']),
+  postgres: z.object({ ok: z.boolean(), latency_ms: z.number().nullable(), error: z.string().optional() }),
+  temporal: z.object({ ok: z.boolean(), latency_ms: z.number().nullable(), error: z.string().optional() }),
+});
+
+export const turnEventsSnapshotSchema = turnSchema;
+
+interface ResponseContract {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+export interface RouteContract {
+  method: 'get' | 'post';
+  path: string;
+  operationId: string;
+  summary: string;
+  authenticated: boolean;
+  params?: z.ZodType;
+  body?: z.ZodType;
+  headers?: Record<string, string>;
+  responses: Record<number, ResponseContract>;
+}
+
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, { description: 'Error envelope', schema: errorEnvelopeSchema }]));
+
+export const ROUTES = {
+  createTurn: {
+    method: 'post',
+    path: '/v1/turns',
+    operationId: 'createTurn',
+    summary:
+      'Start a turn. Returns the queued Turn at once, or with "stream": false blocks until the turn ends and returns it whole.',
+    authenticated: true,
+    body: createTurnRequestSchema,
+    responses: {
+      200: { description: 'The finished turn ("stream": false)', schema: turnSchema },
+      201: { description: 'The queued turn', schema: turnSchema },
+      ...errors(400, 401, 413, 415, 429, 503),
+    },
+  },
+  getTurn: {
+    method: 'get',
+    path: '/v1/turns/{id}',
+    operationId: 'getTurn',
+    summary: 'Read a turn. Works forever after the turn ends.',
+    authenticated: true,
+    params: turnIdParamsSchema,
+    responses: { 200: { description: 'The turn', schema: turnSchema }, ...errors(401, 404) },
+  },
+  streamTurnEvents: {
+    method: 'get',
+    path: '/v1/turns/{id}/events',
+    operationId: 'streamTurnEvents',
+    summary:
+      'Server-Sent Events for a turn when Accept includes text/event-stream (replay after Last-Event-Id, then live); the Turn snapshot otherwise.',
+    authenticated: true,
+    params: turnIdParamsSchema,
+    headers: { 'Last-Event-Id': 'Resume after this event id.' },
+    responses: {
+      200: {
+        description: 'text/event-stream of events (each `data` is one event payload), or the Turn as JSON',
+        schema: turnEventSchema,
+        contentType: 'text/event-stream',
+      },
+      ...errors(400, 401, 404),
+    },
+  },
+  health: {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'health',
+    summary: 'Reachability of Postgres and Temporal.',
+    authenticated: false,
+    responses: {
+      200: { description: 'Everything reachable', schema: healthSchema },
+      503: { description: 'Something unreachable', schema: healthSchema },
+    },
+  },
+} satisfies Record<string, RouteContract>;

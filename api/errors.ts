@@ -1,0 +1,66 @@
+/**
+ * One error hierarchy for the API: each error has a stable `code` and its HTTP status; the final
+ * middleware turns anything thrown into the documented envelope and never leaks internals on a 500.
+ */
+import type { ErrorRequestHandler } from 'express';
+import { ERROR_STATUS, docsUrl, type ApiErrorCode, type ErrorBody } from '../contracts/errors';
+import type { Logger } from './logger';
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+    readonly field?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const notFound = (what: string) => new ApiError('not_found', `${what} not found.`);
+
+export function errorBody(code: ApiErrorCode, message: string, requestId: string, field?: string): ErrorBody {
+  return { code, message, request_id: requestId, docs_url: docsUrl(code), ...(field ? { field } : {}) };
+}
+
+/** body-parser's own errors (malformed JSON, oversized body, bad charset) carry a `type`. */
+function fromBodyParser(err: { type?: string; limit?: number }): ApiError | null {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new ApiError('invalid_json', 'The request body is not valid JSON.');
+    case 'entity.too.large':
+      return new ApiError('payload_too_large', `The request body exceeds the ${err.limit ?? ''} byte limit.`.replace('  ', ' '));
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError('unsupported_media_type', 'The request body must be UTF-8 JSON.');
+    default:
+      return null;
+  }
+}
+
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const requestId = res.locals.requestId as string;
+    const apiError = err instanceof ApiError ? err : fromBodyParser(err as { type?: string });
+    if (res.headersSent) {
+      logger.error('error after response started', { request_id: requestId, error: String(err) });
+      res.end();
+      return;
+    }
+    if (apiError) {
+      res.set(apiError.headers);
+      res.status(apiError.status).json({ error: errorBody(apiError.code, apiError.message, requestId, apiError.field) });
+      return;
+    }
+    logger.error('unhandled error', {
+      request_id: requestId,
+      method: req.method,
+      path: req.path,
+      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+    });
+    res.status(500).json({ error: errorBody('internal_error', 'Something went wrong on our side.', requestId) });
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * Live delivery of turn events to SSE subscribers. One LISTEN connection per API process; each
+ * notification (`<turn_id>:<last_id>`) wakes that turn's channel, which reads the new rows once and
+ * fans them out in memory to every subscriber of the turn.
+ *
+ * No loss or duplicate at the replay→live cutover: a subscriber is registered before its first read,
+ * every read starts at the lowest cursor of the channel, and each subscriber only receives events
+ * above its own cursor. A notification that arrives during a read makes the channel read again.
+ */
+import { Client } from 'pg';
+import type { TurnEvent } from '../contracts/events';
+import { EVENTS_CHANNEL, type EventLog } from '../activities/services/event-log';
+import type { Logger } from './logger';
+
+const PAGE = 500;
+
+interface Subscriber {
+  cursor: number;
+  deliver(events: TurnEvent[]): void;
+}
+
+interface Channel {
+  subscribers: Set<Subscriber>;
+  reading: boolean;
+  readAgain: boolean;
+}
+
+export interface EventHub {
+  /** Delivers every event of the turn with id > afterId, replayed then live, until unsubscribed. */
+  subscribe(turnId: string, afterId: number, deliver: (events: TurnEvent[]) => void): () => void;
+  subscriberCount(): number;
+  close(): Promise<void>;
+}
+
+export async function startEventHub(opts: { databaseUrl: string; events: EventLog; logger: Logger }): Promise<EventHub> {
+  const { events, logger } = opts;
+  const channels = new Map<string, Channel>();
+  let listener: Client | null = null;
+  let closed = false;
+
+  async function pump(turnId: string, channel: Channel) {
+    if (channel.reading) {
+      channel.readAgain = true;
+      return;
+    }
+    channel.reading = true;
+    try {
+      do {
+        channel.readAgain = false;
+        if (channel.subscribers.size === 0) break;
+        const from = Math.min(...[...channel.subscribers].map((s) => s.cursor));
+        const batch = await events.readAfter(turnId, from, PAGE);
+        for (const subscriber of channel.subscribers) {
+          // Joined during this read with an older cursor: the batch does not start at its cursor, so
+          // it waits for the next read (its subscribe() already asked for one).
+          if (subscriber.cursor < from) continue;
+          const fresh = batch.filter((e) => e.id > subscriber.cursor);
+          if (fresh.length === 0) continue;
+          subscriber.cursor = fresh[fresh.length - 1].id;
+          subscriber.deliver(fresh);
+        }
+        if (batch.length === PAGE) channel.readAgain = true;
+      } while (channel.readAgain);
+    } catch (err) {
+      logger.error('event read failed', { turn_id: turnId, error: String(err) });
+      // Try again shortly rather than leaving subscribers stranded.
+      setTimeout(() => void pump(turnId, channel), 500).unref();
+    } finally {
+      channel.reading = false;
+    }
+  }
+
+  function onNotification(payload: string | undefined) {
+    if (!payload) return;
+    const turnId = payload.slice(0, payload.lastIndexOf(':'));
+    const channel = channels.get(turnId);
+    if (channel) void pump(turnId, channel);
+  }
+
+  async function connectListener(): Promise<void> {
+    const client = new Client({ connectionString: opts.databaseUrl });
+    client.on('notification', (msg) => onNotification(msg.payload));
+    client.on('error', (err) => {
+      logger.warn('event listener connection lost; reconnecting', { error: String(err) });
+      void reconnect();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    listener = client;
+  }
+
+  async function reconnect() {
+    const old = listener;
+    listener = null;
+    await old?.end().catch(() => undefined);
+    for (let delay = 250; !closed; delay = Math.min(delay * 2, 5000)) {
+      try {
+        await connectListener();
+        // Anything appended while we were deaf is picked up by reading every open channel once.
+        for (const [turnId, channel] of channels) void pump(turnId, channel);
+        logger.info('event listener reconnected');
+        return;
+      } catch (err) {
+        logger.warn('event listener reconnect failed', { error: String(err), retry_in_ms: delay });
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  await connectListener();
+
+  return {
+    subscribe(turnId, afterId, deliver) {
+      let channel = channels.get(turnId);
+      if (!channel) {
+        channel = { subscribers: new Set(), reading: false, readAgain: false };
+        channels.set(turnId, channel);
+      }
+      const subscriber: Subscriber = { cursor: afterId, deliver };
+      channel.subscribers.add(subscriber);
+      void pump(turnId, channel);
+      return () => {
+        channel.subscribers.delete(subscriber);
+        if (channel.subscribers.size === 0 && channels.get(turnId) === channel) channels.delete(turnId);
+      };
+    },
+    subscriberCount() {
+      let n = 0;
+      for (const channel of channels.values()) n += channel.subscribers.size;
+      return n;
+    },
+    async close() {
+      closed = true;
+      channels.clear();
+      await listener?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import http from 'node:http';
+import { Pool } from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import type { Config } from '../activities/services/config';
+import { createDb } from '../activities/services/db';
+import { createEventLog } from '../activities/services/event-log';
+import { createApp } from './app';
+import { startEventHub } from './event-hub';
+import { createLogger, type Logger } from './logger';
+
+export interface ApiServer {
+  url: string;
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+/** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
+export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
+  const db = createDb(config.DATABASE_URL);
+  const pool = new Pool({ connectionString: config.DATABASE_URL, max: 20 });
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const hub = await startEventHub({ databaseUrl: config.DATABASE_URL, events: createEventLog(pool), logger });
+  const app = createApp({
+    db,
+    pool,
+    temporal,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    hub,
+    logger,
+    maxInFlightTurns: config.AMY_MAX_INFLIGHT_TURNS,
+    replayWindowSeconds: config.AMY_REPLAY_WINDOW_SECONDS,
+    bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
+  });
+  const server = http.createServer(app);
+  // Blocking turns and SSE streams legitimately last minutes: no whole-request timeout.
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  const { port } = server.address() as { port: number };
+  const url = `http://${config.HOST}:${port}`;
+  logger.info('api listening', { url });
+  return {
+    url,
+    server,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await hub.close();
+      await Promise.allSettled([pool.end(), db.$disconnect(), connection.close()]);
+    },
+  } satisfies ApiServer;
+}

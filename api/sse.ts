@@ -1,0 +1,29 @@
+/**
+ * Server-Sent Events framing (seed 001): `id`, `event`, one-line JSON `data`, a blank line. No
+ * comments and no `retry:` directive.
+ */
+import type { Response } from 'express';
+import type { TurnEvent } from '../contracts/events';
+
+export function formatSseEvent(event: TurnEvent): string {
+  // JSON.stringify never emits raw newlines, so `data` is always exactly one line.
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+export function openSseStream(res: Response, requestId: string) {
+  res.status(200).set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+    'X-Request-Id': requestId,
+  });
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+}
+
+/** `Last-Event-Id` must be a non-negative integer; anything else is a client bug worth a 400. */
+export function parseLastEventId(raw: string | undefined): number | null {
+  if (raw === undefined || raw.trim() === '') return 0;
+  return /^\d{1,9}$/.test(raw.trim()) ? Number(raw.trim()) : null;
+}

@@ -1,0 +1,23 @@
+import type { z } from 'zod';
+import { ApiError } from './errors';
+
+/**
+ * Parses a request part with its zod contract. The first problem becomes `400 invalid_field`
+ * naming the field by its JSON path (`messages[2].role`).
+ */
+export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
+  const path = [...issue.path, ...(keys.length ? [keys[0]] : [])];
+  const field = path.reduce<string>(
+    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
+    '',
+  );
+  const message =
+    issue.code === 'unrecognized_keys'
+      ? `Unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}.`
+      : `${field || where}: ${issue.message}.`;
+  throw new ApiError('invalid_field', message, field || where);
+}

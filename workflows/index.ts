@@ -1,0 +1,1 @@
+export { TurnWorkflow } from './turn-workflow';
