@@ -2,7 +2,7 @@ import type { Message } from '../contracts/turn';
 import { asModelMessages, lastUserMessage } from './conversation';
 import { FALLBACK_SYSTEM } from './prompts/fallback';
 import type { StepDeps } from './step-deps';
-import { beginStepAttempt } from './step-attempt';
+import { runStepAttempt } from './step-attempt';
 import { streamAgentReply } from './stream-agent-reply';
 
 export interface FallbackReplyInput {
@@ -14,20 +14,22 @@ export interface FallbackReplyInput {
 export function createReplyConversationally(deps: StepDeps) {
   return async function replyConversationally(input: FallbackReplyInput): Promise<{ answer: string }> {
     const step = 'fallback_reply';
-    const attempt = await beginStepAttempt(deps.events, input.turnId, step);
-    const answer = await streamAgentReply(deps, {
-      turnId: input.turnId,
-      step,
-      attempt,
-      agent: 'synthesis',
-      question: lastUserMessage(input.messages),
-      request: {
-        model: deps.models.fast,
-        system: FALLBACK_SYSTEM,
-        maxTokens: 300,
-        messages: asModelMessages(input.messages),
-      },
-    });
+    const answer = await runStepAttempt(deps.events, input.turnId, step, ({ attempt, signal }) =>
+      streamAgentReply(deps, {
+        turnId: input.turnId,
+        step,
+        attempt,
+        signal,
+        agent: 'synthesis',
+        question: lastUserMessage(input.messages),
+        request: {
+          model: deps.models.fast,
+          system: FALLBACK_SYSTEM,
+          maxTokens: 300,
+          messages: asModelMessages(input.messages),
+        },
+      }),
+    );
     return { answer };
   };
 }

@@ -4,7 +4,7 @@ import { ORCHESTRATOR_SYSTEM, routingUserPrompt } from './prompts/routing';
 import { rawRoutingSchema, sanitiseRouting, type Routing } from './routing';
 import { parseModelJson } from './services/llm';
 import type { StepDeps } from './step-deps';
-import { beginStepAttempt } from './step-attempt';
+import { runStepAttempt } from './step-attempt';
 
 export interface RouteInput {
   turnId: string;
@@ -15,20 +15,21 @@ export interface RouteInput {
 export function createRoute({ llm, events, models }: StepDeps) {
   return async function route(input: RouteInput): Promise<Routing> {
     const step = 'route';
-    const attempt = await beginStepAttempt(events, input.turnId, step);
-    const response = await llm.complete(
-      { turnId: input.turnId, step, attempt },
-      {
-        model: models.fast,
-        system: ORCHESTRATOR_SYSTEM,
-        maxTokens: 300,
-        messages: [
-          {
-            role: 'user',
-            content: routingUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
-          },
-        ],
-      },
+    const response = await runStepAttempt(events, input.turnId, step, ({ attempt, signal }) =>
+      llm.complete(
+        { turnId: input.turnId, step, attempt, signal },
+        {
+          model: models.fast,
+          system: ORCHESTRATOR_SYSTEM,
+          maxTokens: 300,
+          messages: [
+            {
+              role: 'user',
+              content: routingUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
+            },
+          ],
+        },
+      ),
     );
     return sanitiseRouting(parseModelJson(response.text, rawRoutingSchema));
   };

@@ -37,7 +37,10 @@ const ALIASES: Record<string, RoutableAgent> = {
 };
 
 export function canonicalAgent(name: string): RoutableAgent | null {
-  const key = name.trim().toLowerCase().replace(/[\s_-]+/g, ' ');
+  const key = name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, ' ');
   return ALIASES[key] ?? null;
 }
 
@@ -49,7 +52,8 @@ export function sanitiseRouting(raw: RawRouting): Routing {
   for (const name of listed) {
     const agent = canonicalAgent(name);
     // Only DS and DE can support; the coach is always main, and the main agent never supports itself.
-    if (agent && agent !== 'Health Coach Agent' && agent !== main && !supporting.includes(agent)) supporting.push(agent);
+    if (agent && agent !== 'Health Coach Agent' && agent !== main && !supporting.includes(agent))
+      supporting.push(agent);
   }
   return { main_agent: main, supporting_agents: supporting, collaboration_workflow: raw.collaboration_workflow };
 }

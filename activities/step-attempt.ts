@@ -1,12 +1,29 @@
 import { Context } from '@temporalio/activity';
 import type { EventLog } from './services/event-log';
 
+const HEARTBEAT_EVERY_MS = 2_000;
+
+export interface StepAttempt {
+  attempt: number;
+  /** Aborted when Temporal cancels the activity (turn cancelled, or heartbeats lost). */
+  signal: AbortSignal;
+}
+
 /**
- * The current activity attempt, announcing retries on the event stream: a `step.retry` event (once
- * per attempt) tells clients that deltas from earlier attempts of this step are void.
+ * Runs one attempt of a pipeline step inside its activity:
+ * - a retry is announced on the event stream (`step.retry`, once per attempt), which tells clients
+ *   that token deltas from earlier attempts of this step are void;
+ * - the activity heartbeats while the step works, so a dead worker is noticed within the heartbeat
+ *   timeout (not the whole start-to-close timeout) and cancellation reaches the step.
  */
-export async function beginStepAttempt(events: EventLog, turnId: string, step: string): Promise<number> {
-  const { attempt } = Context.current().info;
+export async function runStepAttempt<T>(
+  events: EventLog,
+  turnId: string,
+  step: string,
+  work: (attempt: StepAttempt) => Promise<T>,
+): Promise<T> {
+  const ctx = Context.current();
+  const { attempt } = ctx.info;
   if (attempt > 1) {
     await events.append(turnId, [
       {
@@ -16,5 +33,11 @@ export async function beginStepAttempt(events: EventLog, turnId: string, step: s
       },
     ]);
   }
-  return attempt;
+  ctx.heartbeat();
+  const ticker = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work({ attempt, signal: ctx.cancellationSignal });
+  } finally {
+    clearInterval(ticker);
+  }
 }

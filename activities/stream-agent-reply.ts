@@ -11,7 +11,15 @@ const SUMMARY_CHARS = 160;
  */
 export async function streamAgentReply(
   { llm, events, clock }: StepDeps,
-  call: { turnId: string; step: string; attempt: number; agent: StreamAgent; question: string; request: LlmRequest },
+  call: {
+    turnId: string;
+    step: string;
+    attempt: number;
+    signal: AbortSignal;
+    agent: StreamAgent;
+    question: string;
+    request: LlmRequest;
+  },
 ): Promise<string> {
   const { turnId, agent, attempt } = call;
   const startedAt = clock();
@@ -22,9 +30,13 @@ export async function streamAgentReply(
       dedupeKey: `agent.started:${agent}:${call.step}`,
     },
   ]);
-  const response = await llm.stream({ turnId, step: call.step, attempt, agent }, call.request, async (delta) => {
-    await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt } }]);
-  });
+  const response = await llm.stream(
+    { turnId, step: call.step, attempt, agent, signal: call.signal },
+    call.request,
+    async (delta: string) => {
+      await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt } }]);
+    },
+  );
   const finishedAt = clock();
   await events.append(turnId, [
     {

@@ -78,7 +78,7 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
 
   async function failTurn({ turnId, error }: FailTurnInput): Promise<void> {
     const lastFailedCall = await pool.query<{ request_id: string }>(
-      `SELECT request_id FROM llm_calls WHERE turn_id = $1 AND outcome <> 'ok' AND request_id IS NOT NULL
+      `SELECT request_id FROM llm_calls WHERE turn_id = $1 AND outcome <> 'success' AND request_id IS NOT NULL
        ORDER BY created_at DESC LIMIT 1`,
       [turnId],
     );

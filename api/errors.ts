@@ -32,7 +32,10 @@ function fromBodyParser(err: { type?: string; limit?: number }): ApiError | null
     case 'entity.parse.failed':
       return new ApiError('invalid_json', 'The request body is not valid JSON.');
     case 'entity.too.large':
-      return new ApiError('payload_too_large', `The request body exceeds the ${err.limit ?? ''} byte limit.`.replace('  ', ' '));
+      return new ApiError(
+        'payload_too_large',
+        `The request body exceeds the ${err.limit ?? ''} byte limit.`.replace('  ', ' '),
+      );
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', 'The request body must be UTF-8 JSON.');
@@ -52,7 +55,9 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     if (apiError) {
       res.set(apiError.headers);
-      res.status(apiError.status).json({ error: errorBody(apiError.code, apiError.message, requestId, apiError.field) });
+      res
+        .status(apiError.status)
+        .json({ error: errorBody(apiError.code, apiError.message, requestId, apiError.field) });
       return;
     }
     logger.error('unhandled error', {

@@ -32,7 +32,11 @@ export interface EventHub {
   close(): Promise<void>;
 }
 
-export async function startEventHub(opts: { databaseUrl: string; events: EventLog; logger: Logger }): Promise<EventHub> {
+export async function startEventHub(opts: {
+  databaseUrl: string;
+  events: EventLog;
+  logger: Logger;
+}): Promise<EventHub> {
   const { events, logger } = opts;
   const channels = new Map<string, Channel>();
   let listener: Client | null = null;

@@ -11,10 +11,12 @@ type Level = (typeof LEVELS)[number];
 
 export function createLogger(service: string, minLevel: Level = 'info'): Logger {
   const min = LEVELS.indexOf(minLevel);
-  const write = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (LEVELS.indexOf(level) < min) return;
-    const line = JSON.stringify({ at: new Date().toISOString(), level, service, msg, ...fields });
-    (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
-  };
+  const write =
+    (level: Level) =>
+    (msg: string, fields: Record<string, unknown> = {}) => {
+      if (LEVELS.indexOf(level) < min) return;
+      const line = JSON.stringify({ at: new Date().toISOString(), level, service, msg, ...fields });
+      (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+    };
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }

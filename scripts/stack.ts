@@ -125,7 +125,9 @@ async function run() {
     }
     const previousKey = readPreviousStack().demo_api_key;
     const demoKey =
-      previousKey && (await findUserIdByApiKey(db, previousKey)) === demo.id ? previousKey : await issueApiKey(db, demo.id);
+      previousKey && (await findUserIdByApiKey(db, previousKey)) === demo.id
+        ? previousKey
+        : await issueApiKey(db, demo.id);
     await db.$disconnect();
 
     const apiPort = process.env.PORT ? Number(process.env.PORT) : await preferPort(3000);
@@ -136,9 +138,13 @@ async function run() {
       PORT: String(apiPort),
       ...(anthropicBaseUrl ? { ANTHROPIC_BASE_URL: anthropicBaseUrl } : {}),
     };
-    const tsx = require.resolve('tsx/cli');
     for (const role of ['worker', 'api'] as const) {
-      const child = spawn(process.execPath, [tsx, path.join(root, role, 'main.ts')], { env, stdio: 'inherit' });
+      // `node --import tsx` keeps each role a single process (the tsx CLI would add a wrapper process
+      // that a hard kill leaves orphaned).
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, role, 'main.ts')], {
+        env,
+        stdio: 'inherit',
+      });
       child.on('exit', (code, signal) => {
         if (!stopping) {
           console.error(`[amy] the ${role} exited (${signal ?? code}); stopping everything`);

@@ -63,8 +63,8 @@ describe('turn event log', () => {
   });
 
   test('appending to a turn that does not exist fails and writes nothing', async () => {
-    await expect(
-      log.append('turn_01HX0000000000000000000000', [{ type: 'turn.started', data: {} }]),
-    ).rejects.toThrow(/does not exist/);
+    await expect(log.append('turn_01HX0000000000000000000000', [{ type: 'turn.started', data: {} }])).rejects.toThrow(
+      /does not exist/,
+    );
   });
 });

@@ -12,6 +12,7 @@ async function run() {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     deps,
+    ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
   });
   console.log(
     JSON.stringify({ level: 'info', service: 'worker', msg: 'worker polling', task_queue: config.TEMPORAL_TASK_QUEUE }),

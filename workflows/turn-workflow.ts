@@ -28,7 +28,7 @@ const bookkeeping = proxyActivities<TurnActivities>({
 /** Model calls: retried with backoff on 529/5xx/timeouts and malformed output, up to a budget. */
 const modelSteps = proxyActivities<TurnActivities>({
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -88,7 +88,9 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<void> {
     await step('start_turn', () => bookkeeping.startTurn({ turnId }));
     const { vagueness } = await step('classify_vagueness', () => modelSteps.classifyVagueness({ turnId, messages }));
     if (vagueness === 'high') {
-      throw new AgentNotAvailable('Vague questions need the Hypothesis Investigator, which this service does not run yet.');
+      throw new AgentNotAvailable(
+        'Vague questions need the Hypothesis Investigator, which this service does not run yet.',
+      );
     }
     const routing = await step('route', () => modelSteps.route({ turnId, messages }));
     if (routing.main_agent === '') {

@@ -17,4 +17,4 @@ Corner cases (small talk, thanks, greetings, device or account help, anything ou
 Reply with JSON only: {"main_agent": "...", "supporting_agents": "A; B" or "", "collaboration_workflow": "..."}`;
 
 export const routingUserPrompt = (history: string, topic: string) =>
-  `${TASK_ASSIGNMENT}\n\nConversation:\n${history}\n\n[TOPIC]\n${topic}`;
+  `${TASK_ASSIGNMENT}\n\nConversation:\n${history}\n\n[TOPIC] the last user message.\nUser message:\n${topic}`;

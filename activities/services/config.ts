@@ -23,7 +23,13 @@ const configSchema = z.object({
   /** How long after completed_at the SSE replay buffer stays readable. */
   AMY_REPLAY_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   AMY_MAX_INFLIGHT_TURNS: z.coerce.number().int().positive().default(3),
-  AMY_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(256 * 1024),
+  AMY_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
+  /** A prebuilt workflow bundle (bundleWorkflowCode output); bundled from workflows/ at start-up otherwise. */
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

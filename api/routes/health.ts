@@ -7,7 +7,9 @@ async function probe(check: () => Promise<unknown>, timeoutMs = 2000) {
   try {
     await Promise.race([
       check(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs).unref()),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs).unref(),
+      ),
     ]);
     return { ok: true, latency_ms: Date.now() - started };
   } catch (err) {

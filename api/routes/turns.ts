@@ -35,7 +35,10 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
 
   router.post('/v1/turns', async (req, res) => {
     if (!req.is('application/json')) {
-      throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json.');
+      throw new ApiError(
+        'unsupported_media_type',
+        'Send the request body as JSON with Content-Type: application/json.',
+      );
     }
     const body = parseRequest(ROUTES.createTurn.body, req.body ?? {}, 'body') as ReturnType<
       typeof createTurnRequestSchema.parse

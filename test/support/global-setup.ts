@@ -7,10 +7,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { startLocalPostgres } from '../../scripts/local-postgres';
 import { startLocalTemporal } from '../../scripts/local-temporal';
 import { applyMigrations } from '../../scripts/migrate';
+import { workflowsPath } from '../../worker/create-worker';
 import { TEMPLATE_DB, TEST_ENV_VAR, type TestEnv } from './test-env';
+
+const quietBundlerLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (msg: string) => console.warn(msg),
+  error: (msg: string) => console.error(msg),
+  log: () => undefined,
+};
 
 export default async function globalSetup() {
   const stoppers: Array<() => Promise<void>> = [];
@@ -41,7 +52,14 @@ export default async function globalSetup() {
     temporalAddress = temporal.address;
   }
 
-  const env: TestEnv = { adminUrl, temporalAddress };
+  // Bundling workflow code takes seconds; do it once and let every suite's workers reuse it.
+  const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-test-bundle-'));
+  const workflowBundlePath = path.join(bundleDir, 'workflows.js');
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  fs.writeFileSync(workflowBundlePath, code);
+  stoppers.push(async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
+
+  const env: TestEnv = { adminUrl, temporalAddress, workflowBundlePath };
   process.env[TEST_ENV_VAR] = JSON.stringify(env);
   (globalThis as { __amyStoppers?: typeof stoppers }).__amyStoppers = stoppers;
 }

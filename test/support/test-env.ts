@@ -1,6 +1,8 @@
 export interface TestEnv {
   adminUrl: string;
   temporalAddress: string;
+  /** Workflow code bundled once by the global setup. */
+  workflowBundlePath: string;
 }
 
 export const TEMPLATE_DB = 'amy_test_template';

@@ -1,0 +1,101 @@
+/**
+ * A user's health data as the pipeline reads it. Field names are the snake_case column names the seeds,
+ * the statistical gates and the CSV import use; `store.ts` maps them onto the Prisma models.
+ * Dates are `YYYY-MM-DD` strings (calendar days, no time zone).
+ */
+
+export const DAILY_METRICS = [
+  'steps',
+  'sleep_minutes',
+  'deep_sleep_minutes',
+  'rem_sleep_minutes',
+  'light_sleep_minutes',
+  'awake_minutes',
+  'resting_heart_rate',
+  'heart_rate_variability',
+  'stress_management_score',
+  'active_zone_minutes',
+  'sleep_score',
+] as const;
+export type DailyMetric = (typeof DAILY_METRICS)[number];
+
+/** The columns of a daily-summary CSV, in the order an export writes them. */
+export const DAILY_SUMMARY_COLUMNS = ['date', ...DAILY_METRICS] as const;
+
+export type DailyRow = { date: string } & Record<DailyMetric, number | null>;
+
+/** Minutes of sleep split into stages; deep + rem + light + awake make up `sleep_minutes`. */
+export const SLEEP_STAGES = [
+  'deep_sleep_minutes',
+  'rem_sleep_minutes',
+  'light_sleep_minutes',
+  'awake_minutes',
+] as const satisfies readonly DailyMetric[];
+
+interface MetricSpec {
+  /** Whole numbers in the database (Int columns). */
+  integer: boolean;
+  /** What the generator produces for a typical adult. */
+  typical: readonly [number, number];
+  /** What an import accepts: real devices report quiet days and short nights the generator never makes. */
+  accepted: readonly [number, number];
+}
+
+export const METRIC_SPECS: Record<DailyMetric, MetricSpec> = {
+  steps: { integer: true, typical: [1_000, 25_000], accepted: [0, 60_000] },
+  sleep_minutes: { integer: true, typical: [240, 600], accepted: [0, 960] },
+  deep_sleep_minutes: { integer: true, typical: [15, 180], accepted: [0, 960] },
+  rem_sleep_minutes: { integer: true, typical: [20, 200], accepted: [0, 960] },
+  light_sleep_minutes: { integer: true, typical: [60, 560], accepted: [0, 960] },
+  awake_minutes: { integer: true, typical: [5, 120], accepted: [0, 960] },
+  resting_heart_rate: { integer: false, typical: [45, 90], accepted: [30, 120] },
+  heart_rate_variability: { integer: false, typical: [15, 120], accepted: [5, 250] },
+  stress_management_score: { integer: false, typical: [1, 100], accepted: [0, 100] },
+  active_zone_minutes: { integer: true, typical: [0, 180], accepted: [0, 600] },
+  sleep_score: { integer: false, typical: [40, 100], accepted: [0, 100] },
+};
+
+export const WORKOUT_TYPES = ['running', 'cycling', 'strength', 'yoga', 'walking', 'swimming', 'HIIT'] as const;
+export type WorkoutType = (typeof WORKOUT_TYPES)[number];
+
+export interface WorkoutRow {
+  date: string;
+  type: WorkoutType;
+  duration_minutes: number;
+  calories: number | null;
+  avg_heart_rate: number | null;
+}
+
+export interface BiomarkerRow {
+  taken_on: string;
+  name: string;
+  value: number;
+  unit: string;
+}
+
+export interface HealthProfileRow {
+  sex: 'female' | 'male';
+  birth_year: number;
+  height_cm: number;
+  weight_kg: number;
+}
+
+export interface HealthData {
+  profile: HealthProfileRow;
+  daily: DailyRow[];
+  workouts: WorkoutRow[];
+  biomarkers: BiomarkerRow[];
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** `YYYY-MM-DD` of a real calendar day (rejects 2024-02-30), as a UTC midnight Date; null otherwise. */
+export function parseIsoDate(text: string): Date | null {
+  const match = ISO_DATE.exec(text);
+  if (!match) return null;
+  const [year, month, day] = match.slice(1).map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? date : null;
+}
+
+export const formatIsoDate = (date: Date) => date.toISOString().slice(0, 10);

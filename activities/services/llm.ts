@@ -1,0 +1,303 @@
+/**
+ * The LLM layer: every model call of a turn goes through here, so every call is billed to the turn
+ * in `llm_calls` when it ends (failed attempts included), the turn's cost warning fires once, and
+ * SDK errors reach the workflow as errors its retry policy understands.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { ulid } from 'ulid';
+import type { ZodType } from 'zod';
+import type { StreamAgent } from '../../contracts/events';
+import { ConfigError, type Config } from './config';
+import type { Db } from './db';
+import type { EventLog } from './event-log';
+import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './llm-errors';
+import { costUsd } from './prices';
+
+/** Tells the scripted model which pipeline step a request is for; the real API ignores it. */
+const STEP_HEADER = 'x-amy-step';
+
+const ANTHROPIC_API_URL = 'https://api.anthropic.com';
+const REQUEST_TIMEOUT_MS = 120_000;
+
+export function createAnthropicClient(config: Pick<Config, 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL'>): Anthropic {
+  // Temporal retries the activity; retries inside the SDK as well would multiply the attempts.
+  // `authToken: null` stops the SDK from picking up ANTHROPIC_AUTH_TOKEN behind the config's back.
+  const common = { maxRetries: 0, timeout: REQUEST_TIMEOUT_MS, authToken: null };
+  if (config.ANTHROPIC_API_KEY) {
+    return new Anthropic({
+      ...common,
+      apiKey: config.ANTHROPIC_API_KEY,
+      baseURL: config.ANTHROPIC_BASE_URL ?? ANTHROPIC_API_URL,
+    });
+  }
+  if (!config.ANTHROPIC_BASE_URL) {
+    throw new ConfigError(
+      'ANTHROPIC_BASE_URL is required when ANTHROPIC_API_KEY is not set: point it at the scripted model ' +
+        '(npm run scripted-model prints its URL), or set ANTHROPIC_API_KEY to use the real API',
+    );
+  }
+  return new Anthropic({ ...common, apiKey: 'scripted', baseURL: config.ANTHROPIC_BASE_URL });
+}
+
+export interface LlmCallContext {
+  turnId: string;
+  step: string;
+  attempt: number;
+  /** The agent whose narration a stream is; the caller's onDelta labels the deltas with it. */
+  agent?: StreamAgent;
+  /** Aborts the HTTP request, e.g. the activity's cancellation signal. */
+  signal?: AbortSignal;
+}
+
+export interface LlmRequest {
+  model: string;
+  system?: string;
+  messages: Anthropic.MessageParam[];
+  maxTokens: number;
+  tools?: Anthropic.Tool[];
+  temperature?: number;
+}
+
+export interface LlmResponse {
+  text: string;
+  message: Anthropic.Message;
+  costUsd: number;
+  requestId: string | null;
+}
+
+export interface Llm {
+  complete(ctx: LlmCallContext, req: LlmRequest): Promise<LlmResponse>;
+  /** Streams text deltas; each chunk goes to onDelta as it arrives. */
+  stream(ctx: LlmCallContext, req: LlmRequest, onDelta: (delta: string) => Promise<void>): Promise<LlmResponse>;
+}
+
+export interface LlmDeps {
+  anthropic: Anthropic;
+  db: Db;
+  events: EventLog;
+  /** A turn whose recorded calls add up to this much gets one `cost_warning` event. */
+  costWarnUsd: number;
+}
+
+interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+const NO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0 };
+const MAX_ERROR_MESSAGE_CHARS = 2000;
+
+interface CallEnding {
+  outcome: LlmCallOutcome;
+  usage: TokenUsage;
+  requestId: string | null;
+  errorMessage?: string;
+}
+
+const textOf = (message: Anthropic.Message) =>
+  message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
+
+const errorMessageOf = (err: unknown) =>
+  (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, MAX_ERROR_MESSAGE_CHARS);
+
+export function createLlm({ anthropic, db, events, costWarnUsd }: LlmDeps): Llm {
+  function toParams(req: LlmRequest): Anthropic.MessageStreamParams {
+    return {
+      model: req.model,
+      max_tokens: req.maxTokens,
+      messages: req.messages,
+      system: req.system,
+      tools: req.tools,
+      temperature: req.temperature,
+    };
+  }
+
+  const requestOptions = (ctx: LlmCallContext) => ({ headers: { [STEP_HEADER]: ctx.step }, signal: ctx.signal });
+
+  async function warnIfOverBudget(turnId: string): Promise<void> {
+    const total = await db.llmCall.aggregate({ where: { turnId }, _sum: { costUsd: true } });
+    const costSoFar = total._sum.costUsd?.toNumber() ?? 0;
+    if (costSoFar < costWarnUsd) return;
+    // The dedupe key makes this a no-op once the turn has its warning.
+    await events.append(turnId, [
+      {
+        type: 'cost_warning',
+        data: { cost_usd: costSoFar, threshold_usd: costWarnUsd, at: new Date().toISOString() },
+        dedupeKey: 'cost_warning',
+      },
+    ]);
+  }
+
+  /** Writes the ledger row for a call that has ended; returns what it cost. */
+  async function recordCall(ctx: LlmCallContext, model: string, startedAt: number, ending: CallEnding) {
+    const cost = costUsd(model, ending.usage.input_tokens, ending.usage.output_tokens);
+    await db.llmCall.create({
+      data: {
+        id: `llm_${ulid()}`,
+        turnId: ctx.turnId,
+        step: ctx.step,
+        model,
+        attempt: ctx.attempt,
+        outcome: ending.outcome,
+        inputTokens: ending.usage.input_tokens,
+        outputTokens: ending.usage.output_tokens,
+        costUsd: cost,
+        durationMs: Date.now() - startedAt,
+        requestId: ending.requestId,
+        errorMessage: ending.errorMessage ?? null,
+      },
+    });
+    await warnIfOverBudget(ctx.turnId);
+    return cost;
+  }
+
+  /** Records a failed call and returns the error to throw in its place. */
+  async function recordFailure(
+    ctx: LlmCallContext,
+    model: string,
+    startedAt: number,
+    err: unknown,
+    soFar: { usage: TokenUsage; requestId: string | null },
+  ): Promise<unknown> {
+    const mapped = mapLlmError(err);
+    await recordCall(ctx, model, startedAt, {
+      outcome: mapped?.outcome ?? 'internal_error',
+      usage: soFar.usage,
+      requestId: mapped?.error.requestId ?? soFar.requestId,
+      errorMessage: errorMessageOf(err),
+    });
+    return mapped?.error ?? err;
+  }
+
+  /** Records a successful call under the requested model, as failed attempts are, so a step's rows agree. */
+  async function recordSuccess(
+    ctx: LlmCallContext,
+    req: LlmRequest,
+    startedAt: number,
+    message: Anthropic.Message,
+    requestId: string | null,
+  ): Promise<LlmResponse> {
+    const cost = await recordCall(ctx, req.model, startedAt, { outcome: 'success', usage: message.usage, requestId });
+    return { text: textOf(message), message, costUsd: cost, requestId };
+  }
+
+  return {
+    async complete(ctx, req) {
+      const startedAt = Date.now();
+      let result: { data: Anthropic.Message; request_id: string | null | undefined };
+      try {
+        result = await anthropic.messages
+          .create({ ...toParams(req), stream: false }, requestOptions(ctx))
+          .withResponse();
+      } catch (err) {
+        throw await recordFailure(ctx, req.model, startedAt, err, { usage: NO_USAGE, requestId: null });
+      }
+      return recordSuccess(ctx, req, startedAt, result.data, result.request_id ?? null);
+    },
+
+    async stream(ctx, req, onDelta) {
+      const startedAt = Date.now();
+      const stream = anthropic.messages.stream(toParams(req), requestOptions(ctx));
+      const soFar = () => ({ usage: stream.currentMessage?.usage ?? NO_USAGE, requestId: stream.request_id ?? null });
+      let ending: { message: Anthropic.Message } | { sinkError: unknown };
+      try {
+        ending = (await deliverTextDeltas(stream, onDelta)) ?? { message: await stream.finalMessage() };
+      } catch (err) {
+        throw await recordFailure(ctx, req.model, startedAt, err, soFar());
+      }
+      if ('sinkError' in ending) {
+        // The request was aborted; bill what was generated and hand the caller its own error back.
+        await recordCall(ctx, req.model, startedAt, {
+          outcome: 'aborted',
+          ...soFar(),
+          errorMessage: `onDelta failed: ${errorMessageOf(ending.sinkError)}`,
+        });
+        throw ending.sinkError;
+      }
+      return recordSuccess(ctx, req, startedAt, ending.message, stream.request_id ?? null);
+    },
+  };
+}
+
+/**
+ * Hands each text delta to onDelta, one at a time and in order. If onDelta throws, the caller cannot
+ * take more text: leaving the loop aborts the request so we stop paying for it, and the error is
+ * returned rather than thrown so it is not mistaken for an SDK failure.
+ */
+async function deliverTextDeltas(
+  stream: AsyncIterable<Anthropic.MessageStreamEvent>,
+  onDelta: (delta: string) => Promise<void>,
+): Promise<{ sinkError: unknown } | null> {
+  for await (const event of stream) {
+    if (event.type !== 'content_block_delta' || event.delta.type !== 'text_delta') continue;
+    try {
+      await onDelta(event.delta.text);
+    } catch (sinkError) {
+      return { sinkError };
+    }
+  }
+  return null;
+}
+
+const FENCED_BLOCK = /```(?:json)?\s*([\s\S]*?)```/i;
+const PREVIEW_CHARS = 200;
+
+/** Index of the bracket closing the one at `start`, skipping brackets inside strings; -1 if unclosed. */
+function closingBracket(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  for (let i = start; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '{' || ch === '[') depth++;
+    else if (ch === '}' || ch === ']') {
+      depth--;
+      if (depth === 0) return i;
+    }
+  }
+  return -1;
+}
+
+/** Every complete JSON object or array in the text, in order of appearance. */
+function* jsonValuesIn(text: string): Generator<unknown> {
+  for (let start = text.search(/[{[]/); start !== -1;) {
+    const end = closingBracket(text, start);
+    if (end !== -1) {
+      try {
+        yield JSON.parse(text.slice(start, end + 1));
+      } catch {
+        // Bracketed prose such as "[note]": not JSON, keep looking.
+      }
+    }
+    const next = text.slice(start + 1).search(/[{[]/);
+    start = next === -1 ? -1 : start + 1 + next;
+  }
+}
+
+/**
+ * The first JSON value in a model's answer that matches the schema, looking inside a ```json fence
+ * first. Models wrap JSON in prose and fences; anything else is a ModelOutputInvalidError.
+ */
+export function parseModelJson<T>(text: string, schema: ZodType<T>, requestId: string | null = null): T {
+  const fenced = FENCED_BLOCK.exec(text);
+  const preview = JSON.stringify(text.slice(0, PREVIEW_CHARS));
+  let firstMismatch: string | null = null;
+  for (const candidate of fenced ? [fenced[1], text] : [text]) {
+    for (const value of jsonValuesIn(candidate)) {
+      const parsed = schema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      firstMismatch ??= parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    }
+  }
+  throw new ModelOutputInvalidError(
+    firstMismatch === null
+      ? `model output contains no complete JSON value: ${preview}`
+      : `model output JSON does not match the expected shape (${firstMismatch}): ${preview}`,
+    { requestId },
+  );
+}

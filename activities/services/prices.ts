@@ -1,0 +1,51 @@
+/**
+ * USD per million tokens, per model (Anthropic list prices, standard tier). Turns the usage the API
+ * reports into `llm_calls.cost_usd`.
+ */
+export interface ModelPrice {
+  inputPerMTok: number;
+  outputPerMTok: number;
+}
+
+const PRICES = {
+  'claude-opus-4-7': { inputPerMTok: 5, outputPerMTok: 25 },
+  'claude-sonnet-4-6': { inputPerMTok: 3, outputPerMTok: 15 },
+  'claude-haiku-4-5': { inputPerMTok: 1, outputPerMTok: 5 },
+} as const satisfies Record<string, ModelPrice>;
+
+type PricedModel = keyof typeof PRICES;
+
+/** The short aliases of seed 002's model table. */
+const ALIASES: Record<string, PricedModel> = {
+  opus: 'claude-opus-4-7',
+  sonnet: 'claude-sonnet-4-6',
+  haiku: 'claude-haiku-4-5',
+};
+
+/**
+ * A model we have no price for is billed at the most expensive entry: the cost warning and the
+ * per-turn cost may then run high, but never silently at zero or under the real bill.
+ */
+const MOST_EXPENSIVE: ModelPrice = Object.values(PRICES).reduce((a, b) =>
+  a.inputPerMTok + a.outputPerMTok >= b.inputPerMTok + b.outputPerMTok ? a : b,
+);
+
+/** Dated snapshots (`claude-haiku-4-5-20251001`) and `-latest` cost what their family costs. */
+const SNAPSHOT_SUFFIX = /-(\d{8}|latest)$/;
+
+export function priceOf(model: string): ModelPrice {
+  const name = model.replace(SNAPSHOT_SUFFIX, '');
+  if (Object.hasOwn(PRICES, name)) return PRICES[name as PricedModel];
+  if (Object.hasOwn(ALIASES, name)) return PRICES[ALIASES[name]];
+  return MOST_EXPENSIVE;
+}
+
+/**
+ * Cost of a call, rounded to the ledger's precision (`Decimal(12,6)`), so the sum a workflow adds
+ * up from call results equals the sum of `llm_calls.cost_usd`.
+ */
+export function costUsd(model: string, inputTokens: number, outputTokens: number): number {
+  const price = priceOf(model);
+  const exact = (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1_000_000;
+  return Math.round(exact * 1_000_000) / 1_000_000;
+}

@@ -1,0 +1,62 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+// Workflow code must be deterministic: no Node built-ins and nothing that does I/O.
+const forbiddenInWorkflows = [
+  ...builtinModules,
+  ...builtinModules.map((m) => `node:${m}`),
+  'pg',
+  '@prisma/*',
+  '@anthropic-ai/sdk',
+  'express',
+  '@temporalio/client',
+  '@temporalio/worker',
+  '@temporalio/activity',
+];
+
+export default tseslint.config(
+  {
+    ignores: [
+      'node_modules/',
+      'generated/',
+      '.data/',
+      '.venv/',
+      'coverage/',
+      'gates-py/',
+      '**/*.mjs',
+      'jest.config.js',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: forbiddenInWorkflows.filter((m) => !m.includes('*')),
+          patterns: [
+            {
+              group: ['@prisma/*', '../activities/services/*', '../api/*', '../worker/*'],
+              message: 'workflow code may not do I/O',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'fetch', 'process'],
+    },
+  },
+);

@@ -1,0 +1,36 @@
+/** `npm run scripted-model`: the scripted Messages API on its own, for `npm start`, demos and manual runs. */
+import { z } from 'zod';
+import { startScriptedModelServer } from './server';
+
+const envSchema = z.object({
+  SCRIPTED_MODEL_PORT: z.coerce.number().int().min(0).max(65535).default(4100),
+  SCRIPTED_MODEL_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Pause before each streamed delta, to make streaming visible in a demo. */
+  SCRIPTED_MODEL_CHUNK_DELAY_MS: z.coerce.number().int().min(0).default(0),
+});
+
+async function run() {
+  const env = envSchema.parse(process.env);
+  const server = await startScriptedModelServer({
+    port: env.SCRIPTED_MODEL_PORT,
+    host: env.SCRIPTED_MODEL_HOST,
+    streamChunkDelayMs: env.SCRIPTED_MODEL_CHUNK_DELAY_MS,
+  });
+  console.log(`scripted model listening on ${server.url} (set ANTHROPIC_BASE_URL=${server.url})`);
+  const shutdown = () => {
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+run().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

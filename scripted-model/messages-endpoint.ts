@@ -1,0 +1,108 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FaultController } from './faults';
+import { pause, readJsonBody, sendApiError, sendJson, writeChunk } from './http';
+import { buildMessage, estimateTokens, malformedVariant } from './message-response';
+import { parseMessagesRequest, requestText, toScriptedRequest } from './messages-request';
+import type { RequestLog } from './request-log';
+import { encodeSse, messageStreamEvents } from './sse';
+import type { ScriptedResponse, ScriptedRule } from './types';
+
+/** Which pipeline step a request is for; the LLM layer (activities/services/llm.ts) always sends it. */
+const STEP_HEADER = 'x-amy-step';
+
+export interface MessagesEndpointDeps {
+  rules: ReadonlyMap<string, ScriptedRule>;
+  faults: FaultController;
+  requests: RequestLog;
+  /** Pause before each content delta of a stream, so tests and demos can watch text arrive. */
+  streamChunkDelayMs: number;
+}
+
+interface StreamOptions {
+  chunkDelayMs: number;
+  /** `stream_cut`: send half of the deltas, then drop the connection. */
+  cutHalfway: boolean;
+  closed: AbortSignal;
+}
+
+async function streamMessage(res: ServerResponse, message: Anthropic.Message, options: StreamOptions): Promise<void> {
+  const events = messageStreamEvents(message);
+  const deltaCount = events.filter((e) => e.event === 'content_block_delta').length;
+  const cutAfter = options.cutHalfway ? Math.floor(deltaCount / 2) : Infinity;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  let deltasSent = 0;
+  for (const event of events) {
+    if (event.event === 'content_block_delta') {
+      if (deltasSent === cutAfter) {
+        res.socket?.destroy();
+        return;
+      }
+      deltasSent++;
+      if (options.chunkDelayMs > 0) await pause(options.chunkDelayMs, options.closed);
+    }
+    if (options.closed.aborted) return;
+    await writeChunk(res, encodeSse(event));
+  }
+  res.end();
+}
+
+/** `POST /v1/messages`: validate, log, apply a queued fault if one matches, answer from the step's rule. */
+export function createMessagesEndpoint({ rules, faults, requests, streamChunkDelayMs }: MessagesEndpointDeps) {
+  return async function handleMessages(req: IncomingMessage, res: ServerResponse, closed: AbortSignal) {
+    const parsed = parseMessagesRequest(await readJsonBody(req));
+    if (!parsed.ok) return sendApiError(res, 400, 'invalid_request_error', parsed.message);
+    const request = parsed.request;
+    const stepHeader = req.headers[STEP_HEADER];
+    const step = typeof stepHeader === 'string' && stepHeader !== '' ? stepHeader : null;
+    const rule = step === null ? undefined : rules.get(step);
+    const fault = step !== null && rule ? faults.take(step, request.stream) : null;
+    requests.add({
+      step,
+      model: request.model,
+      system: request.system,
+      messages: request.messages,
+      stream: request.stream,
+      fault: fault?.kind ?? null,
+      at: new Date().toISOString(),
+    });
+
+    if (step === null) {
+      return sendApiError(
+        res,
+        400,
+        'invalid_request_error',
+        `${STEP_HEADER} header is required: rules answer per step`,
+      );
+    }
+    if (!rule) return sendApiError(res, 400, 'invalid_request_error', `No scripted rule for step "${step}"`);
+
+    switch (fault?.kind) {
+      case 'overloaded':
+        return sendApiError(res, 529, 'overloaded_error', 'Overloaded');
+      case 'server_error':
+        return sendApiError(res, 500, 'api_error', 'Internal server error');
+      case 'hang':
+        // Never answered: the client's timeout or abort ends it (or close() of the server).
+        return;
+      case 'slow':
+        await pause(fault.delay_ms, closed);
+        if (closed.aborted) return;
+        break;
+    }
+
+    const answer: ScriptedResponse = rule.respond(toScriptedRequest(step, request));
+    const message = buildMessage({
+      model: request.model,
+      maxTokens: request.maxTokens,
+      inputTokens: estimateTokens(requestText(request)),
+      response: fault?.kind === 'malformed' ? malformedVariant(answer) : answer,
+    });
+    if (!request.stream) return sendJson(res, 200, message);
+    await streamMessage(res, message, {
+      chunkDelayMs: streamChunkDelayMs,
+      cutHalfway: fault?.kind === 'stream_cut',
+      closed,
+    });
+  };
+}

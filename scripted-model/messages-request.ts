@@ -1,0 +1,113 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { z } from 'zod';
+import type { ScriptedRequest } from './types';
+
+/**
+ * The part of the Messages API request body the scripted model relies on. Checked the way the real
+ * API checks it, so a malformed request from our own code fails here as it would in production.
+ * Unknown top-level fields (metadata, tool_choice, stop_sequences…) are accepted and ignored.
+ */
+const textBlock = z.object({ type: z.literal('text'), text: z.string().min(1) });
+const toolUseBlock = z.object({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+});
+const toolResultBlock = z.object({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(textBlock)]).optional(),
+  is_error: z.boolean().optional(),
+});
+const contentBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, toolResultBlock]);
+
+const messageParam = z.object({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string().min(1), z.array(contentBlock).min(1)]),
+});
+
+const toolDefinition = z.object({
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must match ^[a-zA-Z0-9_-]{1,64}$'),
+  description: z.string().optional(),
+  input_schema: z.looseObject({ type: z.literal('object') }),
+});
+
+const messagesRequestSchema = z.object({
+  model: z.string().min(1),
+  max_tokens: z.number().int().min(1),
+  messages: z.array(messageParam).min(1),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  tools: z.array(toolDefinition).optional(),
+  stream: z.boolean().optional(),
+  temperature: z.number().min(0).max(1).optional(),
+});
+
+export interface MessagesRequest {
+  model: string;
+  maxTokens: number;
+  stream: boolean;
+  system: string;
+  messages: Anthropic.MessageParam[];
+  tools: Anthropic.Tool[];
+}
+
+export type ParsedMessagesRequest = { ok: true; request: MessagesRequest } | { ok: false; message: string };
+
+/** Validates a request body; on failure the message names the first offending field, Anthropic-style. */
+export function parseMessagesRequest(body: unknown): ParsedMessagesRequest {
+  const parsed = messagesRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    return { ok: false, message: `${where}${issue.message}` };
+  }
+  const { model, max_tokens, messages, system, tools, stream } = parsed.data;
+  return {
+    ok: true,
+    request: {
+      model,
+      maxTokens: max_tokens,
+      stream: stream ?? false,
+      system: typeof system === 'string' ? system : (system ?? []).map((block) => block.text).join('\n'),
+      // The schema above is a subset of the SDK's types, so the validated values are valid params.
+      messages: messages as Anthropic.MessageParam[],
+      tools: (tools ?? []) as Anthropic.Tool[],
+    },
+  };
+}
+
+function textOfContent(content: Anthropic.MessageParam['content']): string[] {
+  if (typeof content === 'string') return [content];
+  return content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
+}
+
+export function toScriptedRequest(step: string, request: MessagesRequest): ScriptedRequest {
+  const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
+  return {
+    step,
+    model: request.model,
+    system: request.system,
+    messages: request.messages,
+    tools: request.tools,
+    lastUserText: lastUser ? textOfContent(lastUser.content).join('\n') : '',
+  };
+}
+
+/** Every character the model would read: system, messages (text, tool calls and results) and tools. */
+export function requestText(request: MessagesRequest): string {
+  const parts = [request.system];
+  for (const message of request.messages) {
+    if (typeof message.content === 'string') {
+      parts.push(message.content);
+      continue;
+    }
+    for (const block of message.content) {
+      if (block.type === 'text') parts.push(block.text);
+      else if (block.type === 'tool_use') parts.push(block.name, JSON.stringify(block.input));
+      else if (block.type === 'tool_result') parts.push(JSON.stringify(block.content ?? ''));
+    }
+  }
+  if (request.tools.length > 0) parts.push(JSON.stringify(request.tools));
+  return parts.join('\n');
+}

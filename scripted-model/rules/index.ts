@@ -1,0 +1,7 @@
+import type { ScriptedRule } from '../types';
+import { classifyVagueness } from './classify-vagueness';
+import { fallbackReply } from './fallback-reply';
+import { route } from './route';
+
+/** Every step the scripted model can answer, one module per step. A step missing here gets a 400. */
+export const defaultRules: ScriptedRule[] = [classifyVagueness, route, fallbackReply];

@@ -1,0 +1,80 @@
+import type Anthropic from '@anthropic-ai/sdk';
+
+/** One server-sent event as the Messages API names it. */
+export interface SseEvent {
+  event: string;
+  data: object;
+}
+
+const WORDS_PER_TEXT_DELTA = 3;
+const CHARS_PER_JSON_DELTA = 24;
+
+/** Splits text into deltas of a few words each; concatenated they give back the text exactly. */
+function textDeltas(text: string): string[] {
+  const tokens = text.match(/\s+|\S+\s*/g) ?? [];
+  const deltas: string[] = [];
+  for (let i = 0; i < tokens.length; i += WORDS_PER_TEXT_DELTA) {
+    deltas.push(tokens.slice(i, i + WORDS_PER_TEXT_DELTA).join(''));
+  }
+  return deltas;
+}
+
+function jsonDeltas(input: unknown): string[] {
+  const json = JSON.stringify(input);
+  const deltas: string[] = [];
+  for (let i = 0; i < json.length; i += CHARS_PER_JSON_DELTA) deltas.push(json.slice(i, i + CHARS_PER_JSON_DELTA));
+  return deltas;
+}
+
+function blockEvents(block: Anthropic.ContentBlock, index: number): SseEvent[] {
+  let start: Anthropic.ContentBlock;
+  let deltas: Anthropic.RawContentBlockDelta[];
+  if (block.type === 'text') {
+    start = { ...block, text: '' };
+    deltas = textDeltas(block.text).map((text) => ({ type: 'text_delta', text }));
+  } else if (block.type === 'tool_use') {
+    start = { ...block, input: {} };
+    deltas = jsonDeltas(block.input).map((partial_json) => ({ type: 'input_json_delta', partial_json }));
+  } else {
+    throw new Error(`the scripted model does not stream ${block.type} blocks`);
+  }
+  return [
+    { event: 'content_block_start', data: { type: 'content_block_start', index, content_block: start } },
+    ...deltas.map((delta) => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta } })),
+    { event: 'content_block_stop', data: { type: 'content_block_stop', index } },
+  ];
+}
+
+/**
+ * The event sequence the Messages API sends for a message: message_start (empty content, input
+ * usage), a ping, then per block start / deltas / stop, then message_delta (stop reason and output
+ * usage) and message_stop.
+ */
+export function messageStreamEvents(message: Anthropic.Message): SseEvent[] {
+  const start: Anthropic.Message = {
+    ...message,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { ...message.usage, output_tokens: 1 },
+  };
+  const usage: Anthropic.MessageDeltaUsage = {
+    input_tokens: message.usage.input_tokens,
+    output_tokens: message.usage.output_tokens,
+    cache_creation_input_tokens: null,
+    cache_read_input_tokens: null,
+    server_tool_use: null,
+  };
+  return [
+    { event: 'message_start', data: { type: 'message_start', message: start } },
+    { event: 'ping', data: { type: 'ping' } },
+    ...message.content.flatMap(blockEvents),
+    {
+      event: 'message_delta',
+      data: { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage },
+    },
+    { event: 'message_stop', data: { type: 'message_stop' } },
+  ];
+}
+
+export const encodeSse = ({ event, data }: SseEvent) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;

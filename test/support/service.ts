@@ -1,0 +1,99 @@
+/**
+ * The whole service for end-to-end suites, wired as in production: the scripted model server, a real
+ * Temporal worker and the real API over HTTP, against a fresh database and a task queue of its own.
+ */
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig, type Config } from '../../activities/services/config';
+import { createUserWithApiKey } from '../../activities/services/users';
+import { startApiServer } from '../../api/server';
+import type { Logger } from '../../api/logger';
+import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model/server';
+import { createTurnWorker } from '../../worker/create-worker';
+import { createStepDeps } from '../../worker/dependencies';
+import { createTestDatabase, type TestDatabase } from './database';
+import { readTestEnv } from './test-env';
+
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
+
+export interface TestService {
+  url: string;
+  config: Config;
+  database: TestDatabase;
+  scripted: ScriptedModel;
+  temporal: Client;
+  /** A new user with an API key. */
+  createUser(name?: string): Promise<{ userId: string; apiKey: string }>;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTestService(
+  opts: { env?: Partial<Record<keyof Config, string>>; scripted?: ScriptedModelServerOptions } = {},
+): Promise<TestService> {
+  const env = readTestEnv();
+  const database = await createTestDatabase();
+  const scripted = await startScriptedModelServer({ port: 0, ...opts.scripted });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: env.temporalAddress,
+    TEMPORAL_TASK_QUEUE: `amy-test-${Math.random().toString(36).slice(2, 10)}`,
+    ANTHROPIC_BASE_URL: scripted.url,
+    PORT: '0',
+    LOG_LEVEL: 'error',
+    ...opts.env,
+  });
+  const deps = createStepDeps(config);
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  let worker: Worker | null = null;
+  let workerRun: Promise<void> | null = null;
+
+  async function startWorker() {
+    worker = await createTurnWorker({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      deps,
+      workflowBundle: { codePath: env.workflowBundlePath },
+    });
+    workerRun = worker.run();
+  }
+  async function stopWorker() {
+    if (!worker) return;
+    worker.shutdown();
+    await workerRun;
+    worker = null;
+  }
+
+  await startWorker();
+  const api = await startApiServer(config, silentLogger);
+  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection: clientConnection });
+  let users = 0;
+
+  return {
+    url: api.url,
+    config,
+    database,
+    scripted,
+    temporal,
+    async createUser(name = `user${++users}_${Math.random().toString(36).slice(2, 6)}`) {
+      const { user, apiKey } = await createUserWithApiKey(database.db, name);
+      return { userId: user.id, apiKey };
+    },
+    startWorker,
+    stopWorker,
+    async close() {
+      await api.close();
+      await stopWorker();
+      await connection.close();
+      await clientConnection.close();
+      await deps.close();
+      await scripted.close();
+      await database.drop();
+    },
+  };
+}
