@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+export { DOCS_BASE, docsUrl } from './docs-url';
+
 /** Every error code the API can return, with its HTTP status. Codes are stable; messages are not. */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -27,9 +29,6 @@ export const TURN_ERROR_CODES = [
   'internal_error',
 ] as const;
 export type TurnErrorCode = (typeof TURN_ERROR_CODES)[number];
-
-export const DOCS_BASE = 'https://docs.amy.health/concepts/errors';
-export const docsUrl = (code: string) => `${DOCS_BASE}#${code}`;
 
 export const errorBodySchema = z.object({
   code: z.string(),

@@ -138,13 +138,14 @@ async function run() {
       PORT: String(apiPort),
       ...(anthropicBaseUrl ? { ANTHROPIC_BASE_URL: anthropicBaseUrl } : {}),
     };
-    for (const role of ['worker', 'api'] as const) {
+    const spawnRole = (role: 'worker' | 'api') => {
       // `node --import tsx` keeps each role a single process (the tsx CLI would add a wrapper process
-      // that a hard kill leaves orphaned).
+      // that a hard kill leaves orphaned). stdout is relayed so we can tell when the worker polls.
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, role, 'main.ts')], {
         env,
-        stdio: 'inherit',
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
+      child.stdout?.pipe(process.stdout);
       child.on('exit', (code, signal) => {
         if (!stopping) {
           console.error(`[amy] the ${role} exited (${signal ?? code}); stopping everything`);
@@ -152,9 +153,18 @@ async function run() {
         }
       });
       children.push(child);
-    }
+      return child;
+    };
+    const worker = spawnRole('worker');
+    const workerPolling = new Promise<void>((resolve) => {
+      worker.stdout?.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('worker polling')) resolve();
+      });
+    });
+    const api = spawnRole('api');
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    await waitForHealthy(apiUrl, children[1]);
+    await waitForHealthy(apiUrl, api);
+    await workerPolling;
 
     const curl =
       `curl -s -X POST ${apiUrl}/v1/turns -H "Authorization: Bearer ${demoKey}" -H "Content-Type: application/json" ` +

@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities';
 import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
-import { docsUrl } from '../contracts/errors';
+import { docsUrl } from '../contracts/docs-url';
 import { progressQuery, type TurnProgress, type TurnWorkflowInput } from './definitions';
 
 const NON_RETRYABLE = ['UpstreamRequestError', 'TurnNotFoundError'];

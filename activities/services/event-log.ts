@@ -78,7 +78,7 @@ export function createEventLog(pool: Pool): EventLog {
 
         await client.query(
           `INSERT INTO turn_events (turn_id, id, type, data, dedupe_key)
-           SELECT $1, * FROM unnest($2::int[], $3::text[], $4::jsonb[], $5::text[])`,
+           SELECT $1, * FROM unnest($2::int[], $3::text[], $4::json[], $5::text[])`,
           [
             turnId,
             fresh.map((e) => e.id),

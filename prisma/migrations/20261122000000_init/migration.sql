@@ -47,7 +47,7 @@ CREATE TABLE "turn_events" (
     "turn_id" TEXT NOT NULL,
     "id" INTEGER NOT NULL,
     "type" TEXT NOT NULL,
-    "data" JSONB NOT NULL,
+    "data" JSON NOT NULL,
     "dedupe_key" TEXT,
     "created_at" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 

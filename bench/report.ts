@@ -1,0 +1,206 @@
+/**
+ * Turns the measurements into one table (targets and whether they were met), prints it and writes it
+ * into docs/benchmarks.md between the generated-section markers, leaving the hand-written rest alone.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { IdleSubscribersResult } from './idle-subscribers';
+import type { SseLatencyResult } from './sse-latency';
+import { formatMs, type Summary } from './stats';
+import type { TurnOverheadResult } from './turn-overhead';
+
+export const TARGETS = {
+  turnOverheadRatio: 1.5,
+  sseLatencyP99Ms: 25,
+  idleSubscribers: 10_000,
+  /** Decimal megabytes (10⁶ bytes), the stricter reading of "250 MB". */
+  idleRssMb: 250,
+} as const;
+
+export interface ResultRow {
+  measurement: string;
+  result: string;
+  target: string;
+  /** null: informational, no target of its own. */
+  met: boolean | null;
+}
+
+export interface Section {
+  rows: ResultRow[];
+  details: string[];
+}
+
+export interface MachineInfo {
+  cpu: string;
+  cores: number;
+  memoryGb: number;
+  node: string;
+  postgres: string;
+  temporal: string;
+  date: string;
+}
+
+export const BEGIN_MARKER = '<!-- BEGIN GENERATED: npm run bench -->';
+export const END_MARKER = '<!-- END GENERATED -->';
+const docPath = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
+
+export function machineInfo(postgres: string, temporal: string): MachineInfo {
+  const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
+  return {
+    cpu: /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1].trim() ?? os.cpus()[0]?.model ?? 'unknown',
+    cores: os.availableParallelism(),
+    memoryGb: os.totalmem() / 1024 ** 3,
+    node: process.version,
+    postgres,
+    temporal,
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+}
+
+const percentiles = (s: Summary, which: Array<'p50' | 'p95' | 'p99' | 'max'>) =>
+  which.map((p) => `${p} ${formatMs(s[p])}`).join(', ');
+const megabytes = (kb: number) => (kb * 1024) / 1e6;
+
+export function turnOverheadSection(r: TurnOverheadResult): Section {
+  return {
+    rows: [
+      {
+        measurement: '(a) Fallback turn: POST sent → `turn.completed` received',
+        result: `${percentiles(r.turn, ['p50', 'p95'])} (n=${r.turn.n})`,
+        target: '',
+        met: null,
+      },
+      {
+        measurement: `(a) Bare workflow: ${r.activitiesPerRun.bare} no-op activities, start → result`,
+        result: `${percentiles(r.bare, ['p50', 'p95'])} (n=${r.bare.n})`,
+        target: '',
+        met: null,
+      },
+      {
+        measurement: '(a) Turn overhead: ratio of medians',
+        result: `${r.ratio.toFixed(2)}×`,
+        target: `≤ ${TARGETS.turnOverheadRatio}×`,
+        met: r.ratio <= TARGETS.turnOverheadRatio,
+      },
+    ],
+    details: [
+      `(a) Activities per run, counted from the recorded histories: turn ${r.activitiesPerRun.turn}, ` +
+        `bare ${r.activitiesPerRun.bare}; the turn's stream carried ${r.eventsPerTurn} events.`,
+      `(a) Within the turn: POST → 201 ${percentiles(r.turnPost, ['p50', 'p95'])}; ` +
+        `POST → \`turn.started\` received ${percentiles(r.turnFirstEvent, ['p50', 'p95'])}.`,
+      '(a) Runs alternate turn, bare, turn, bare… one at a time after warm-up. The turn clock stops when ' +
+        '`turn.completed` arrives, before its workflow has finished; the bare clock stops at `result()`.',
+    ],
+  };
+}
+
+export function sseLatencySection(r: SseLatencyResult, eventsPerSecond: number): Section {
+  return {
+    rows: [
+      {
+        measurement: `(b) Append → SSE client latency at ${eventsPerSecond} events/s`,
+        result: `${percentiles(r.latency, ['p50', 'p99', 'max'])} (n=${r.latency.n})`,
+        target: `p99 ≤ ${TARGETS.sseLatencyP99Ms} ms`,
+        met: r.latency.p99 <= TARGETS.sseLatencyP99Ms,
+      },
+      {
+        measurement: '(b) Delivery',
+        result:
+          `${r.received}/${r.sent} events` + (r.inOrderNoGaps ? ', in order, no gaps' : `: ${r.problems.join('; ')}`),
+        target: 'all, in order, no gaps',
+        met: r.inOrderNoGaps,
+      },
+    ],
+    details: [
+      `(b) Achieved send rate ${r.achievedRate.toFixed(1)} events/s; the append transaction itself took ` +
+        `${percentiles(r.append, ['p50', 'p99', 'max'])}.`,
+    ],
+  };
+}
+
+export function idleSubscribersSection(r: IdleSubscribersResult, target: number): Section {
+  const totalMb = megabytes(r.totalKb);
+  const live = r.liveness;
+  return {
+    rows: [
+      {
+        measurement: `(c) API resident memory with ${r.subscribers.toLocaleString('en-US')} idle SSE subscribers`,
+        result:
+          `${totalMb.toFixed(1)} MB total (baseline ${megabytes(r.baselineKb).toFixed(1)} MB, ` +
+          `+${megabytes(r.totalKb - r.baselineKb).toFixed(1)} MB, ${r.kbPerSubscriber.toFixed(1)} KiB/subscriber)`,
+        target: `${target.toLocaleString('en-US')} subscribers in ≤ ${TARGETS.idleRssMb} MB`,
+        met: r.subscribers >= target && totalMb <= TARGETS.idleRssMb,
+      },
+      {
+        measurement: '(c) Still serving with all subscribers open',
+        result:
+          `${live.delivered}/${live.expected} subscribers of one turn got a new event` +
+          (live.lastDeliveryMs === null ? '' : ` within ${formatMs(live.lastDeliveryMs)}`) +
+          (live.strayDeliveries ? `; ${live.strayDeliveries} deliveries to other turns` : ''),
+        target: 'all, and no others',
+        met: live.delivered === live.expected && live.strayDeliveries === 0,
+      },
+    ],
+    details: [
+      `(c) ${r.turns} queued turns × ${r.subscribers / r.turns} subscribers, connected in ` +
+        `${r.connectSeconds.toFixed(1)} s; peak resident set (VmHWM) ${megabytes(r.peakKb).toFixed(1)} MB; ` +
+        `API open-files limit ${r.apiOpenFilesLimit}. MB = 10⁶ bytes, KiB = 1024 bytes.`,
+    ],
+  };
+}
+
+export function failedSection(measurement: string, err: unknown): Section {
+  const message = err instanceof Error ? err.message : String(err);
+  return { rows: [{ measurement, result: `did not run to the end: ${message}`, target: '', met: false }], details: [] };
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const metText = (met: boolean | null) => (met === null ? '' : met ? 'yes' : '**NO**');
+
+export function renderReport(machine: MachineInfo, sections: Section[], durationSeconds: number): string {
+  const rows = sections.flatMap((s) => s.rows);
+  return [
+    `### Run of ${machine.date}`,
+    '',
+    table(
+      ['Machine', ''],
+      [
+        ['CPU', machine.cpu],
+        ['Cores', String(machine.cores)],
+        ['Memory', `${machine.memoryGb.toFixed(1)} GiB`],
+        ['Node', machine.node],
+        ['Postgres', machine.postgres],
+        ['Temporal', machine.temporal],
+      ],
+    ),
+    '',
+    table(
+      ['Measurement', 'Result', 'Target', 'Met'],
+      rows.map((r) => [r.measurement, r.result, r.target, metText(r.met)]),
+    ),
+    '',
+    ...sections.flatMap((s) => s.details).map((d) => `- ${d}`),
+    `- The whole run took ${durationSeconds.toFixed(0)} s.`,
+  ].join('\n');
+}
+
+/** Replaces the generated section of docs/benchmarks.md, creating the file (or the section) if missing. */
+export function writeBenchmarksDoc(generated: string): string {
+  const section = `${BEGIN_MARKER}\n\n${generated}\n\n${END_MARKER}`;
+  const existing = fs.existsSync(docPath) ? fs.readFileSync(docPath, 'utf8') : '# Benchmarks\n';
+  const begin = existing.indexOf(BEGIN_MARKER);
+  const end = existing.indexOf(END_MARKER);
+  const updated =
+    begin !== -1 && end > begin
+      ? existing.slice(0, begin) + section + existing.slice(end + END_MARKER.length)
+      : `${existing.trimEnd()}\n\n${section}\n`;
+  fs.mkdirSync(path.dirname(docPath), { recursive: true });
+  fs.writeFileSync(docPath, updated);
+  return docPath;
+}

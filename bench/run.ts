@@ -1,0 +1,231 @@
+/**
+ * `npm run bench`: the service's performance targets measured side by side in one run, against
+ * throwaway Postgres and Temporal servers (or DATABASE_URL / TEMPORAL_ADDRESS), printed as a table and
+ * written to docs/benchmarks.md. Not a test: a missed target is reported, not turned into an exit code;
+ * only a benchmark that could not run exits non-zero.
+ *
+ *   (a) fallback turn vs. a bare workflow with the same activities     target: ≤ 1.5× (medians)
+ *   (b) event append → SSE client latency at 200 events/s              target: p99 ≤ 25 ms
+ *   (c) 10,000 idle SSE subscribers on one API process                 target: ≤ 250 MB resident
+ */
+import { spawn } from 'node:child_process';
+import { Pool } from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { loadConfig } from '../activities/services/config';
+import { createDb } from '../activities/services/db';
+import { createEventLog } from '../activities/services/event-log';
+import { startApiServer } from '../api/server';
+import { startScriptedModelServer } from '../scripted-model/server';
+import { createTurnWorker, workflowsPath } from '../worker/create-worker';
+import { createStepDeps } from '../worker/dependencies';
+import { readOpenFilesLimit } from './api-process';
+import type { BareActivities } from './bare-workflow';
+import { createBenchUser } from './fixtures';
+import { newAgent } from './http-client';
+import { measureIdleSubscribers } from './idle-subscribers';
+import { startInfrastructure } from './infrastructure';
+import {
+  failedSection,
+  idleSubscribersSection,
+  machineInfo,
+  renderReport,
+  sseLatencySection,
+  TARGETS,
+  turnOverheadSection,
+  writeBenchmarksDoc,
+  type Section,
+} from './report';
+import { measureSseLatency } from './sse-latency';
+import { nowMs } from './stats';
+import { measureTurnOverhead } from './turn-overhead';
+
+const TURN_OVERHEAD = { warmupRuns: 5, measuredRuns: 30 };
+const SSE_LATENCY = { eventsPerSecond: 200, seconds: 10 };
+const IDLE_SUBSCRIBERS = { turns: 100, subscribersPerTurn: 100, batchSize: 500 };
+
+/** Each idle subscriber is one socket in this process and one in the API's, plus room for the rest. */
+const OPEN_FILES_NEEDED = IDLE_SUBSCRIBERS.turns * IDLE_SUBSCRIBERS.subscribersPerTurn + 1024;
+const OPEN_FILES_WANTED = 65_536;
+const FD_LIMIT_RAISED_FLAG = '--fd-limit-raised';
+
+const say = (msg: string) => console.log(`[bench] ${msg}`);
+
+/**
+ * Node cannot raise its own open-files limit, so when it is too low we run again under a shell that
+ * raised it (to the hard limit if 65536 is not allowed). The API child inherits the raised limit.
+ */
+function rerunWithMoreOpenFiles(): void {
+  const script = `ulimit -n ${OPEN_FILES_WANTED} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; ` + 'exec "$0" "$@"';
+  const child = spawn('bash', ['-c', script, process.execPath, '--import', 'tsx', __filename, FD_LIMIT_RAISED_FLAG], {
+    stdio: 'inherit',
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+const quietBundlerLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (msg: string) => console.warn(msg),
+  error: (msg: string) => console.error(msg),
+  log: () => undefined,
+};
+
+async function bundle(path: string): Promise<string> {
+  return (await bundleWorkflowCode({ workflowsPath: path, logger: quietBundlerLogger })).code;
+}
+
+const bareActivities: BareActivities = { noOp: async () => undefined };
+
+async function run(): Promise<number> {
+  const startedAt = nowMs();
+  const stoppers: Array<() => Promise<void>> = [];
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const stop of stoppers.reverse()) await stop().catch((err) => console.error('[bench] stop failed:', err));
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void stopAll().then(() => process.exit(130)));
+  }
+
+  const openFiles = readOpenFilesLimit('self');
+  if (openFiles < OPEN_FILES_NEEDED) {
+    say(`open-files limit is ${openFiles}, below the ${OPEN_FILES_NEEDED} measurement (c) needs; it may fail`);
+  }
+  // Worker and connection chatter would drown the table; warnings and errors still come through.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  try {
+    say('starting Postgres and Temporal');
+    const infra = await startInfrastructure();
+    stoppers.push(() => infra.stop());
+
+    say('bundling the turn workflow and the bare workflow');
+    const turnBundle = await bundle(workflowsPath);
+    const bareBundle = await bundle(require.resolve('./bare-workflow'));
+
+    const scripted = await startScriptedModelServer({ port: 0 });
+    stoppers.push(() => scripted.close());
+    const suffix = Date.now().toString(36);
+    const config = loadConfig({
+      DATABASE_URL: infra.databaseUrl,
+      TEMPORAL_ADDRESS: infra.temporalAddress,
+      TEMPORAL_TASK_QUEUE: `amy-bench-${suffix}`,
+      ANTHROPIC_BASE_URL: scripted.url,
+      PORT: '0',
+      LOG_LEVEL: 'error',
+    });
+    const bareTaskQueue = `amy-bench-bare-${suffix}`;
+
+    const deps = createStepDeps(config);
+    stoppers.push(() => deps.close());
+    const workerConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+    stoppers.push(() => workerConnection.close());
+    const workers = [
+      await createTurnWorker({
+        connection: workerConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        deps,
+        workflowBundle: { code: turnBundle },
+      }),
+      await Worker.create({
+        connection: workerConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: bareTaskQueue,
+        activities: bareActivities,
+        workflowBundle: { code: bareBundle },
+      }),
+    ];
+    const workersRunning = Promise.all(workers.map((w) => w.run()));
+    stoppers.push(async () => {
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+      await workersRunning;
+    });
+
+    const api = await startApiServer(config);
+    stoppers.push(() => api.close());
+    const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+    stoppers.push(() => clientConnection.close());
+    const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+    const db = createDb(infra.databaseUrl);
+    stoppers.push(() => db.$disconnect());
+    // The benchmark's own writer, standing in for a worker: a pool of its own, apart from the API's.
+    const pool = new Pool({ connectionString: infra.databaseUrl, max: 4 });
+    stoppers.push(() => pool.end());
+    const events = createEventLog(pool);
+    const agent = newAgent();
+    stoppers.push(async () => agent.destroy());
+
+    const sections: Section[] = [];
+    let anyFailed = false;
+    const measure = async (name: string, work: () => Promise<Section>) => {
+      say(`measuring ${name}`);
+      try {
+        sections.push(await work());
+      } catch (err) {
+        console.error(`[bench] ${name} failed:`, err);
+        anyFailed = true;
+        sections.push(failedSection(name, err));
+      }
+    };
+
+    await measure('(a) fallback turn overhead', async () => {
+      const { apiKey } = await createBenchUser(db, 'turns');
+      const result = await measureTurnOverhead({
+        apiUrl: api.url,
+        apiKey,
+        agent,
+        temporal,
+        bareTaskQueue,
+        ...TURN_OVERHEAD,
+      });
+      return turnOverheadSection(result);
+    });
+    await measure('(b) append → SSE latency', async () => {
+      const result = await measureSseLatency({ apiUrl: api.url, db, pool, events, agent, ...SSE_LATENCY });
+      return sseLatencySection(result, SSE_LATENCY.eventsPerSecond);
+    });
+    await measure('(c) idle SSE subscribers', async () => {
+      const result = await measureIdleSubscribers({
+        databaseUrl: infra.databaseUrl,
+        temporalAddress: infra.temporalAddress,
+        db,
+        pool,
+        events,
+        ...IDLE_SUBSCRIBERS,
+      });
+      return idleSubscribersSection(result, TARGETS.idleSubscribers);
+    });
+
+    const temporalVersion = (await temporal.workflowService.getSystemInfo({})).serverVersion || 'unknown';
+    const machine = machineInfo(
+      infra.postgresVersion + (process.env.DATABASE_URL ? ' (DATABASE_URL)' : ', local, fsync off'),
+      `server ${temporalVersion}` + (process.env.TEMPORAL_ADDRESS ? ' (TEMPORAL_ADDRESS)' : ', dev server, in memory'),
+    );
+    const report = renderReport(machine, sections, (nowMs() - startedAt) / 1000);
+    console.log(`\n${report}\n`);
+    say(`written to ${writeBenchmarksDoc(report)}`);
+    return anyFailed ? 1 : 0;
+  } finally {
+    say('stopping');
+    await stopAll();
+  }
+}
+
+async function main(): Promise<void> {
+  if (readOpenFilesLimit('self') < OPEN_FILES_NEEDED && !process.argv.includes(FD_LIMIT_RAISED_FLAG)) {
+    rerunWithMoreOpenFiles();
+    return;
+  }
+  // Exit explicitly: a stray handle (a pool's idle timer, an unref'd socket) must not keep the run alive.
+  process.exit(await run());
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

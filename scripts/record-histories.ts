@@ -1,0 +1,48 @@
+/**
+ * Records the workflow histories of representative turns into test/histories/, for the replay test
+ * that guards workflow determinism. Runs against a live stack (`npm start`, read from
+ * .data/stack.json): `npm run histories:record`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { temporalCliPath } from './local-temporal';
+
+const root = path.resolve(__dirname, '..');
+
+/** One turn per workflow path the service runs; later paths add their own line. */
+const REPRESENTATIVE_TURNS: Array<{ name: string; message: string }> = [
+  { name: 'fallback-thanks', message: 'thanks!' },
+  { name: 'agent-not-available', message: 'What is my average resting heart rate over the last 90 days?' },
+];
+
+async function run() {
+  const stack = JSON.parse(fs.readFileSync(path.join(root, '.data', 'stack.json'), 'utf8'));
+  for (const { name, message } of REPRESENTATIVE_TURNS) {
+    const res = await fetch(`${stack.api_url}/v1/turns`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.demo_api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: message }], stream: false }),
+    });
+    const turn = (await res.json()) as { id: string; status: string };
+    // The CLI's JSON is the proto3 JSON form that Worker.runReplayHistory reads.
+    const history = execFileSync(temporalCliPath(), [
+      'workflow',
+      'show',
+      '--address',
+      stack.temporal_address,
+      '--workflow-id',
+      turn.id,
+      '--output',
+      'json',
+    ]);
+    const file = path.join(root, 'test', 'histories', `${name}.json`);
+    fs.writeFileSync(file, history);
+    console.log(`${name}: turn ${turn.id} ended ${turn.status}; history written to ${path.relative(root, file)}`);
+  }
+}
+
+run().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
