@@ -31,7 +31,7 @@ export async function streamAgentReply(
     },
   ]);
   const response = await llm.stream(
-    { turnId, step: call.step, attempt, agent, signal: call.signal },
+    { turnId, step: call.step, attempt, signal: call.signal },
     call.request,
     async (delta: string) => {
       await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt } }]);

@@ -256,7 +256,7 @@ describe('stream', () => {
     let inFlight = 0;
     let maxInFlight = 0;
     const response = await llm.stream(
-      { turnId, step: 'test_narration', attempt: 1, agent: 'data_science' },
+      { turnId, step: 'test_narration', attempt: 1 },
       question('narrate'),
       async (delta) => {
         maxInFlight = Math.max(maxInFlight, ++inFlight);

@@ -6,7 +6,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ulid } from 'ulid';
 import type { ZodType } from 'zod';
-import type { StreamAgent } from '../../contracts/events';
 import { ConfigError, type Config } from './config';
 import type { Db } from './db';
 import type { EventLog } from './event-log';
@@ -43,8 +42,6 @@ export interface LlmCallContext {
   turnId: string;
   step: string;
   attempt: number;
-  /** The agent whose narration a stream is; the caller's onDelta labels the deltas with it. */
-  agent?: StreamAgent;
   /** Aborts the HTTP request, e.g. the activity's cancellation signal. */
   signal?: AbortSignal;
 }
