@@ -1,8 +1,8 @@
 import type { Message } from '../contracts/turn';
+import { completeStep } from './complete-step';
 import { lastUserMessage, renderHistory } from './conversation';
 import { VAGUENESS_SYSTEM, vaguenessUserPrompt } from './prompts/vagueness';
 import type { StepDeps } from './step-deps';
-import { runStepAttempt } from './step-attempt';
 
 export type Vagueness = 'low' | 'medium' | 'high';
 
@@ -20,25 +20,16 @@ export function parseVagueness(text: string): Vagueness {
   return word === 'high' || word === 'medium' ? word : 'low';
 }
 
-export function createClassifyVagueness({ llm, events, models }: StepDeps) {
+export function createClassifyVagueness(deps: StepDeps) {
   return async function classifyVagueness(input: ClassifyVaguenessInput): Promise<{ vagueness: Vagueness }> {
-    const step = 'classify_vagueness';
-    const response = await runStepAttempt(events, input.turnId, step, ({ attempt, signal }) =>
-      llm.complete(
-        { turnId: input.turnId, step, attempt, signal },
-        {
-          model: models.fast,
-          system: VAGUENESS_SYSTEM,
-          maxTokens: 5,
-          messages: [
-            {
-              role: 'user',
-              content: vaguenessUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
-            },
-          ],
-        },
-      ),
-    );
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'classify_vagueness',
+      model: deps.models.fast,
+      system: VAGUENESS_SYSTEM,
+      prompt: vaguenessUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
+      maxTokens: 5,
+    });
     return { vagueness: parseVagueness(response.text) };
   };
 }

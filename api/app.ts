@@ -1,25 +1,14 @@
 import express from 'express';
-import type { Pool } from 'pg';
-import type { Client as TemporalClient } from '@temporalio/client';
 import type { Db } from '../activities/services/db';
 import { newId } from '../activities/services/ids';
 import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
-import type { EventHub } from './event-hub';
-import type { Logger } from './logger';
 import { buildOpenApiDocument } from './openapi';
 import { healthRoutes } from './routes/health';
-import { turnRoutes } from './routes/turns';
+import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
-export interface AppDeps {
+export interface AppDeps extends TurnRoutesDeps {
   db: Db;
-  pool: Pool;
-  temporal: TemporalClient;
-  taskQueue: string;
-  hub: EventHub;
-  logger: Logger;
-  maxInFlightTurns: number;
-  replayWindowSeconds: number;
   bodyLimitBytes: number;
 }
 

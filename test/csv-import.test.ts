@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import {
   DailySummaryCsvError,
   importDailySummary,
@@ -14,6 +12,7 @@ import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../activities/services/hea
 import { generateHealthData } from '../activities/services/health-data/synthetic';
 import { createUserWithApiKey } from '../activities/services/users';
 import { CliError, resolveDatabaseUrl } from '../scripts/cli-env';
+import { runCli } from './support/cli';
 import { createTestDatabase, type TestDatabase } from './support/database';
 
 const HEADER = DAILY_SUMMARY_COLUMNS.join(',');
@@ -242,18 +241,7 @@ describe('importDailySummary', () => {
     const bad = path.join(dir, 'bad.csv');
     fs.writeFileSync(good, toCsv(history.slice(0, 5)));
     fs.writeFileSync(bad, csv(GOOD_ROW, '2026-01-02,abc,,,,,,,,,,', '2026-01-03,,,,,,,999,,,,'));
-    const runImport = (...args: string[]) =>
-      promisify(execFile)('npx', ['tsx', 'scripts/data-import.ts', ...args], {
-        cwd: path.resolve(__dirname, '..'),
-        env: { ...process.env, DATABASE_URL: t.url },
-      }).then(
-        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-        (err: { code: number; stdout: string; stderr: string }) => ({
-          code: err.code,
-          stdout: err.stdout,
-          stderr: err.stderr,
-        }),
-      );
+    const runImport = (...args: string[]) => runCli('scripts/data-import.ts', args, { DATABASE_URL: t.url });
     try {
       const [rejected, missingUser] = await Promise.all([runImport('cli-user', bad), runImport('nobody', good)]);
       expect(rejected.code).toBe(1);

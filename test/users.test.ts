@@ -1,6 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import {
   createUserWithApiKey,
   ensureUser,
@@ -10,6 +7,7 @@ import {
   issueApiKey,
   UserExistsError,
 } from '../activities/services/users';
+import { runCli } from './support/cli';
 import { createTestDatabase, type TestDatabase } from './support/database';
 
 let t: TestDatabase;
@@ -97,18 +95,7 @@ test('issueApiKey adds a working key without revoking the others', async () => {
 });
 
 test('scripts/user-create.ts prints a working key once, seeds data, and refuses a taken name', async () => {
-  const run = (...args: string[]) =>
-    promisify(execFile)('npx', ['tsx', 'scripts/user-create.ts', ...args], {
-      cwd: path.resolve(__dirname, '..'),
-      env: { ...process.env, DATABASE_URL: t.url },
-    }).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (err: { code: number; stdout: string; stderr: string }) => ({
-        code: err.code,
-        stdout: err.stdout,
-        stderr: err.stderr,
-      }),
-    );
+  const run = (...args: string[]) => runCli('scripts/user-create.ts', args, { DATABASE_URL: t.url });
 
   const created = await run('frank');
   expect(created.code).toBe(0);
