@@ -1,9 +1,9 @@
 import http from 'node:http';
-import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../activities/services/config';
 import { createDb } from '../activities/services/db';
 import { createEventLog } from '../activities/services/event-log';
+import { createPgPool } from '../activities/services/pg-pool';
 import { createApp } from './app';
 import { startEventHub } from './event-hub';
 import { createLogger, type Logger } from './logger';
@@ -17,7 +17,9 @@ export interface ApiServer {
 /** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
 export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
   const db = createDb(config.DATABASE_URL);
-  const pool = new Pool({ connectionString: config.DATABASE_URL, max: 20 });
+  const pool = createPgPool(config.DATABASE_URL, 20, (err) =>
+    logger.warn('idle postgres connection lost', { error: err.message }),
+  );
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const hub = await startEventHub({ databaseUrl: config.DATABASE_URL, events: createEventLog(pool), logger });

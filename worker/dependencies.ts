@@ -1,14 +1,14 @@
-import { Pool } from 'pg';
 import type { Config } from '../activities/services/config';
 import { createDb } from '../activities/services/db';
 import { createEventLog } from '../activities/services/event-log';
+import { createPgPool } from '../activities/services/pg-pool';
 import { createAnthropicClient, createLlm } from '../activities/services/llm';
 import type { StepDeps } from '../activities';
 
 /** The composition root's wiring: connections and services for the activities, from configuration. */
 export function createStepDeps(config: Config): StepDeps & { close(): Promise<void> } {
   const db = createDb(config.DATABASE_URL);
-  const pool = new Pool({ connectionString: config.DATABASE_URL, max: 20 });
+  const pool = createPgPool(config.DATABASE_URL, 20);
   const events = createEventLog(pool);
   const llm = createLlm({
     anthropic: createAnthropicClient(config),

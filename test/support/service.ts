@@ -2,7 +2,7 @@
  * The whole service for end-to-end suites, wired as in production: the scripted model server, a real
  * Temporal worker and the real API over HTTP, against a fresh database and a task queue of its own.
  */
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../activities/services/config';
 import { createUserWithApiKey } from '../../activities/services/users';
@@ -13,6 +13,13 @@ import { createTurnWorker } from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';
 import { createTestDatabase, type TestDatabase } from './database';
 import { readTestEnv } from './test-env';
+
+// Worker lifecycle chatter would bury test output; warnings and errors still show.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed by an earlier suite in this process
+}
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
