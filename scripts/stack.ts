@@ -87,7 +87,11 @@ async function run() {
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
       say('starting Postgres under .data/postgres');
-      const pg = await startLocalPostgres({ dataDir: path.join(dataDir, 'postgres'), port: await preferPort(54329) });
+      const pg = await startLocalPostgres({
+        dataDir: path.join(dataDir, 'postgres'),
+        port: await preferPort(54329),
+        log: say,
+      });
       stoppers.push(() => pg.stop());
       databaseUrl = pg.url;
     }
