@@ -18,6 +18,12 @@ export interface ApiProcess {
 }
 
 const root = path.resolve(__dirname, '..');
+/** Every API process still running, so an interrupted benchmark can stop them before it exits. */
+const running = new Set<() => Promise<void>>();
+
+export async function stopApiProcesses(): Promise<void> {
+  await Promise.all([...running].map((stop) => stop()));
+}
 
 export function readProcStatusKb(pid: number | 'self', field: string): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -57,12 +63,14 @@ export async function startApiProcess(env: { DATABASE_URL: string; TEMPORAL_ADDR
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const hasExited = () => child.exitCode !== null || child.signalCode !== null;
   const stop = async () => {
+    running.delete(stop);
     if (hasExited()) return;
     child.kill('SIGTERM');
     const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(killer);
   };
+  running.add(stop);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHealthy(url, hasExited);

@@ -6,7 +6,7 @@
 import type { Pool } from 'pg';
 import type { Db } from '../activities/services/db';
 import type { EventLog } from '../activities/services/event-log';
-import { startApiProcess } from './api-process';
+import { readOpenFilesLimit, startApiProcess } from './api-process';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { newAgent, openSse, type SseStream } from './http-client';
 import { nowMs } from './stats';
@@ -72,7 +72,12 @@ export async function measureIdleSubscribers(opts: IdleSubscribersOptions): Prom
       const settled = await Promise.allSettled(batch);
       for (const s of settled) if (s.status === 'fulfilled') streams.push(s.value);
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed) throw new Error(`after ${streams.length} subscribers, a connection failed: ${String(failed.reason)}`);
+      if (failed) {
+        throw new Error(
+          `after ${streams.length} subscribers, a connection failed (${String(failed.reason)}); open-files limits: ` +
+            `API ${api.openFilesLimit()}, client ${readOpenFilesLimit('self')}`,
+        );
+      }
     }
     const connectSeconds = (nowMs() - connectStart) / 1000;
     await sleep(2_000);

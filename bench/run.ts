@@ -19,7 +19,7 @@ import { startApiServer } from '../api/server';
 import { startScriptedModelServer } from '../scripted-model/server';
 import { createTurnWorker, workflowsPath } from '../worker/create-worker';
 import { createStepDeps } from '../worker/dependencies';
-import { readOpenFilesLimit } from './api-process';
+import { readOpenFilesLimit, stopApiProcesses } from './api-process';
 import type { BareActivities } from './bare-workflow';
 import { createBenchUser } from './fixtures';
 import { newAgent } from './http-client';
@@ -55,7 +55,8 @@ const say = (msg: string) => console.log(`[bench] ${msg}`);
  * Node cannot raise its own open-files limit, so when it is too low we run again under a shell that
  * raised it (to the hard limit if 65536 is not allowed). The API child inherits the raised limit.
  */
-function rerunWithMoreOpenFiles(): void {
+function rerunWithMoreOpenFiles(current: number): void {
+  say(`open-files limit ${current} < ${OPEN_FILES_NEEDED}: running again with it raised`);
   const script = `ulimit -n ${OPEN_FILES_WANTED} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; ` + 'exec "$0" "$@"';
   const child = spawn('bash', ['-c', script, process.execPath, '--import', 'tsx', __filename, FD_LIMIT_RAISED_FLAG], {
     stdio: 'inherit',
@@ -83,12 +84,18 @@ async function run(): Promise<number> {
   const startedAt = nowMs();
   const stoppers: Array<() => Promise<void>> = [];
   let stopping: Promise<void> | undefined;
+  let interrupted = false;
   const stopAll = () =>
     (stopping ??= (async () => {
       for (const stop of stoppers.reverse()) await stop().catch((err) => console.error('[bench] stop failed:', err));
     })());
+  // `on`, not `once`: Ctrl-C reaches us both from the terminal and forwarded by a re-running parent, and
+  // a second signal must not kill the process halfway through stopping its servers.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void stopAll().then(() => process.exit(130)));
+    process.on(signal, () => {
+      interrupted = true;
+      void stopAll().then(() => process.exit(130));
+    });
   }
 
   const openFiles = readOpenFilesLimit('self');
@@ -159,6 +166,8 @@ async function run(): Promise<number> {
     const events = createEventLog(pool);
     const agent = newAgent();
     stoppers.push(async () => agent.destroy());
+    // Registered last so it is stopped first: the API process of (c), if a signal interrupts it.
+    stoppers.push(stopApiProcesses);
 
     const sections: Section[] = [];
     let anyFailed = false;
@@ -201,6 +210,8 @@ async function run(): Promise<number> {
       return idleSubscribersSection(result, TARGETS.idleSubscribers);
     });
 
+    // Measurements cut short by a signal would overwrite the last good report with failures.
+    if (interrupted) return 130;
     const temporalVersion = (await temporal.workflowService.getSystemInfo({})).serverVersion || 'unknown';
     const machine = machineInfo(
       infra.postgresVersion + (process.env.DATABASE_URL ? ' (DATABASE_URL)' : ', local, fsync off'),
@@ -217,8 +228,9 @@ async function run(): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (readOpenFilesLimit('self') < OPEN_FILES_NEEDED && !process.argv.includes(FD_LIMIT_RAISED_FLAG)) {
-    rerunWithMoreOpenFiles();
+  const openFiles = readOpenFilesLimit('self');
+  if (openFiles < OPEN_FILES_NEEDED && !process.argv.includes(FD_LIMIT_RAISED_FLAG)) {
+    rerunWithMoreOpenFiles(openFiles);
     return;
   }
   // Exit explicitly: a stray handle (a pool's idle timer, an unref'd socket) must not keep the run alive.
