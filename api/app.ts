@@ -1,5 +1,4 @@
 import express from 'express';
-import type { Db } from '../activities/services/db';
 import { newId } from '../activities/services/ids';
 import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
@@ -8,7 +7,6 @@ import { healthRoutes } from './routes/health';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
 export interface AppDeps extends TurnRoutesDeps {
-  db: Db;
   bodyLimitBytes: number;
 }
 
@@ -26,7 +24,7 @@ export function createApp(deps: AppDeps): express.Express {
   const openapi = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(healthRoutes(deps));
-  app.use('/v1', requireApiKey(deps.db));
+  app.use('/v1', requireApiKey(deps.pool));
   app.use(turnRoutes(deps));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));
   app.use(errorMiddleware(deps.logger));

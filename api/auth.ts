@@ -1,34 +1,43 @@
 import type { RequestHandler } from 'express';
-import type { Db } from '../activities/services/db';
-import { findUserIdByApiKey } from '../activities/services/users';
+import type { Pool } from 'pg';
+import { API_KEY_PREFIX, hashApiKey } from '../activities/services/users';
 import { ApiError } from './errors';
 
 /**
  * Bearer API keys. Browsers' EventSource cannot set headers, so `?api_key=` is accepted as well
- * (seed 001); the header wins when both are present.
+ * (seed 001); the header wins when both are present. One indexed query on the key's SHA-256.
  */
-export function requireApiKey(db: Db): RequestHandler {
+export async function authenticate(
+  pool: Pool,
+  credentials: { authorization: string | undefined; apiKeyParam: string | undefined },
+): Promise<string> {
+  let key: string | undefined;
+  if (credentials.authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(credentials.authorization);
+    if (!match) throw new ApiError('invalid_api_key', 'The Authorization header must be "Bearer <api key>".');
+    key = match[1];
+  } else if (credentials.apiKeyParam) {
+    key = credentials.apiKeyParam;
+  }
+  if (!key) {
+    throw new ApiError('authentication_required', 'Send your API key as "Authorization: Bearer <key>".', undefined, {
+      'WWW-Authenticate': 'Bearer',
+    });
+  }
+  const found = key.startsWith(API_KEY_PREFIX)
+    ? await pool.query<{ user_id: string }>('SELECT user_id FROM api_keys WHERE key_hash = $1', [hashApiKey(key)])
+    : null;
+  if (!found?.rows[0]) throw new ApiError('invalid_api_key', 'The API key is not valid.');
+  return found.rows[0].user_id;
+}
+
+export function requireApiKey(pool: Pool): RequestHandler {
   return async (req, res, next) => {
-    const header = req.get('authorization');
-    let key: string | undefined;
-    if (header) {
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!match) return next(new ApiError('invalid_api_key', 'The Authorization header must be "Bearer <api key>".'));
-      key = match[1];
-    } else if (typeof req.query.api_key === 'string' && req.query.api_key !== '') {
-      key = req.query.api_key;
-    }
-    if (!key) {
-      return next(
-        new ApiError('authentication_required', 'Send your API key as "Authorization: Bearer <key>".', undefined, {
-          'WWW-Authenticate': 'Bearer',
-        }),
-      );
-    }
     try {
-      const userId = await findUserIdByApiKey(db, key);
-      if (!userId) return next(new ApiError('invalid_api_key', 'The API key is not valid.'));
-      res.locals.userId = userId;
+      res.locals.userId = await authenticate(pool, {
+        authorization: req.get('authorization'),
+        apiKeyParam: typeof req.query.api_key === 'string' ? req.query.api_key : undefined,
+      });
       next();
     } catch (err) {
       next(err);

@@ -44,28 +44,42 @@ function fromBodyParser(err: { type?: string; limit?: number }): ApiError | null
   }
 }
 
+/** Any thrown value as the documented envelope; unknown errors become a 500 that leaks nothing. */
+export function errorResponse(
+  err: unknown,
+  requestId: string,
+  logger: Logger,
+  where: { method?: string; path?: string } = {},
+): { status: number; headers: Record<string, string>; body: { error: ErrorBody } } {
+  const apiError = err instanceof ApiError ? err : fromBodyParser(err as { type?: string });
+  if (apiError) {
+    return {
+      status: apiError.status,
+      headers: apiError.headers,
+      body: { error: errorBody(apiError.code, apiError.message, requestId, apiError.field) },
+    };
+  }
+  logger.error('unhandled error', {
+    request_id: requestId,
+    ...where,
+    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+  });
+  return {
+    status: 500,
+    headers: {},
+    body: { error: errorBody('internal_error', 'Something went wrong on our side.', requestId) },
+  };
+}
+
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const requestId = res.locals.requestId as string;
-    const apiError = err instanceof ApiError ? err : fromBodyParser(err as { type?: string });
     if (res.headersSent) {
       logger.error('error after response started', { request_id: requestId, error: String(err) });
       res.end();
       return;
     }
-    if (apiError) {
-      res.set(apiError.headers);
-      res
-        .status(apiError.status)
-        .json({ error: errorBody(apiError.code, apiError.message, requestId, apiError.field) });
-      return;
-    }
-    logger.error('unhandled error', {
-      request_id: requestId,
-      method: req.method,
-      path: req.path,
-      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-    });
-    res.status(500).json({ error: errorBody('internal_error', 'Something went wrong on our side.', requestId) });
+    const { status, headers, body } = errorResponse(err, requestId, logger, { method: req.method, path: req.path });
+    res.set(headers).status(status).json(body);
   };
 }

@@ -1,11 +1,11 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../activities/services/config';
-import { createDb } from '../activities/services/db';
 import { createEventLog } from '../activities/services/event-log';
 import { createPgPool } from '../activities/services/pg-pool';
 import { createApp } from './app';
 import { startEventHub } from './event-hub';
+import { createEventStreamRoute } from './event-stream';
 import { createLogger, type Logger } from './logger';
 
 export interface ApiServer {
@@ -16,7 +16,6 @@ export interface ApiServer {
 
 /** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
 export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
-  const db = createDb(config.DATABASE_URL);
   const pool = createPgPool(config.DATABASE_URL, 20, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
@@ -24,17 +23,22 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const hub = await startEventHub({ databaseUrl: config.DATABASE_URL, events: createEventLog(pool), logger });
   const app = createApp({
-    db,
     pool,
     temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    hub,
     logger,
     maxInFlightTurns: config.AMY_MAX_INFLIGHT_TURNS,
-    replayWindowSeconds: config.AMY_REPLAY_WINDOW_SECONDS,
     bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
   });
-  const server = http.createServer(app);
+  const eventStreamRoute = createEventStreamRoute({
+    pool,
+    hub,
+    logger,
+    replayWindowSeconds: config.AMY_REPLAY_WINDOW_SECONDS,
+  });
+  const server = http.createServer((req, res) => {
+    if (!eventStreamRoute(req, res)) app(req, res);
+  });
   // Blocking turns and SSE streams legitimately last minutes: no whole-request timeout.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 65_000;
@@ -49,7 +53,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await hub.close();
-      await Promise.allSettled([pool.end(), db.$disconnect(), connection.close()]);
+      await Promise.allSettled([pool.end(), connection.close()]);
     },
   } satisfies ApiServer;
 }

@@ -2,7 +2,7 @@
  * Server-Sent Events framing (seed 001): `id`, `event`, one-line JSON `data`, a blank line. No
  * comments and no `retry:` directive.
  */
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { TurnEvent } from '../contracts/events';
 
 export function formatSseEvent(event: TurnEvent): string {
@@ -10,8 +10,8 @@ export function formatSseEvent(event: TurnEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
 
-export function openSseStream(res: Response, requestId: string) {
-  res.status(200).set({
+export function openSseStream(res: ServerResponse, requestId: string) {
+  res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',
     Connection: 'keep-alive',

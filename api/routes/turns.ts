@@ -1,26 +1,21 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request } from 'express';
 import type { Pool } from 'pg';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { TERMINAL_EVENTS } from '../../contracts/events';
 import { isTurnId } from '../../contracts/ids';
 import { createTurnRequestSchema } from '../../contracts/turn';
 import { TURN_WORKFLOW_TYPE, type TurnWorkflowInput } from '../../workflows/definitions';
 import { ROUTES } from '../contract';
 import { ApiError, notFound } from '../errors';
-import type { EventHub } from '../event-hub';
 import type { Logger } from '../logger';
 import { createQueuedTurn, discardQueuedTurn, getTurnForUserOrThrow, toTurnResource } from '../services/turns';
-import { formatSseEvent, openSseStream, parseLastEventId } from '../sse';
 import { parseRequest } from '../validation';
 
 export interface TurnRoutesDeps {
   pool: Pool;
   temporal: TemporalClient;
   taskQueue: string;
-  hub: EventHub;
   logger: Logger;
   maxInFlightTurns: number;
-  replayWindowSeconds: number;
 }
 
 const turnIdFrom = (req: Request) => {
@@ -30,7 +25,7 @@ const turnIdFrom = (req: Request) => {
 };
 
 export function turnRoutes(deps: TurnRoutesDeps): Router {
-  const { pool, temporal, hub, logger } = deps;
+  const { pool, temporal, logger } = deps;
   const router = Router();
 
   router.post('/v1/turns', async (req, res) => {
@@ -81,48 +76,6 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     const turn = await getTurnForUserOrThrow(pool, res.locals.userId as string, turnIdFrom(req));
     res.json(toTurnResource(turn));
   });
-
-  router.get('/v1/turns/:id/events', async (req, res) => {
-    const turn = await getTurnForUserOrThrow(pool, res.locals.userId as string, turnIdFrom(req));
-    if (!req.accepts('text/event-stream') || !(req.get('accept') ?? '').includes('text/event-stream')) {
-      res.json(toTurnResource(turn));
-      return;
-    }
-    if (turn.completed_at && Date.now() - turn.completed_at.getTime() > deps.replayWindowSeconds * 1000) {
-      throw new ApiError(
-        'turn_events_expired',
-        `Events are kept for ${deps.replayWindowSeconds} s after the turn ends; read GET /v1/turns/${turn.id} instead.`,
-      );
-    }
-    const lastEventId = parseLastEventId(req.get('last-event-id') ?? (req.query.last_event_id as string | undefined));
-    if (lastEventId === null) {
-      throw new ApiError('invalid_field', 'Last-Event-Id must be a non-negative integer.', 'Last-Event-Id');
-    }
-    streamTurnEvents(res, turn.id, lastEventId);
-  });
-
-  function streamTurnEvents(res: Response, turnId: string, afterId: number) {
-    const requestId = res.locals.requestId as string;
-    openSseStream(res, requestId);
-    let finished = false;
-    const unsubscribe = hub.subscribe(turnId, afterId, (events) => {
-      if (finished) return;
-      for (const event of events) {
-        res.write(formatSseEvent(event));
-        if (TERMINAL_EVENTS.includes(event.type)) {
-          finished = true;
-          unsubscribe();
-          res.end();
-          return;
-        }
-      }
-    });
-    res.on('close', () => {
-      finished = true;
-      unsubscribe();
-    });
-    logger.debug('sse stream opened', { turn_id: turnId, request_id: requestId, after: afterId });
-  }
 
   return router;
 }

@@ -1,0 +1,100 @@
+/**
+ * `GET /v1/turns/:id/events`, served by plain node:http ahead of Express. An SSE connection stays open
+ * for the whole turn, and thousands may be open at once: Express's per-request objects would stay
+ * reachable for each of them (~5 KB a stream), so this hot, long-lived route does without.
+ * Same contract as every route: auth, ownership (404), the error envelope, X-Request-Id.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Pool } from 'pg';
+import { TERMINAL_EVENTS } from '../contracts/events';
+import { isTurnId } from '../contracts/ids';
+import { newId } from '../activities/services/ids';
+import { authenticate } from './auth';
+import { ApiError, errorResponse, notFound } from './errors';
+import type { EventHub } from './event-hub';
+import type { Logger } from './logger';
+import { getTurnForUserOrThrow, toTurnResource } from './services/turns';
+import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
+
+const EVENTS_PATH = /^\/v1\/turns\/([^/]+)\/events\/?$/;
+
+export interface EventStreamDeps {
+  pool: Pool;
+  hub: EventHub;
+  logger: Logger;
+  replayWindowSeconds: number;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** Returns a handler that takes the request if it is for the event stream route, or returns false. */
+export function createEventStreamRoute(deps: EventStreamDeps) {
+  const { pool, hub, logger } = deps;
+
+  async function serve(req: IncomingMessage, res: ServerResponse, rawTurnId: string, query: URLSearchParams) {
+    const requestId = newId('request');
+    res.setHeader('X-Request-Id', requestId);
+    try {
+      const userId = await authenticate(pool, {
+        authorization: req.headers.authorization,
+        apiKeyParam: query.get('api_key') ?? undefined,
+      });
+      if (!isTurnId(rawTurnId)) throw notFound('Turn');
+      const turn = await getTurnForUserOrThrow(pool, userId, rawTurnId);
+      if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+        sendJson(res, 200, toTurnResource(turn));
+        return;
+      }
+      if (turn.completed_at && Date.now() - turn.completed_at.getTime() > deps.replayWindowSeconds * 1000) {
+        throw new ApiError(
+          'turn_events_expired',
+          `Events are kept for ${deps.replayWindowSeconds} s after the turn ends; read GET /v1/turns/${turn.id} instead.`,
+        );
+      }
+      const header = req.headers['last-event-id'];
+      const lastEventId = parseLastEventId(
+        (Array.isArray(header) ? header[0] : header) ?? query.get('last_event_id') ?? undefined,
+      );
+      if (lastEventId === null) {
+        throw new ApiError('invalid_field', 'Last-Event-Id must be a non-negative integer.', 'Last-Event-Id');
+      }
+      stream(res, turn.id, lastEventId, requestId);
+    } catch (err) {
+      const { status, headers, body } = errorResponse(err, requestId, logger, { method: 'GET', path: req.url });
+      sendJson(res, status, body, headers);
+    }
+  }
+
+  function stream(res: ServerResponse, turnId: string, afterId: number, requestId: string) {
+    openSseStream(res, requestId);
+    let finished = false;
+    const unsubscribe = hub.subscribe(turnId, afterId, (events) => {
+      if (finished) return;
+      for (const event of events) {
+        res.write(formatSseEvent(event));
+        if (TERMINAL_EVENTS.includes(event.type)) {
+          finished = true;
+          unsubscribe();
+          res.end();
+          return;
+        }
+      }
+    });
+    res.on('close', () => {
+      finished = true;
+      unsubscribe();
+    });
+  }
+
+  return function eventStreamRoute(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'GET' || !req.url) return false;
+    const url = new URL(req.url, 'http://localhost');
+    const match = EVENTS_PATH.exec(url.pathname);
+    if (!match) return false;
+    void serve(req, res, match[1], url.searchParams);
+    return true;
+  };
+}
