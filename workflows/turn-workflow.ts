@@ -14,6 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities';
 import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
+import type { TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
 import { progressQuery, type TurnProgress, type TurnWorkflowInput } from './definitions';
 
@@ -71,7 +72,8 @@ function turnError(err: unknown): ErrorBody {
   return { code, message, request_id: '', docs_url: docsUrl(code) };
 }
 
-export async function TurnWorkflow(input: TurnWorkflowInput): Promise<void> {
+/** Returns the turn's result, so the Web UI shows the answer, its cost and the agents that ran. */
+export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult> {
   const { turnId, messages } = input;
   const progress: TurnProgress = { current_step: null, completed_steps: [] };
   setHandler(progressQuery, () => progress);
@@ -95,7 +97,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<void> {
     const routing = await step('route', () => modelSteps.route({ turnId, messages }));
     if (routing.main_agent === '') {
       const { answer } = await step('fallback_reply', () => modelSteps.replyConversationally({ turnId, messages }));
-      await step('complete_turn', () =>
+      return await step('complete_turn', () =>
         bookkeeping.completeTurn({
           turnId,
           answer,
@@ -104,7 +106,6 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<void> {
           validator: { findings_total: 0, findings_validated: 0, findings_conditional: 0, findings_rejected: 0 },
         }),
       );
-      return;
     }
     throw new AgentNotAvailable(`The ${routing.main_agent} is not available in this service yet.`);
   } catch (err) {
