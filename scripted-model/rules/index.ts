@@ -1,7 +1,8 @@
 import type { ScriptedRule } from '../types';
 import { classifyVagueness } from './classify-vagueness';
 import { fallbackReply } from './fallback-reply';
+import { rephrase } from './rephrase';
 import { route } from './route';
 
 /** Every step the scripted model can answer, one module per step. A step missing here gets a 400. */
-export const defaultRules: ScriptedRule[] = [classifyVagueness, route, fallbackReply];
+export const defaultRules: ScriptedRule[] = [classifyVagueness, route, rephrase, fallbackReply];
