@@ -3,6 +3,7 @@ import { classifyVagueness } from './classify-vagueness';
 import { fallbackReply } from './fallback-reply';
 import { rephrase } from './rephrase';
 import { route } from './route';
+import { synthesis } from './synthesis';
 
 /** Every step the scripted model can answer, one module per step. A step missing here gets a 400. */
-export const defaultRules: ScriptedRule[] = [classifyVagueness, route, rephrase, fallbackReply];
+export const defaultRules: ScriptedRule[] = [classifyVagueness, route, rephrase, synthesis, fallbackReply];

@@ -1,0 +1,77 @@
+import type { ScriptedRule } from '../types';
+
+/**
+ * Step 7 (seed 002): the answer, built only from the prompt's FACT SHEET and findings blurb, so every
+ * number it states is a fact-sheet value. With the DS-failed warning it states no number at all.
+ */
+
+interface Fact {
+  claim: string;
+  value: number;
+  unit: string | null;
+  conditional: boolean;
+}
+
+const FACT_LINE = /^- (\S+) = (-?[\d.e+-]+)(?: (\S+))? \(n=[^)]*\) \[(VALIDATED|CONDITIONAL)\]$/;
+const FINDING_LINE = /^- (\S+) \[(VALIDATED|CONDITIONAL)\]: (.+)$/;
+
+function section(text: string, name: string): string[] {
+  const match = new RegExp(`^${name}:\\n([\\s\\S]*?)(?:\\n\\n[A-Z ]+:|$)`, 'm').exec(text);
+  return match ? match[1].split('\n') : [];
+}
+
+function readFacts(text: string): Fact[] {
+  return section(text, 'FACT SHEET').flatMap((line) => {
+    const m = FACT_LINE.exec(line.trim());
+    return m ? [{ claim: m[1], value: Number(m[2]), unit: m[3] ?? null, conditional: m[4] === 'CONDITIONAL' }] : [];
+  });
+}
+
+function readFindings(text: string): Array<{ id: string; conditional: boolean; claim: string; mechanism?: string }> {
+  const lines = section(text, 'VALIDATED FINDINGS');
+  return lines.flatMap((line, i) => {
+    const m = FINDING_LINE.exec(line.trim());
+    if (!m) return [];
+    const mechanism = /^\s+mechanism: (.+)$/.exec(lines[i + 1] ?? '')?.[1];
+    return [{ id: m[1], conditional: m[2] === 'CONDITIONAL', claim: m[3], mechanism }];
+  });
+}
+
+const round = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(2))));
+
+export const synthesis: ScriptedRule = {
+  step: 'synthesis',
+  respond(req) {
+    const text = req.lastUserText;
+    if (text.includes('DATA SCIENCE STATUS: FAILED')) {
+      return {
+        text:
+          "I couldn't complete the analysis of your data this time, so I won't quote a result I can't stand behind. " +
+          'Could we narrow it down, for example to one metric over the last few weeks?',
+      };
+    }
+    const facts = readFacts(text);
+    const findings = readFindings(text);
+    if (findings.length === 0 || facts.length === 0) {
+      return {
+        text:
+          "Nothing in your data held up well enough for me to state it with confidence, so I'd rather not quote numbers. " +
+          "We'd need to look more closely with a narrower question.",
+      };
+    }
+    const paragraphs = findings.map((finding) => {
+      const own = facts.filter((f) => f.claim.startsWith(`${finding.id}.`));
+      const numbers = own
+        .filter((f) => !f.claim.endsWith('.n'))
+        .map(
+          (f) =>
+            `${f.claim.slice(finding.id.length + 1).replace(/_/g, ' ')} ${round(f.value)}${f.unit ? ` ${f.unit}` : ''}`,
+        )
+        .join(', ');
+      const lead = finding.conditional ? 'A preliminary signal, worth tracking: ' : '';
+      const mechanism = finding.mechanism ? ` ${finding.mechanism}` : '';
+      return `${lead}${finding.claim} (${numbers}).${mechanism}`;
+    });
+    return { text: paragraphs.join('\n\n') };
+  },
+};
