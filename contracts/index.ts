@@ -2,3 +2,4 @@ export * from './ids';
 export * from './errors';
 export * from './turn';
 export * from './events';
+export * from './findings';

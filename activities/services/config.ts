@@ -30,6 +30,8 @@ const configSchema = z.object({
     .default(256 * 1024),
   /** A prebuilt workflow bundle (bundleWorkflowCode output); bundled from workflows/ at start-up otherwise. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */
+  AMY_PYTHON: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

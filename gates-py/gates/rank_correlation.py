@@ -8,13 +8,13 @@ each gate can fail with that reason instead of computing on NaN.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import kendalltau, rankdata
+from scipy.stats import kendalltau
 
 
 def spearman_rho(x: np.ndarray, y: np.ndarray) -> float | None:
     if x.size < 2:
         return None
-    return _pearson(rankdata(x), rankdata(y))
+    return _pearson(average_ranks(x), average_ranks(y))
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float | None:
@@ -23,35 +23,49 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float | None:
     return float(kendalltau(x, y, variant='b').statistic)
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties sharing the mean of the ranks they span."""
+    _, level_of, counts = np.unique(values, return_inverse=True, return_counts=True)
+    return _doubled_level_ranks(counts)[level_of] / 2
+
+
 def bootstrap_spearman(x: np.ndarray, y: np.ndarray, rng: np.random.Generator, iterations: int) -> np.ndarray:
     """ρ on `iterations` resamples of the (x, y) pairs, drawn as `rng.integers(0, n, (iterations, n))`.
 
-    All resamples are ranked at once: a resample only repeats original values, so the average rank
-    of a value is (resampled values below it) + (its copies + 1) / 2, which per-row counts of the
-    original distinct values give without sorting. A resample whose x or y came out constant has no
-    ρ and is NaN.
+    All resamples are ranked at once: a resample only repeats original values, so per-row counts of
+    the original distinct values give every average rank without sorting. A resample whose x or y
+    came out constant has no ρ and is NaN.
     """
     n = x.size
     drawn = rng.integers(0, n, size=(iterations, n))
-    centre = (n + 1) / 2  # the mean rank, whatever the ties
-    rx = _resampled_average_ranks(x, drawn) - centre
-    ry = _resampled_average_ranks(y, drawn) - centre
-    sxy = np.einsum('ij,ij->i', rx, ry)
-    norm = np.sqrt(np.einsum('ij,ij->i', rx, rx) * np.einsum('ij,ij->i', ry, ry))
+    rx = _resampled_doubled_ranks(x, drawn)
+    ry = _resampled_doubled_ranks(y, drawn)
+    # ρ does not change when ranks are doubled, and doubled ranks are integers whose mean in every
+    # row is n + 1: the centred sums Σab − n(n+1)² are exact in int64, and cheap.
+    shift = n * (n + 1) ** 2
+    sxy = np.einsum('ij,ij->i', rx, ry) - shift
+    sxx = np.einsum('ij,ij->i', rx, rx) - shift
+    syy = np.einsum('ij,ij->i', ry, ry) - shift
+    norm = np.sqrt(sxx.astype(np.float64) * syy)
     rho = np.divide(sxy, norm, out=np.full(iterations, np.nan), where=norm > 0)
     return np.clip(rho, -1.0, 1.0)
 
 
-def _resampled_average_ranks(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
-    levels, level_of = np.unique(values, return_inverse=True)
-    k = levels.size
+def _resampled_doubled_ranks(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    _, level_of = np.unique(values, return_inverse=True)
+    levels = int(level_of.max()) + 1
     rows = drawn.shape[0]
-    drawn_level = level_of[drawn]
-    counts = np.bincount((drawn_level + k * np.arange(rows)[:, None]).ravel(), minlength=rows * k)
-    counts = counts.reshape(rows, k)
-    below = np.cumsum(counts, axis=1) - counts
-    level_rank = below + (counts + 1) / 2
-    return np.take_along_axis(level_rank, drawn_level, axis=1)
+    # Each (resample, level) pair gets its own bin, so one bincount counts every row at once.
+    bins = (level_of[drawn] + levels * np.arange(rows)[:, None]).ravel()
+    counts = np.bincount(bins, minlength=rows * levels).reshape(rows, levels)
+    return _doubled_level_ranks(counts).ravel()[bins].reshape(drawn.shape)
+
+
+def _doubled_level_ranks(counts: np.ndarray) -> np.ndarray:
+    """Twice the average rank of each distinct value, from how many times each occurs (in ascending
+    order). A value with c copies spans ranks cum − c + 1 … cum (cum: the running count), whose mean
+    is cum − (c − 1)/2; doubled, it is an integer, which keeps all the arithmetic in int64."""
+    return 2 * np.cumsum(counts, axis=-1) - counts + 1
 
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:

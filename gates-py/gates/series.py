@@ -12,8 +12,9 @@ observations.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -67,9 +68,7 @@ def parse_finding_series(raw: Mapping[str, Any]) -> FindingSeries:
     if kind == 'association':
         target = _values(raw.get('target_values'), 'target_values')
         if target.size != feature.size:
-            raise SeriesError(
-                f'target_values has {target.size} values but feature_values has {feature.size}'
-            )
+            raise SeriesError(f'target_values has {target.size} values but feature_values has {feature.size}')
     elif kind == 'trend':
         recent_start = raw.get('recent_start')
         if isinstance(recent_start, bool) or not isinstance(recent_start, int):

@@ -1,0 +1,242 @@
+/**
+ * The bridge to the Python gates (gates-py/gates, seed 002 "The 7 deterministic gates"): one
+ * long-lived `python -m gates` process, so interpreter start-up and the numpy/scipy import are paid
+ * once per process, not once per finding (ARCHITECTURE.md, "Python side").
+ *
+ * Requests and responses are JSON lines matched by id (see gates-py/gates/protocol.py). The process
+ * starts on the first `run`, and again on the next `run` after it died or was killed for a timeout.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { z } from 'zod';
+import {
+  findingSeriesSchema,
+  gatesOutcomeSchema,
+  type FindingSeries,
+  type GatesOutcome,
+} from '../../contracts/findings';
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** How long `close` lets the process finish the request in hand before killing it. */
+const CLOSE_GRACE_MS = 2_000;
+/** Enough of the process's stderr to explain a crash (a Python traceback) in the error message. */
+const STDERR_TAIL_CHARS = 4_000;
+
+/** `<repo>/.venv/bin/python`, the interpreter scripts/setup-python.mjs prepares; `AMY_PYTHON` overrides it. */
+export function defaultPythonPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.AMY_PYTHON?.trim() || path.join(REPO_ROOT, '.venv', 'bin', 'python');
+}
+
+export type GatesRunnerFailure =
+  /** The series broke the FindingSeries contract; nothing was sent. */
+  | 'invalid_input'
+  /** The request outlived its timeout; the process was killed and the next run starts a new one. */
+  | 'timeout'
+  /** The process died (or was killed) with the request in hand. */
+  | 'process_exited'
+  /** The interpreter could not be started (wrong path, no .venv). */
+  | 'spawn_failed'
+  /** The process answered something that is not a valid response to this request. */
+  | 'protocol'
+  /** The process refused the request itself (a gate failure is an outcome, never this). */
+  | 'request_failed'
+  | 'closed';
+
+export class GatesRunnerError extends Error {
+  override name = 'GatesRunnerError';
+
+  constructor(
+    message: string,
+    readonly reason: GatesRunnerFailure,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface GatesRunnerOptions {
+  /** The Python interpreter with numpy and scipy, usually `defaultPythonPath()`. */
+  python: string;
+  /** The directory holding the `gates` package; `<repo>/gates-py` by default. */
+  cwd?: string;
+  /** Per-request limit, 30 s by default; the first request on a new process includes its start-up. */
+  timeoutMs?: number;
+}
+
+export interface GatesRunner {
+  /**
+   * Each series' gates outcome, in the order given. Data the gates cannot support (too few days, a
+   * constant series, an empty window) is a rejected outcome; only a series breaking the contract throws.
+   */
+  run(series: FindingSeries[], options?: { timeoutMs?: number }): Promise<GatesOutcome[]>;
+  /** Stops the process; pending and later runs reject with reason `closed`. */
+  close(): Promise<void>;
+  /** The live Python process's pid, null when there is none (for logs and tests). */
+  readonly pid: number | null;
+}
+
+const responseSchema = z.union([
+  z.object({ id: z.string(), results: z.array(gatesOutcomeSchema) }).strict(),
+  z.object({ id: z.string().nullable(), error: z.string() }).strict(),
+]);
+
+export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
+  const cwd = options.cwd ?? path.join(REPO_ROOT, 'gates-py');
+  const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let current: GatesProcess | null = null;
+  let closed = false;
+  let nextId = 0;
+
+  return {
+    get pid() {
+      return current?.running ? current.pid : null;
+    },
+
+    async run(series, runOptions) {
+      if (closed) throw new GatesRunnerError('the gates runner is closed', 'closed');
+      const parsed = z.array(findingSeriesSchema).safeParse(series);
+      if (!parsed.success) {
+        throw new GatesRunnerError(`invalid finding series:\n${z.prettifyError(parsed.error)}`, 'invalid_input', {
+          cause: parsed.error,
+        });
+      }
+      if (parsed.data.length === 0) return [];
+      if (!current?.running) current = new GatesProcess(options.python, cwd);
+      return current.request(`gates_${++nextId}`, parsed.data, runOptions?.timeoutMs ?? defaultTimeoutMs);
+    },
+
+    async close() {
+      closed = true;
+      await current?.stop();
+      current = null;
+    },
+  };
+}
+
+interface PendingRequest {
+  findingIds: string[];
+  resolve(outcomes: GatesOutcome[]): void;
+  reject(err: GatesRunnerError): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One Python process and the requests it has in hand. Once it stops running it is never reused. */
+class GatesProcess {
+  private alive = true;
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly pending = new Map<string, PendingRequest>();
+  private readonly gone: Promise<void>;
+  private stderrTail = '';
+
+  constructor(python: string, cwd: string) {
+    this.child = spawn(python, ['-m', 'gates'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.gone = new Promise((resolve) => {
+      // 'close' rather than 'exit': it comes after stdout has been read to the end, so every answer
+      // the process wrote before dying is delivered before its pending requests are failed.
+      this.child.once('close', (code, signal) => {
+        this.fail(
+          new GatesRunnerError(
+            `gates process ended (${signal ?? `exit code ${code}`})${this.tail()}`,
+            'process_exited',
+          ),
+        );
+        resolve();
+      });
+      this.child.once('error', (err) => {
+        this.fail(new GatesRunnerError(`could not run ${python}: ${err.message}`, 'spawn_failed', { cause: err }));
+        resolve();
+      });
+    });
+    readline.createInterface({ input: this.child.stdout }).on('line', (line) => this.receive(line));
+    this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+    });
+    // Writing to a process that just died fails with EPIPE; 'close' above reports that death.
+    this.child.stdin.on('error', () => undefined);
+  }
+
+  get running(): boolean {
+    return this.alive;
+  }
+
+  get pid(): number | null {
+    return this.child.pid ?? null;
+  }
+
+  request(id: string, series: FindingSeries[], timeoutMs: number): Promise<GatesOutcome[]> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.settle(id)?.reject(new GatesRunnerError(`gates request timed out after ${timeoutMs} ms`, 'timeout'));
+        // The process is stuck or far too slow: start afresh rather than queue more work behind it.
+        this.fail(new GatesRunnerError(`gates process restarted after request ${id} timed out`, 'process_exited'));
+      }, timeoutMs);
+      this.pending.set(id, { findingIds: series.map((s) => s.finding.id), resolve, reject, timer });
+      this.child.stdin.write(`${JSON.stringify({ id, findings: series })}\n`);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.rejectAll(new GatesRunnerError('the gates runner was closed', 'closed'));
+    this.alive = false;
+    this.child.stdin.end(); // the process exits at end of input
+    const killer = setTimeout(() => this.child.kill('SIGKILL'), CLOSE_GRACE_MS);
+    await this.gone;
+    clearTimeout(killer);
+  }
+
+  private receive(line: string): void {
+    if (!this.alive) return;
+    let message: z.infer<typeof responseSchema>;
+    try {
+      message = responseSchema.parse(JSON.parse(line));
+    } catch (err) {
+      this.fail(
+        new GatesRunnerError(`gates process wrote an invalid response: ${line.slice(0, 200)}`, 'protocol', {
+          cause: err,
+        }),
+      );
+      return;
+    }
+    const request = message.id === null ? undefined : this.settle(message.id);
+    if (!request) {
+      this.fail(new GatesRunnerError(`gates response for no pending request: ${line.slice(0, 200)}`, 'protocol'));
+    } else if ('error' in message) {
+      request.reject(new GatesRunnerError(`gates process refused the request: ${message.error}`, 'request_failed'));
+    } else if (
+      message.results.length !== request.findingIds.length ||
+      message.results.some((outcome, i) => outcome.finding_id !== request.findingIds[i])
+    ) {
+      request.reject(new GatesRunnerError('gates outcomes do not match the findings sent', 'protocol'));
+    } else {
+      request.resolve(message.results);
+    }
+  }
+
+  /** Takes a request off the pending list, with its timer stopped. */
+  private settle(id: string): PendingRequest | undefined {
+    const request = this.pending.get(id);
+    if (request) {
+      clearTimeout(request.timer);
+      this.pending.delete(id);
+    }
+    return request;
+  }
+
+  /** The process can no longer be trusted with requests: fail those in hand and make sure it is gone. */
+  private fail(err: GatesRunnerError): void {
+    this.alive = false;
+    this.rejectAll(err);
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+
+  private rejectAll(err: GatesRunnerError): void {
+    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(err);
+  }
+
+  private tail(): string {
+    const tail = this.stderrTail.trim();
+    return tail ? `; stderr:\n${tail}` : '';
+  }
+}

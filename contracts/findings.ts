@@ -1,0 +1,142 @@
+/**
+ * Findings and their deterministic validation (seed 002, "The validation phase", "The 7
+ * deterministic gates", "Verdict aggregation logic"). Workflow-safe: zod only, no I/O.
+ *
+ * A `Finding` is a quantitative claim; its numbers reach the Fact Sheet only if the gates, run on
+ * the `FindingSeries` the claim was computed from, do not reject it.
+ */
+import { z } from 'zod';
+
+export const FINDING_KINDS = ['association', 'trend', 'scalar'] as const;
+export type FindingKind = (typeof FINDING_KINDS)[number];
+
+export const findingSchema = z
+  .object({
+    id: z.string().min(1),
+    claim: z.string(),
+    kind: z.enum(FINDING_KINDS),
+    feature: z.string().min(1),
+    /** What the feature is associated with: required for an association, usually null otherwise. */
+    target: z.string().min(1).nullable(),
+    /** The numbers synthesis may cite, keyed as in the Fact Sheet; a pair is a CI `[low, high]`. */
+    numbers: z.record(z.string(), z.union([z.number(), z.tuple([z.number(), z.number()])])),
+    n: z.number().int().nonnegative(),
+    window: z.string(),
+    unit: z.string().nullable().optional(),
+    mechanism: z.string().optional(),
+  })
+  .strict()
+  .refine((f) => f.kind !== 'association' || f.target !== null, {
+    message: 'an association names its target',
+    path: ['target'],
+  });
+export type Finding = z.infer<typeof findingSchema>;
+
+const dailyValues = z.array(z.number().nullable());
+
+/**
+ * The data one finding's gates run on, built by whoever computed the finding from the same rows:
+ *
+ * - `feature_values`: the feature's daily values, oldest first, `null` for a missing day.
+ * - `target_values` (association only, required): the target on the same days, so the same length;
+ *   days missing either value drop out of every correlation.
+ * - `recent_start` (trend only, required): the index in `feature_values` where the recent window
+ *   begins; the days before it are the prior window the trend is measured against (the digest's
+ *   "last 30d vs prior 30d" is 60 values with `recent_start: 30`). A window left without any
+ *   observation is not an input error: the gates fail the finding for it.
+ */
+export const findingSeriesSchema = z
+  .object({
+    finding: findingSchema,
+    feature_values: dailyValues,
+    target_values: dailyValues.optional(),
+    recent_start: z.number().int().nonnegative().optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    const kind = s.finding.kind;
+    if (kind === 'association' && s.target_values?.length !== s.feature_values.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['target_values'],
+        message: 'an association needs target_values for the same days as feature_values (same length)',
+      });
+    }
+    if (kind !== 'association' && s.target_values !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['target_values'], message: `a ${kind} finding has no target_values` });
+    }
+    if (kind === 'trend' && (s.recent_start === undefined || s.recent_start > s.feature_values.length)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['recent_start'],
+        message: 'a trend needs recent_start, an index within feature_values',
+      });
+    }
+    if (kind !== 'trend' && s.recent_start !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['recent_start'], message: `a ${kind} finding has no recent_start` });
+    }
+  });
+export type FindingSeries = z.infer<typeof findingSeriesSchema>;
+
+/** In the seed's order, which is the order they run and are reported in. */
+export const GATE_NAMES = [
+  'sample_size',
+  'effect_vs_noise',
+  'construct_validity',
+  'bootstrap',
+  'subgroup_consistency',
+  'method_triangulation',
+  'discriminative_power',
+] as const;
+export type GateName = (typeof GATE_NAMES)[number];
+
+/** A failed hard gate rejects the finding outright, and the gates after it do not run. */
+export const HARD_GATES = ['sample_size', 'construct_validity'] as const satisfies readonly GateName[];
+
+/** `skipped`: the gate does not apply to this finding's kind (`detail.applicable` is false). */
+export const GATE_RESULT_VERDICTS = ['passed', 'failed', 'skipped'] as const;
+export type GateResultVerdict = (typeof GATE_RESULT_VERDICTS)[number];
+
+export const gateResultSchema = z
+  .object({
+    gate: z.enum(GATE_NAMES),
+    verdict: z.enum(GATE_RESULT_VERDICTS),
+    /**
+     * The gate's numbers (n / min_required, effect / metric_sd / ratio, rho, ci_low / ci_high /
+     * boot_median / iterations, rho_first_half / rho_second_half, tau, …), a `reason` when its
+     * statistic does not exist for this data, an `error` when it crashed. Shape varies by gate.
+     */
+    detail: z.object({ applicable: z.boolean() }).catchall(z.unknown()),
+  })
+  .strict()
+  .refine((g) => (g.verdict === 'skipped') === !g.detail.applicable, {
+    message: 'a gate is skipped exactly when it is not applicable',
+    path: ['verdict'],
+  });
+export type GateResult = z.infer<typeof gateResultSchema>;
+
+export const GATE_VERDICTS = ['validated', 'conditional', 'rejected'] as const;
+export type GateVerdict = (typeof GATE_VERDICTS)[number];
+
+/** Why a finding was rejected before its pass ratio was even looked at; `error`: the gates crashed. */
+export const HARD_REJECTIONS = [...HARD_GATES, 'error'] as const;
+export type HardRejection = (typeof HARD_REJECTIONS)[number];
+
+export const gatesOutcomeSchema = z
+  .object({
+    finding_id: z.string(),
+    /** One result per gate that ran: fewer than seven when a hard gate failed or a gate crashed. */
+    gates: z.array(gateResultSchema).min(1).max(GATE_NAMES.length),
+    verdict: z.enum(GATE_VERDICTS),
+    hard_rejection: z.enum(HARD_REJECTIONS).nullable(),
+    /** Applicable gates that passed, out of `applicable`; skipped gates count in neither. */
+    passes: z.number().int().nonnegative(),
+    applicable: z.number().int().nonnegative(),
+  })
+  .strict()
+  .refine((o) => o.hard_rejection === null || o.verdict === 'rejected', {
+    message: 'a hard rejection is a rejection',
+    path: ['verdict'],
+  })
+  .refine((o) => o.passes <= o.applicable, { message: 'passes cannot exceed applicable', path: ['passes'] });
+export type GatesOutcome = z.infer<typeof gatesOutcomeSchema>;
