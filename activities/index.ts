@@ -1,7 +1,11 @@
+import { createAssessFinding } from './assessment';
 import { createClassifyVagueness } from './classify-vagueness';
+import { createCritiqueFinding } from './critic';
 import { createReplyConversationally } from './fallback-reply';
+import { createRephraseQuestions } from './rephrase';
 import { createRoute } from './route';
 import type { StepDeps } from './step-deps';
+import { createSynthesise } from './synthesis';
 import { createTurnLifecycle } from './turn-lifecycle';
 
 export type { StepDeps, ModelSettings } from './step-deps';
@@ -12,7 +16,11 @@ export function createActivities(deps: StepDeps) {
     ...createTurnLifecycle(deps),
     classifyVagueness: createClassifyVagueness(deps),
     route: createRoute(deps),
+    rephraseQuestions: createRephraseQuestions(deps),
     replyConversationally: createReplyConversationally(deps),
+    critiqueFinding: createCritiqueFinding(deps),
+    assessFinding: createAssessFinding(deps),
+    synthesise: createSynthesise(deps),
   };
 }
 

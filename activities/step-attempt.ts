@@ -29,7 +29,8 @@ export async function runStepAttempt<T>(
       {
         type: 'step.retry',
         data: { step, attempt, reason: 'previous attempt failed', at: new Date().toISOString() },
-        dedupeKey: `step.retry:${step}:${attempt}`,
+        // Keyed by the scheduled activity, so two findings' critic calls retrying in one turn are both announced.
+        dedupeKey: `step.retry:${ctx.info.activityId}:${attempt}`,
       },
     ]);
   }

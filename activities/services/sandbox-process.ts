@@ -1,0 +1,93 @@
+/**
+ * Runs one confined process to completion: bounded output, a wall-clock deadline, and a kill that
+ * takes everything the process started with it.
+ *
+ * bwrap is started as the leader of a process group of its own. Killing that group kills bwrap;
+ * `--die-with-parent` then kills the sandbox's init, and the kernel kills every process left in a
+ * pid namespace whose init has died. Nothing the generated code started can outlive the kill.
+ */
+import { spawn } from 'node:child_process';
+
+export interface ConfinedExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  /** The first STDERR_LIMIT bytes: diagnostics for a crash, not a channel for results. */
+  stderr: string;
+  timedOut: boolean;
+  outputExceeded: boolean;
+  durationMs: number;
+}
+
+const STDERR_LIMIT = 16 * 1024;
+/** After the kill, how long the pipes may stay open before they are torn down regardless. */
+const CLOSE_GRACE_MS = 2_000;
+
+export function runConfined(
+  file: string,
+  args: string[],
+  { wallMs, maxStdoutBytes }: { wallMs: number; maxStdoutBytes: number },
+): Promise<ConfinedExit> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    // An empty environment: bwrap needs none, and its own environ would be readable from inside.
+    const child = spawn(file, args, { env: {}, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderrBytes = 0;
+    let timedOut = false;
+    let outputExceeded = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+      graceTimer ??= setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, CLOSE_GRACE_MS);
+    };
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, wallMs);
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (outputExceeded) return;
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > maxStdoutBytes) {
+        outputExceeded = true;
+        killGroup();
+        return;
+      }
+      stdout.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderrBytes >= STDERR_LIMIT) return;
+      stderr.push(chunk.subarray(0, STDERR_LIMIT - stderrBytes));
+      stderrBytes += chunk.length;
+    });
+    child.once('error', (err) => {
+      clearTimeout(deadline);
+      clearTimeout(graceTimer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(deadline);
+      clearTimeout(graceTimer);
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+        timedOut,
+        outputExceeded,
+        durationMs: Math.round(performance.now() - started),
+      });
+    });
+  });
+}

@@ -1,0 +1,52 @@
+import type { ScriptedRule } from '../types';
+import { isPairPrior, readFinding, readPriors, type PromptFinding } from './critic';
+
+/**
+ * The Assessment (seed 002): the mechanism is the summary of the prior about this very pair, else of
+ * the first matching prior, else an honest "no established mechanism known"; novelty is `established`
+ * when a prior speaks for this very pair, `supported` when priors only touch it, `user_specific` when
+ * none do; associations and trends get a strategy for this week naming the feature, a scalar gets
+ * none; citations are the priors' own.
+ */
+
+const readable = (name: string) => name.replace(/_/g, ' ');
+
+/** The lever a person can pull on this feature within a week. */
+const LEVERS: Record<string, string> = {
+  steps: 'add a 20-minute walk on the 3 days this week you expect to be least active',
+  active_zone_minutes: 'schedule two 25-minute brisk sessions this week, each finishing at least 3 hours before bed',
+  sleep_minutes: 'move your lights-out 30 minutes earlier on 4 nights this week',
+  deep_sleep_minutes: 'keep the same bedtime every night this week and skip alcohol within 3 hours of it',
+  rem_sleep_minutes: 'keep the same wake-up time every day this week, weekend included',
+};
+
+function strategyFor(finding: PromptFinding): string | null {
+  if (finding.kind === 'scalar') return null;
+  const lever =
+    LEVERS[finding.feature] ??
+    `on 3 days this week, note what you did differently on the days with the most ${readable(finding.feature)}`;
+  const check =
+    finding.kind === 'association' && finding.target !== null
+      ? `then compare your ${readable(finding.target)} on those days with the rest of the week`
+      : `then check whether ${readable(finding.feature)} keeps moving the same way next week`;
+  return `To act on your ${readable(finding.feature)}: ${lever}, ${check}.`;
+}
+
+export const assessment: ScriptedRule = {
+  step: 'assessment',
+  respond(req) {
+    const finding = readFinding(req.lastUserText);
+    const priors = readPriors(req.lastUserText);
+    const pairPrior = priors.find((p) => isPairPrior(p, finding));
+    const novelty = pairPrior ? 'established' : priors.length > 0 ? 'supported' : 'user_specific';
+    const lead = pairPrior ?? priors.at(0);
+    return {
+      text: JSON.stringify({
+        mechanism: lead?.summary ?? 'No established mechanism known; this is a pattern in your own data.',
+        novelty,
+        strategy: strategyFor(finding),
+        citations: priors.map((p) => p.citation),
+      }),
+    };
+  },
+};
