@@ -1,0 +1,125 @@
+"""The four DataFrames handed to the generated `analysis(...)`, read from the run's input files.
+
+The input directory holds JSON written by activities/services/sandbox.ts: `summary.json` and
+`activities.json` (lists of row objects) and `profile.json` (one object). Columns are fixed here, so
+an empty table still has the columns the generated code expects.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+DAILY_METRICS = (
+    'steps',
+    'sleep_minutes',
+    'deep_sleep_minutes',
+    'rem_sleep_minutes',
+    'light_sleep_minutes',
+    'awake_minutes',
+    'resting_heart_rate',
+    'heart_rate_variability',
+    'stress_management_score',
+    'active_zone_minutes',
+    'sleep_score',
+)
+SUMMARY_COLUMNS = ('date', *DAILY_METRICS)
+ACTIVITY_COLUMNS = ('date', 'type', 'duration_minutes', 'calories', 'avg_heart_rate')
+PROFILE_COLUMNS = ('sex', 'birth_year', 'height_cm', 'weight_kg')
+# Reference statistics for people like the user (one row per metric, sex and age band). Nothing
+# supplies them yet, so the frame is empty; its columns are the contract for whoever does.
+POPULATION_COLUMNS = ('metric', 'sex', 'age_band', 'mean', 'sd', 'n')
+
+# Rolling statistics look back 30 calendar days including the day itself (gaps in the data are
+# not skipped over) and need a week of observations, so early values are not one-day noise.
+ROLLING_WINDOW = '30D'
+ROLLING_MIN_OBSERVATIONS = 7
+
+# cardio_fitness_index inputs (see add_composite_features).
+RHR_BEST, RHR_WORST = 45.0, 90.0
+STEPS_TARGET = 10_000.0
+AZM_TARGET_PER_DAY = 150.0 / 7  # WHO: 150 minutes of moderate activity a week
+ACTIVITY_WINDOW = '7D'
+ACTIVITY_MIN_OBSERVATIONS = 4
+
+
+def _table(
+    rows: list[dict],
+    columns: tuple[str, ...],
+    text_columns: tuple[str, ...] = (),
+    integer_columns: tuple[str, ...] = (),
+) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(rows, columns=list(columns))
+    for column in columns:
+        if column == 'date':
+            frame[column] = pd.to_datetime(frame[column], format='%Y-%m-%d')
+        elif column in text_columns:
+            frame[column] = frame[column].astype(object)
+        elif column in integer_columns:
+            frame[column] = pd.to_numeric(frame[column], errors='coerce').astype('Int64')
+        else:
+            # Metrics stay float even when whole (steps): missing days are NaN, as pandas code expects.
+            frame[column] = pd.to_numeric(frame[column], errors='coerce').astype('float64')
+    return frame
+
+
+def _rolling(summary: pd.DataFrame, column: str, window: str, min_periods: int):
+    return summary.rolling(window, on='date', min_periods=min_periods)[column]
+
+
+def add_composite_features(summary: pd.DataFrame) -> pd.DataFrame:
+    """Deterministic features the seed promises the generated code, computed once here.
+
+    * hrv_rhr_ratio = heart_rate_variability / resting_heart_rate.
+    * cardio_fitness_index, 0-100: half resting heart rate (45 bpm scores 1, 90 bpm scores 0,
+      linear and clipped), a quarter the trailing 7-day mean of steps against 10,000 a day, a
+      quarter the trailing 7-day mean of active zone minutes against 150 a week; each part clipped
+      to [0, 1]. Missing when resting heart rate is missing or the week has fewer than 4 days of
+      steps or active minutes.
+    * <metric>_mean_30d, <metric>_sd_30d (sample SD) and <metric>_cv_30d (SD / mean) for every daily
+      metric over the trailing 30 days; missing with fewer than 7 observations or a zero mean.
+    """
+    summary = summary.sort_values('date', kind='stable').reset_index(drop=True)
+    rhr = summary['resting_heart_rate'].where(summary['resting_heart_rate'] > 0)
+    summary['hrv_rhr_ratio'] = summary['heart_rate_variability'] / rhr
+
+    rhr_part = ((RHR_WORST - rhr) / (RHR_WORST - RHR_BEST)).clip(0, 1)
+    steps_part = (
+        _rolling(summary, 'steps', ACTIVITY_WINDOW, ACTIVITY_MIN_OBSERVATIONS).mean() / STEPS_TARGET
+    ).clip(0, 1)
+    azm_part = (
+        _rolling(summary, 'active_zone_minutes', ACTIVITY_WINDOW, ACTIVITY_MIN_OBSERVATIONS).mean()
+        / AZM_TARGET_PER_DAY
+    ).clip(0, 1)
+    summary['cardio_fitness_index'] = 100 * (0.5 * rhr_part + 0.25 * steps_part + 0.25 * azm_part)
+
+    for metric in DAILY_METRICS:
+        window = _rolling(summary, metric, ROLLING_WINDOW, ROLLING_MIN_OBSERVATIONS)
+        mean = window.mean()
+        sd = window.std()
+        summary[f'{metric}_mean_30d'] = mean
+        summary[f'{metric}_sd_30d'] = sd
+        summary[f'{metric}_cv_30d'] = (sd / mean).replace([np.inf, -np.inf], np.nan)
+    return summary
+
+
+def load_frames(input_dir: Path) -> dict[str, pd.DataFrame]:
+    """The keyword arguments of `analysis(...)`."""
+
+    def read(name: str):
+        return json.loads((input_dir / name).read_text(encoding='utf-8'))
+
+    summary = _table(read('summary.json'), SUMMARY_COLUMNS)
+    activities = _table(read('activities.json'), ACTIVITY_COLUMNS, text_columns=('type',))
+    activities = activities.sort_values('date', kind='stable').reset_index(drop=True)
+    profile = _table([read('profile.json')], PROFILE_COLUMNS, text_columns=('sex',), integer_columns=('birth_year',))
+    population = _table([], POPULATION_COLUMNS, text_columns=('metric', 'sex', 'age_band'))
+    return {
+        'summary_df': add_composite_features(summary),
+        'activities_df': activities,
+        'profile_df': profile,
+        'population_df': population,
+    }
