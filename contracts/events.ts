@@ -1,21 +1,12 @@
 import { z } from 'zod';
 import { AGENTS, turnResultSchema } from './turn';
 import { errorBodySchema } from './errors';
+import { GATE_NAMES } from './findings';
 
 /** Agents as they appear on the event stream: the four specialists plus the synthesis channel. */
 export const STREAM_AGENTS = [...AGENTS, 'synthesis', 'memory'] as const;
 export type StreamAgent = (typeof STREAM_AGENTS)[number];
 const streamAgent = z.enum(STREAM_AGENTS);
-
-export const GATES = [
-  'sample_size',
-  'effect_vs_noise',
-  'construct_validity',
-  'bootstrap',
-  'subgroup_consistency',
-  'method_triangulation',
-  'discriminative_power',
-] as const;
 
 /**
  * The event catalog (seed 001) plus `cost_warning`, `fact_check` and `step.retry`.
@@ -36,7 +27,7 @@ export const eventDataSchemas = {
   'validator.gate': z.object({
     finding_id: z.string(),
     claim: z.string(),
-    gate: z.enum(GATES),
+    gate: z.enum(GATE_NAMES),
     verdict: z.enum(['passed', 'failed', 'skipped']),
     detail: z.record(z.string(), z.unknown()),
   }),
