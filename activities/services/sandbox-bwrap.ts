@@ -103,7 +103,8 @@ function systemMounts(): string[] {
 function pythonMounts(python: PythonLayout): string[] {
   const bound = ['/usr'];
   const args: string[] = [];
-  const created = new Set<string>();
+  // The scratch tmpfs is mounted first (see bwrapArgs) and keeps its 1777 mode.
+  const created = new Set<string>([SANDBOX_SCRATCH_DIR]);
   for (const prefix of [...python.prefixes].sort()) {
     if (bound.some((dir) => isWithin(prefix, dir))) continue;
     const parents: string[] = [];
@@ -163,6 +164,14 @@ export function bwrapArgs(mounts: SandboxMounts, command: string[], asRoot = pro
     '--clearenv',
     ...env,
     ...systemMounts(),
+    // Scratch before the interpreter's binds: a project (and its venv) under /tmp, as in a CI clone,
+    // is then bound on top of the tmpfs instead of being hidden by it.
+    '--perms',
+    '1777',
+    '--size',
+    String(mounts.scratchBytes),
+    '--tmpfs',
+    SANDBOX_SCRATCH_DIR,
     ...pythonMounts(mounts.python),
     '--ro-bind',
     mounts.runnerDir,
@@ -173,12 +182,6 @@ export function bwrapArgs(mounts: SandboxMounts, command: string[], asRoot = pro
     // /dev/shm would be an unbounded tmpfs; nothing in /dev needs writing but the device nodes.
     '--remount-ro',
     '/dev',
-    '--perms',
-    '1777',
-    '--size',
-    String(mounts.scratchBytes),
-    '--tmpfs',
-    SANDBOX_SCRATCH_DIR,
     // The root itself is a tmpfs bwrap built; nothing may be written to it after set-up.
     '--remount-ro',
     '/',
