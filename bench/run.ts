@@ -17,7 +17,7 @@ import { createDb } from '../activities/services/db';
 import { createEventLog } from '../activities/services/event-log';
 import { startApiServer } from '../api/server';
 import { startScriptedModelServer } from '../scripted-model/server';
-import { createTurnWorker, workflowsPath } from '../worker/create-worker';
+import { createTurnWorker, quietBundlerLogger, workflowsPath } from '../worker/create-worker';
 import { createStepDeps } from '../worker/dependencies';
 import { readOpenFilesLimit, stopApiProcesses } from './api-process';
 import type { BareActivities } from './bare-workflow';
@@ -64,15 +64,6 @@ function rerunWithMoreOpenFiles(current: number): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
-
-const quietBundlerLogger = {
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (msg: string) => console.warn(msg),
-  error: (msg: string) => console.error(msg),
-  log: () => undefined,
-};
 
 async function bundle(path: string): Promise<string> {
   return (await bundleWorkflowCode({ workflowsPath: path, logger: quietBundlerLogger })).code;

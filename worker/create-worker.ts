@@ -3,6 +3,16 @@ import { createActivities, type StepDeps } from '../activities';
 
 export const workflowsPath = require.resolve('../workflows');
 
+/** For bundling workflow code where webpack's progress would bury the output (tests, benchmarks). */
+export const quietBundlerLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (msg: string) => console.warn(msg),
+  error: (msg: string) => console.error(msg),
+  log: () => undefined,
+};
+
 /**
  * A worker polling the turn task queue. Pass a prebuilt `workflowBundle` (bundleWorkflowCode) to
  * skip bundling at start-up, as tests and benchmarks do.

@@ -11,17 +11,8 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startLocalPostgres } from '../../scripts/local-postgres';
 import { startLocalTemporal } from '../../scripts/local-temporal';
 import { applyMigrations } from '../../scripts/migrate';
-import { workflowsPath } from '../../worker/create-worker';
+import { quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
 import { TEMPLATE_DB, TEST_ENV_VAR, type TestEnv } from './test-env';
-
-const quietBundlerLogger = {
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (msg: string) => console.warn(msg),
-  error: (msg: string) => console.error(msg),
-  log: () => undefined,
-};
 
 export default async function globalSetup() {
   const stoppers: Array<() => Promise<void>> = [];
