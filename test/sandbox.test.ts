@@ -343,7 +343,8 @@ describe('sandbox: hostile programs', () => {
     leftover?: string[];
   }
   const outcomes = new Map<string, Promise<Outcome>>();
-  const runDirs = () => fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith('amy-sandbox-'));
+  // Only this process's runs: other processes on the machine may be running sandboxes too.
+  const runDirs = () => fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith(`amy-sandbox-${process.pid}-`));
   let runDirsBefore: string[] = [];
 
   async function attack(code: string, alone: boolean): Promise<Outcome> {

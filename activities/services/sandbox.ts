@@ -250,7 +250,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   async function withInputDir<T>(files: Record<string, string>, use: (dir: string) => Promise<T>): Promise<T> {
     // The run directory is private (0700); only its input subdirectory, bound read-only, is readable
     // by the sandbox uid, and it is removed whatever happens to the run.
-    const runDir = await fs.mkdtemp(path.join(os.tmpdir(), 'amy-sandbox-'));
+    // The pid in the name tells whose run it was (and, once that process is gone, that it is stale).
+    const runDir = await fs.mkdtemp(path.join(os.tmpdir(), `amy-sandbox-${process.pid}-`));
     try {
       const inputDir = path.join(runDir, 'input');
       await fs.mkdir(inputDir, { mode: 0o755 });
