@@ -1,10 +1,17 @@
 """The line protocol `python -m gates` speaks (the TypeScript side is activities/services/gates.ts).
 
-One request per line on stdin, `{"id": "...", "findings": [FindingSeries, ...]}`, answered by one
-line on stdout, in order: `{"id": ..., "results": [GatesOutcome, ...]}`, or `{"id": ..., "error":
-"..."}` when the request itself is unusable (`id` is null when it could not be read). Output holds
-finite numbers only: NaN and ±Inf become null, because JSON has no spelling for them and the Fact
-Sheet admits only finite numbers.
+One request per line on stdin, answered by one line on stdout, in order. The request's `op` says
+what it asks for:
+
+* `"gates"` (also a request without `op`): `{"id": "...", "findings": [FindingSeries, ...]}`,
+  answered by `{"id": ..., "results": [GatesOutcome, ...]}`.
+* `"series"`: `{"id": "...", "op": "series", "summary": [DailyRow, ...], "specs": [{"finding":
+  Finding, "window_days": int | null}, ...]}`, answered by `{"id": ..., "series": [{"series":
+  FindingSeries, "missing_columns": [str, ...]}, ...]}` in spec order (rules in gates.finding_series).
+
+A request that is itself unusable is answered `{"id": ..., "error": "..."}` (`id` is null when it
+could not be read). Output holds finite numbers only: NaN and ±Inf become null, because JSON has no
+spelling for them and the Fact Sheet admits only finite numbers.
 """
 
 from __future__ import annotations
@@ -16,10 +23,13 @@ from typing import Any
 import numpy as np
 
 from gates.evaluate import evaluate_finding
+from gates.finding_series import build_finding_series
+
+FINDING_KINDS = ('association', 'trend', 'scalar')
 
 
 class RequestError(ValueError):
-    """The request line is not a well-formed gates request."""
+    """The request line is not a well-formed request."""
 
 
 def handle_line(line: str) -> dict[str, Any]:
@@ -32,12 +42,34 @@ def handle_line(line: str) -> dict[str, Any]:
         if not isinstance(request_id, str):
             request_id = None
             raise RequestError('request.id must be a string')
-        findings = request.get('findings')
-        if not isinstance(findings, list) or not all(_names_its_finding(f) for f in findings):
-            raise RequestError('request.findings must be an array of {finding: {id: string, ...}, ...}')
-        return {'id': request_id, 'results': [evaluate_finding(f) for f in findings]}
+        op = request.get('op', 'gates')
+        if op == 'gates':
+            return {'id': request_id, 'results': _evaluate(request)}
+        if op == 'series':
+            return {'id': request_id, 'series': _build_series(request)}
+        raise RequestError(f'request.op must be "gates" or "series", not {op!r}')
     except Exception as exc:  # noqa: BLE001 — a bad request is answered, never fatal to the process
         return {'id': request_id, 'error': f'{type(exc).__name__}: {exc}'}
+
+
+def _evaluate(request: dict) -> list[dict[str, Any]]:
+    findings = request.get('findings')
+    if not isinstance(findings, list) or not all(_names_its_finding(f) for f in findings):
+        raise RequestError('request.findings must be an array of {finding: {id: string, ...}, ...}')
+    return [evaluate_finding(f) for f in findings]
+
+
+def _build_series(request: dict) -> list[dict[str, Any]]:
+    summary = request.get('summary')
+    if not isinstance(summary, list) or not all(_is_daily_row(row) for row in summary):
+        raise RequestError("request.summary must be an array of daily rows {date: 'YYYY-MM-DD', ...}")
+    specs = request.get('specs')
+    if not isinstance(specs, list) or not all(_is_series_spec(s) for s in specs):
+        raise RequestError(
+            'request.specs must be an array of {finding: {id, kind, feature, target, ...}, window_days: positive'
+            ' integer | null}, an association naming its target'
+        )
+    return build_finding_series(summary, specs)
 
 
 def encode(response: dict[str, Any]) -> str:
@@ -50,6 +82,21 @@ def _names_its_finding(item: Any) -> bool:
         and isinstance(item.get('finding'), dict)
         and isinstance(item['finding'].get('id'), str)
     )
+
+
+def _is_daily_row(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get('date'), str)
+
+
+def _is_series_spec(item: Any) -> bool:
+    if not isinstance(item, dict) or not _names_its_finding(item):
+        return False
+    finding, window_days = item['finding'], item.get('window_days')
+    target_ok = isinstance(finding.get('target'), str) or (
+        finding.get('kind') != 'association' and finding.get('target') is None
+    )
+    window_ok = window_days is None or (type(window_days) is int and window_days > 0)
+    return finding.get('kind') in FINDING_KINDS and isinstance(finding.get('feature'), str) and target_ok and window_ok
 
 
 def _finite(value: Any) -> Any:

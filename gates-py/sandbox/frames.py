@@ -1,7 +1,7 @@
 """The four DataFrames handed to the generated `analysis(...)`, read from the run's input files.
 
 The input directory holds JSON written by activities/services/sandbox.ts: `summary.json` and
-`activities.json` (lists of row objects) and `profile.json` (one object). Columns are fixed here, so
+`activities.json` (lists of row objects) and `profile.json` (one object, or null). Columns are fixed here, so
 an empty table still has the columns the generated code expects.
 """
 
@@ -106,19 +106,30 @@ def add_composite_features(summary: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def summary_frame(rows: list[dict]) -> pd.DataFrame:
+    """`summary_df` as the generated code sees it: the daily rows with the composite features added.
+
+    The gates build their finding series from this too (gates/finding_series.py), so a column the
+    code computed a finding from means the same thing when the finding is checked.
+    """
+    return add_composite_features(_table(rows, SUMMARY_COLUMNS))
+
+
 def load_frames(input_dir: Path) -> dict[str, pd.DataFrame]:
     """The keyword arguments of `analysis(...)`."""
 
     def read(name: str):
         return json.loads((input_dir / name).read_text(encoding='utf-8'))
 
-    summary = _table(read('summary.json'), SUMMARY_COLUMNS)
     activities = _table(read('activities.json'), ACTIVITY_COLUMNS, text_columns=('type',))
     activities = activities.sort_values('date', kind='stable').reset_index(drop=True)
-    profile = _table([read('profile.json')], PROFILE_COLUMNS, text_columns=('sex',), integer_columns=('birth_year',))
+    profile_row = read('profile.json')  # null when the user has no profile: an empty profile_df
+    profile = _table(
+        [profile_row] if profile_row else [], PROFILE_COLUMNS, text_columns=('sex',), integer_columns=('birth_year',)
+    )
     population = _table([], POPULATION_COLUMNS, text_columns=('metric', 'sex', 'age_band'))
     return {
-        'summary_df': add_composite_features(summary),
+        'summary_df': summary_frame(read('summary.json')),
         'activities_df': activities,
         'profile_df': profile,
         'population_df': population,
