@@ -4,6 +4,7 @@
 import {
   findingSeriesSchema,
   gatesOutcomeSchema,
+  type Finding,
   type FindingKind,
   type FindingSeries,
   type GatesOutcome,
@@ -12,9 +13,11 @@ import {
   createGatesRunner,
   defaultPythonPath,
   GatesRunnerError,
+  type FindingSeriesSpec,
   type GatesRunner,
   type GatesRunnerFailure,
 } from '../activities/services/gates';
+import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../activities/services/health-data/synthetic';
 
 /** Deterministic standard normals (mulberry32 + Box-Muller), so every run sees the same data. */
 function normals(seed: number, n: number): number[] {
@@ -156,6 +159,107 @@ describe('gates runner against the Python gates', () => {
     await closed.close();
     await expect(closed.run([associationSeries('ds-001', 30, 0.5, 1)])).rejects.toEqual(
       expectGatesRunnerError('closed'),
+    );
+  });
+});
+
+describe("finding series built from a user's daily rows", () => {
+  const health = generateHealthData({ seed: 7, days: 180, endDate: new Date('2026-11-01T00:00:00Z') });
+  let runner: GatesRunner;
+
+  beforeAll(() => {
+    runner = createGatesRunner({ python: defaultPythonPath() });
+  });
+  afterAll(() => runner.close());
+
+  const spec = (
+    id: string,
+    kind: FindingKind,
+    feature: string,
+    target: string | null,
+    windowDays: number | null,
+  ): FindingSeriesSpec => ({
+    finding: { ...finding(id, kind), feature, target } satisfies Finding,
+    windowDays,
+  });
+
+  test('every planted association is validated; the independent pair is not', async () => {
+    const planted = PLANTED_EFFECTS.filter((effect) => effect.kind === 'association');
+    const specs = [
+      ...planted.map((effect) => spec(`planted-${effect.feature}`, 'association', effect.feature, effect.target, null)),
+      spec('independent', 'association', INDEPENDENT_PAIR.feature, INDEPENDENT_PAIR.target, null),
+    ];
+
+    const built = await runner.buildSeries(health.daily, specs);
+    const outcomes = await runner.run(built.map((b) => b.series));
+
+    for (const { series, missingColumns } of built) {
+      expect(missingColumns).toEqual([]);
+      expect(series.feature_values).toHaveLength(180);
+      expect(series.target_values).toHaveLength(180);
+    }
+    const verdicts = outcomes.map((o) => [o.finding_id, o.verdict]);
+    expect(verdicts.slice(0, -1)).toEqual(planted.map((effect) => [`planted-${effect.feature}`, 'validated']));
+    expect(['rejected', 'conditional']).toContain(outcomes.at(-1)!.verdict);
+  });
+
+  test('the planted resting heart rate fall is validated as a trend, last 30 days against the 30 before', async () => {
+    const [trend] = PLANTED_EFFECTS.filter((effect) => effect.kind === 'trend');
+    const [built] = await runner.buildSeries(health.daily, [spec('rhr-trend', 'trend', trend!.feature, null, null)]);
+
+    expect(built!.series.feature_values).toEqual(health.daily.slice(-60).map((row) => row[trend!.feature]));
+    expect(built!.series.recent_start).toBe(30);
+    const [outcome] = await runner.run([built!.series]);
+    expect(outcome).toMatchObject({ finding_id: 'rhr-trend', verdict: 'validated' });
+  });
+
+  test('a scalar over 90 days is gated on the days the code saw: n counts the present ones', async () => {
+    const [built] = await runner.buildSeries(health.daily, [spec('rhr-90', 'scalar', 'resting_heart_rate', null, 90)]);
+    const [outcome] = await runner.run([built!.series]);
+
+    const present = health.daily.slice(-90).filter((row) => row.resting_heart_rate !== null).length;
+    expect(present).toBeLessThan(90); // the generator leaves gaps, so n is not just the window length
+    expect(built!.series.feature_values).toHaveLength(90);
+    expect(outcome!.gates[0]).toMatchObject({ gate: 'sample_size', detail: { n: present } });
+  });
+
+  test('a composite feature is the one the sandbox computes: hrv_rhr_ratio is HRV over resting heart rate', async () => {
+    const [built] = await runner.buildSeries(health.daily, [spec('ratio', 'scalar', 'hrv_rhr_ratio', null, 30)]);
+    const expected = health.daily
+      .slice(-30)
+      .map((row) =>
+        row.heart_rate_variability === null || row.resting_heart_rate === null
+          ? null
+          : row.heart_rate_variability / row.resting_heart_rate,
+      );
+    expect(built!.missingColumns).toEqual([]);
+    expect(built!.series.feature_values).toEqual(expected);
+  });
+
+  test('a feature no column holds comes back all null, named, and is rejected by sample_size', async () => {
+    const [built] = await runner.buildSeries(health.daily, [spec('vo2', 'scalar', 'vo2_max', null, 30)]);
+    const [outcome] = await runner.run([built!.series]);
+
+    expect(built).toEqual({
+      series: expect.objectContaining({ feature_values: Array(30).fill(null) }),
+      missingColumns: ['vo2_max'],
+    });
+    expect(outcome).toMatchObject({ verdict: 'rejected', hard_rejection: 'sample_size' });
+    expect(outcome!.gates[0]!.detail).toMatchObject({ n: 0 });
+  });
+
+  test('no specs need no process; a bad spec is refused here, unreadable rows by the process', async () => {
+    const fresh = createGatesRunner({ python: defaultPythonPath() });
+    await expect(fresh.buildSeries(health.daily, [])).resolves.toEqual([]);
+    await expect(fresh.buildSeries(health.daily, [spec('w', 'scalar', 'steps', null, 0)])).rejects.toEqual(
+      expectGatesRunnerError('invalid_input'),
+    );
+    expect(fresh.pid).toBeNull();
+    await fresh.close();
+
+    const misdated = [{ ...health.daily[0]!, date: '01/11/2026' }];
+    await expect(runner.buildSeries(misdated, [spec('s', 'scalar', 'steps', null, null)])).rejects.toEqual(
+      expectGatesRunnerError('request_failed'),
     );
   });
 });

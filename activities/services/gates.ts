@@ -3,19 +3,25 @@
  * long-lived `python -m gates` process, so interpreter start-up and the numpy/scipy import are paid
  * once per process, not once per finding (ARCHITECTURE.md, "Python side").
  *
+ * The same process also builds the series a finding is gated on from the user's daily rows
+ * (`buildSeries`), so the composite features the sandbox adds to `summary_df` have one implementation.
+ *
  * Requests and responses are JSON lines matched by id (see gates-py/gates/protocol.py). The process
- * starts on the first `run`, and again on the next `run` after it died or was killed for a timeout.
+ * starts on the first request, and again on the next one after it died or was killed for a timeout.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { z } from 'zod';
 import {
+  findingSchema,
   findingSeriesSchema,
   gatesOutcomeSchema,
+  type Finding,
   type FindingSeries,
   type GatesOutcome,
 } from '../../contracts/findings';
+import type { DailyRow } from './health-data/records';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -30,7 +36,7 @@ export function defaultPythonPath(env: NodeJS.ProcessEnv = process.env): string 
 }
 
 export type GatesRunnerFailure =
-  /** The series broke the FindingSeries contract; nothing was sent. */
+  /** The series (or series specs) broke their contract; nothing was sent. */
   | 'invalid_input'
   /** The request outlived its timeout; the process was killed and the next run starts a new one. */
   | 'timeout'
@@ -65,22 +71,69 @@ export interface GatesRunnerOptions {
   timeoutMs?: number;
 }
 
+/** Which finding to build a series for, over the last `windowDays` calendar days (null: every day). */
+export interface FindingSeriesSpec {
+  finding: Finding;
+  windowDays: number | null;
+}
+
+export interface BuiltFindingSeries {
+  series: FindingSeries;
+  /** The finding's feature or target when it is no column of the summary: its values are all null. */
+  missingColumns: string[];
+}
+
 export interface GatesRunner {
   /**
    * Each series' gates outcome, in the order given. Data the gates cannot support (too few days, a
    * constant series, an empty window) is a rejected outcome; only a series breaking the contract throws.
    */
   run(series: FindingSeries[], options?: { timeoutMs?: number }): Promise<GatesOutcome[]>;
+  /**
+   * Each spec's series, in the order given, from the same rows the sandbox's `summary_df` is built
+   * from, so a finding may name any column the generated code saw (composite features included).
+   * The rules (calendar, windows, trend halves) are in gates-py/gates/finding_series.py. Rows the
+   * process cannot read (a malformed or repeated date) reject with `request_failed`.
+   */
+  buildSeries(
+    summary: DailyRow[],
+    specs: FindingSeriesSpec[],
+    options?: { timeoutMs?: number },
+  ): Promise<BuiltFindingSeries[]>;
   /** Stops the process; pending and later runs reject with reason `closed`. */
   close(): Promise<void>;
   /** The live Python process's pid, null when there is none (for logs and tests). */
   readonly pid: number | null;
 }
 
-const responseSchema = z.union([
+const findingSeriesSpecsSchema = z.array(
+  z.object({ finding: findingSchema, windowDays: z.number().int().positive().nullable() }).strict(),
+);
+
+const answerSchema = z.union([
   z.object({ id: z.string(), results: z.array(gatesOutcomeSchema) }).strict(),
-  z.object({ id: z.string().nullable(), error: z.string() }).strict(),
+  z
+    .object({
+      id: z.string(),
+      series: z.array(z.object({ series: findingSeriesSchema, missing_columns: z.array(z.string()) }).strict()),
+    })
+    .strict(),
 ]);
+/** What the process answers a request with, when it does not refuse it. */
+type Answer = z.infer<typeof answerSchema>;
+
+const responseSchema = z.union([answerSchema, z.object({ id: z.string().nullable(), error: z.string() }).strict()]);
+
+/** An answer about other findings than those sent, or in another order, is a protocol error. */
+function assertAnswersFindings(answeredIds: string[], sent: Array<{ finding: Finding }>): void {
+  if (answeredIds.length !== sent.length || answeredIds.some((id, i) => id !== sent[i]!.finding.id)) {
+    throw new GatesRunnerError('gates answer does not match the findings sent', 'protocol');
+  }
+}
+
+function invalidInput(what: string, error: z.ZodError): GatesRunnerError {
+  return new GatesRunnerError(`invalid ${what}:\n${z.prettifyError(error)}`, 'invalid_input', { cause: error });
+}
 
 export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
   const cwd = options.cwd ?? path.join(REPO_ROOT, 'gates-py');
@@ -89,22 +142,49 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
   let closed = false;
   let nextId = 0;
 
+  const ensureOpen = () => {
+    if (closed) throw new GatesRunnerError('the gates runner is closed', 'closed');
+  };
+  const send = <T>(
+    op: 'gates' | 'series',
+    body: Record<string, unknown>,
+    timeoutMs: number | undefined,
+    read: (answer: Answer) => T,
+  ): Promise<T> => {
+    if (!current?.running) current = new GatesProcess(options.python, cwd);
+    return current.request({ id: `${op}_${++nextId}`, op, ...body }, timeoutMs ?? defaultTimeoutMs, read);
+  };
+
   return {
     get pid() {
       return current?.running ? current.pid : null;
     },
 
     async run(series, runOptions) {
-      if (closed) throw new GatesRunnerError('the gates runner is closed', 'closed');
+      ensureOpen();
       const parsed = z.array(findingSeriesSchema).safeParse(series);
-      if (!parsed.success) {
-        throw new GatesRunnerError(`invalid finding series:\n${z.prettifyError(parsed.error)}`, 'invalid_input', {
-          cause: parsed.error,
-        });
-      }
+      if (!parsed.success) throw invalidInput('finding series', parsed.error);
       if (parsed.data.length === 0) return [];
-      if (!current?.running) current = new GatesProcess(options.python, cwd);
-      return current.request(`gates_${++nextId}`, parsed.data, runOptions?.timeoutMs ?? defaultTimeoutMs);
+      return send('gates', { findings: parsed.data }, runOptions?.timeoutMs, (answer) => {
+        if (!('results' in answer)) throw new GatesRunnerError('gates answer has no results', 'protocol');
+        const answeredIds = answer.results.map((outcome) => outcome.finding_id);
+        assertAnswersFindings(answeredIds, parsed.data);
+        return answer.results;
+      });
+    },
+
+    async buildSeries(summary, specs, seriesOptions) {
+      ensureOpen();
+      const parsed = findingSeriesSpecsSchema.safeParse(specs);
+      if (!parsed.success) throw invalidInput('finding series specs', parsed.error);
+      if (parsed.data.length === 0) return [];
+      const wireSpecs = parsed.data.map((spec) => ({ finding: spec.finding, window_days: spec.windowDays }));
+      return send('series', { summary, specs: wireSpecs }, seriesOptions?.timeoutMs, (answer) => {
+        if (!('series' in answer)) throw new GatesRunnerError('gates answer has no series', 'protocol');
+        const answeredIds = answer.series.map((built) => built.series.finding.id);
+        assertAnswersFindings(answeredIds, parsed.data);
+        return answer.series.map((built) => ({ series: built.series, missingColumns: built.missing_columns }));
+      });
     },
 
     async close() {
@@ -116,8 +196,8 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
 }
 
 interface PendingRequest {
-  findingIds: string[];
-  resolve(outcomes: GatesOutcome[]): void;
+  /** Settles the caller's promise from the answer, or rejects it when the answer does not fit the request. */
+  accept(answer: Answer): void;
   reject(err: GatesRunnerError): void;
   timer: NodeJS.Timeout;
 }
@@ -165,15 +245,28 @@ class GatesProcess {
     return this.child.pid ?? null;
   }
 
-  request(id: string, series: FindingSeries[], timeoutMs: number): Promise<GatesOutcome[]> {
+  /** Sends one request line; `read` turns the process's answer into the result, throwing when it does not fit. */
+  request<T>(
+    message: { id: string; [field: string]: unknown },
+    timeoutMs: number,
+    read: (answer: Answer) => T,
+  ): Promise<T> {
+    const { id } = message;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.settle(id)?.reject(new GatesRunnerError(`gates request timed out after ${timeoutMs} ms`, 'timeout'));
         // The process is stuck or far too slow: start afresh rather than queue more work behind it.
         this.fail(new GatesRunnerError(`gates process restarted after request ${id} timed out`, 'process_exited'));
       }, timeoutMs);
-      this.pending.set(id, { findingIds: series.map((s) => s.finding.id), resolve, reject, timer });
-      this.child.stdin.write(`${JSON.stringify({ id, findings: series })}\n`);
+      const accept = (answer: Answer) => {
+        try {
+          resolve(read(answer));
+        } catch (err) {
+          reject(err);
+        }
+      };
+      this.pending.set(id, { accept, reject, timer });
+      this.child.stdin.write(`${JSON.stringify(message)}\n`);
     });
   }
 
@@ -204,13 +297,8 @@ class GatesProcess {
       this.fail(new GatesRunnerError(`gates response for no pending request: ${line.slice(0, 200)}`, 'protocol'));
     } else if ('error' in message) {
       request.reject(new GatesRunnerError(`gates process refused the request: ${message.error}`, 'request_failed'));
-    } else if (
-      message.results.length !== request.findingIds.length ||
-      message.results.some((outcome, i) => outcome.finding_id !== request.findingIds[i])
-    ) {
-      request.reject(new GatesRunnerError('gates outcomes do not match the findings sent', 'protocol'));
     } else {
-      request.resolve(message.results);
+      request.accept(message);
     }
   }
 
