@@ -11,12 +11,11 @@ import { z } from 'zod';
 import type { Finding, GatesOutcome } from '../contracts/findings';
 import { completeStep } from './complete-step';
 import { priorsFor } from './literature-priors';
-import { CRITIC_SYSTEM, criticUserPrompt, type MemoryEntry } from './prompts/critic';
+import { CRITIC_SYSTEM, criticUserPrompt } from './prompts/critic';
 import { parseModelJson } from './services/llm';
 import { ModelOutputInvalidError, UpstreamUnavailableError } from './services/llm-errors';
+import { recentMemory } from './services/memory';
 import type { StepDeps } from './step-deps';
-
-export type { MemoryEntry } from './prompts/critic';
 
 const CRITIC_DECISIONS = ['accept', 'downgrade', 'reject'] as const;
 export type CriticDecision = (typeof CRITIC_DECISIONS)[number];
@@ -60,22 +59,13 @@ export interface CritiqueFindingInput {
   turnId: string;
   finding: Finding;
   gates: GatesOutcome;
-  /** The user's memory, most recent first. */
-  memory: MemoryEntry[];
+  /** Whose memory the Critic reads. */
+  userId: string;
 }
 
 /** Seed 002: the memory kinds that can explain a finding away; goals and hypotheses cannot. */
-const CRITIC_MEMORY_CATEGORIES: ReadonlySet<string> = new Set([
-  'barrier',
-  'preference',
-  'decision',
-  'value',
-  'insight',
-]);
+const CRITIC_MEMORY_CATEGORIES = ['barrier', 'preference', 'decision', 'value', 'insight'] as const;
 const CRITIC_MEMORY_LIMIT = 12;
-
-const memoryForCritic = (memory: MemoryEntry[]): MemoryEntry[] =>
-  memory.filter((entry) => CRITIC_MEMORY_CATEGORIES.has(entry.category)).slice(0, CRITIC_MEMORY_LIMIT);
 
 /**
  * The seed's hard rules, enforced on the parsed answer because a prompt is only a request: a high
@@ -118,7 +108,10 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
     finding,
     gates: input.gates,
     priors: priorsFor(finding),
-    memory: memoryForCritic(input.memory),
+    memory: await recentMemory(deps.db, input.userId, {
+      categories: CRITIC_MEMORY_CATEGORIES,
+      limit: CRITIC_MEMORY_LIMIT,
+    }),
   });
   let answer: CriticAnswer;
   try {

@@ -17,12 +17,7 @@ import {
   type GatesOutcome,
 } from '../contracts/findings';
 import { eventDataSchemas } from '../contracts/events';
-import {
-  createCritiqueFinding,
-  type CriticVerdict,
-  type CritiqueFindingInput,
-  type MemoryEntry,
-} from '../activities/critic';
+import { createCritiqueFinding, type CriticVerdict, type CritiqueFindingInput } from '../activities/critic';
 import { LITERATURE_PRIORS, priorsFor } from '../activities/literature-priors';
 import type { StepDeps } from '../activities/step-deps';
 import { createAnthropicClient, createLlm } from '../activities/services/llm';
@@ -110,12 +105,19 @@ function gatesOutcome(findingId: string, changes: Partial<Record<GateName, GateS
   });
 }
 
-const critique = (turnId: string, finding: Finding, gates = gatesOutcome(finding.id), memory: MemoryEntry[] = []) => ({
+const critique = async (turnId: string, finding: Finding, gates = gatesOutcome(finding.id), harness = h) => ({
   turnId,
   finding,
   gates,
-  memory,
+  userId: await userOf(turnId, harness),
 });
+
+async function userOf(turnId: string, harness = h): Promise<string> {
+  const { rows } = await harness.deps.pool.query<{ user_id: string }>('SELECT user_id FROM turns WHERE id = $1', [
+    turnId,
+  ]);
+  return rows[0].user_id;
+}
 
 const criticEvents = async (harness: StepHarness, turnId: string) =>
   (await harness.deps.events.readAfter(turnId, 0)).filter((e) => e.type === 'validator.critic');
@@ -142,7 +144,7 @@ describe('following the gates', () => {
     let heartbeats = 0;
     env.on('heartbeat', () => heartbeats++);
 
-    const verdict = await runCritic(h.deps, critique(turnId, finding), env);
+    const verdict = await runCritic(h.deps, await critique(turnId, finding), env);
 
     expect(verdict).toMatchObject({ finding_id: 'ds-001', decision: 'accept', concerns: [], fallback: false });
     expect(verdict.rationale).toContain('6 of 6 applicable gates passed');
@@ -180,7 +182,7 @@ describe('following the gates', () => {
     });
     expect(gates.verdict).toBe('conditional');
 
-    const verdict = await runCritic(h.deps, critique(turnId, finding, gates));
+    const verdict = await runCritic(h.deps, await critique(turnId, finding, gates));
 
     expect(verdict.decision).toBe('downgrade');
     expect(verdict.fallback).toBe(false);
@@ -209,7 +211,7 @@ describe('following the gates', () => {
       construct_validity: { verdict: 'passed', detail: { applicable: true, rho: 0.84, max_abs_rho: 0.85, n: 87 } },
     });
 
-    const verdict = await runCritic(h.deps, critique(turnId, finding, gates));
+    const verdict = await runCritic(h.deps, await critique(turnId, finding, gates));
 
     expect(verdict.decision).toBe('reject');
     expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'tautology', severity: 'high' })]);
@@ -222,7 +224,7 @@ describe('following the gates', () => {
       sample_size: { verdict: 'passed', detail: { applicable: true, n: 24, min_required: 20 } },
     });
 
-    const verdict = await runCritic(h.deps, critique(turnId, finding, gates));
+    const verdict = await runCritic(h.deps, await critique(turnId, finding, gates));
 
     expect(verdict.decision).toBe('downgrade');
     expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'small_n', severity: 'medium' })]);
@@ -238,7 +240,7 @@ describe('following the gates', () => {
       numbers: { rho: 0.31 },
     });
 
-    const verdict = await runCritic(h.deps, critique(turnId, finding));
+    const verdict = await runCritic(h.deps, await critique(turnId, finding));
 
     expect(verdict.decision).toBe('downgrade');
     expect(verdict.concerns).toEqual([
@@ -252,7 +254,7 @@ describe('following the gates', () => {
     const finding = association({ id: 'ds-005', feature: 'awake_minutes', target: 'avg_heart_rate' });
     expect(priorsFor(finding)).toEqual([]);
 
-    const verdict = await runCritic(h.deps, critique(turnId, finding));
+    const verdict = await runCritic(h.deps, await critique(turnId, finding));
 
     expect(verdict.decision).toBe('accept');
     expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'confounder', severity: 'low' })]);
@@ -279,7 +281,7 @@ describe('hard rules, enforced on whatever the model answers', () => {
     const turnId = await canned.newTurn();
     cannedAnswer = answer(said, severities);
 
-    const verdict = await runCritic(canned.deps, critique(turnId, association()));
+    const verdict = await runCritic(canned.deps, await critique(turnId, association(), undefined, canned));
 
     expect(verdict.decision).toBe(decision);
     expect(verdict.concerns.map((c) => c.severity)).toEqual(severities);
@@ -299,7 +301,7 @@ describe('hard rules, enforced on whatever the model answers', () => {
       rationale: 'Fine.',
     });
 
-    const verdict = await runCritic(canned.deps, critique(turnId, association()));
+    const verdict = await runCritic(canned.deps, await critique(turnId, association(), undefined, canned));
 
     expect(verdict).toMatchObject({ decision: 'downgrade', fallback: true, concerns: [] });
   });
@@ -310,7 +312,7 @@ describe('when the model fails', () => {
     const turnId = await h.newTurn();
     h.scripted.faults.inject({ kind: 'malformed', step: 'critic' });
 
-    const verdict = await runCritic(h.deps, critique(turnId, association()));
+    const verdict = await runCritic(h.deps, await critique(turnId, association()));
 
     expect(verdict).toMatchObject({ finding_id: 'ds-001', decision: 'downgrade', concerns: [], fallback: true });
     expect(verdict.rationale).toContain('not a valid review');
@@ -323,7 +325,7 @@ describe('when the model fails', () => {
     const turnId = await h.newTurn();
     h.scripted.faults.inject({ kind: 'server_error', step: 'critic', times: 1 });
 
-    const verdict = await runCritic(h.deps, critique(turnId, association()));
+    const verdict = await runCritic(h.deps, await critique(turnId, association()));
 
     expect(verdict).toMatchObject({ decision: 'downgrade', fallback: true });
     expect(verdict.rationale).toContain('could not be reached');
@@ -337,7 +339,7 @@ describe('when the model fails', () => {
     h.scripted.faults.inject({ kind: 'hang', step: 'critic' });
     const env = activityEnvironment();
 
-    const running = runCritic(h.deps, critique(turnId, association()), env);
+    const running = runCritic(h.deps, await critique(turnId, association()), env);
     while (h.scripted.faults.pending().length > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     env.cancel();
 
@@ -355,7 +357,7 @@ describe('when the model fails', () => {
       costWarnUsd: 100,
     });
     try {
-      const running = runCritic({ ...h.deps, llm }, critique(turnId, association()));
+      const running = runCritic({ ...h.deps, llm }, await critique(turnId, association()));
       await expect(running).rejects.toBeInstanceOf(UpstreamRequestError);
     } finally {
       await ruleless.close();
@@ -366,7 +368,7 @@ describe('when the model fails', () => {
 
 test('running twice for the same finding (a Temporal retry) announces the retry but only one verdict', async () => {
   const turnId = await h.newTurn();
-  const input = critique(turnId, association());
+  const input = await critique(turnId, association());
 
   const first = await runCritic(h.deps, input, activityEnvironment({ attempt: 1 }));
   const second = await runCritic(h.deps, input, activityEnvironment({ attempt: 2 }));
@@ -391,10 +393,19 @@ test('the prompt carries only the memory kinds that can explain a finding away, 
     'value',
     'insight',
   ];
-  const memory: MemoryEntry[] = Array.from({ length: 24 }, (_, i) => ({
+  const memory = Array.from({ length: 24 }, (_, i) => ({
     category: categories[i % categories.length],
     text: `note ${i}\nabout ${categories[i % categories.length]}`,
   }));
+  // Stored oldest last, so the list above is the user's memory newest first.
+  const userId = await userOf(turnId);
+  for (const [i, entry] of memory.entries()) {
+    await h.deps.pool.query(
+      `INSERT INTO memory_entries (id, user_id, category, text, created_at)
+       VALUES ($1, $2, $3, $4, now() - make_interval(mins => $5))`,
+      [`mem_${String(i).padStart(26, '0')}`, userId, entry.category, entry.text, i],
+    );
+  }
   const allowed = new Set(['barrier', 'preference', 'decision', 'value', 'insight']);
   const expected = memory
     .filter((m) => allowed.has(m.category))
@@ -402,7 +413,7 @@ test('the prompt carries only the memory kinds that can explain a finding away, 
     .map((m) => `- [${m.category}] ${m.text.replace('\n', ' ')}`);
   expect(memory.filter((m) => allowed.has(m.category)).length).toBeGreaterThan(12);
 
-  await runCritic(h.deps, critique(turnId, association(), undefined, memory));
+  await runCritic(h.deps, await critique(turnId, association()));
 
   const lines = promptBlock(lastCriticPrompt(h), 'USER MEMORY');
   expect(lines).toEqual(expected);
@@ -412,7 +423,7 @@ test('the prompt carries only the memory kinds that can explain a finding away, 
 test("the prompt carries exactly the priors matching the finding's feature or target, this pair's first", async () => {
   const turnId = await h.newTurn();
 
-  await runCritic(h.deps, critique(turnId, association()));
+  await runCritic(h.deps, await critique(turnId, association()));
 
   const priorIds = promptBlock(lastCriticPrompt(h), 'LITERATURE PRIORS').flatMap(
     (line) => /^- \[([\w-]+)\]/.exec(line)?.[1] ?? [],
