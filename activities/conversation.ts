@@ -6,10 +6,7 @@ export function renderHistory(messages: Message[]): string {
   return messages.map((m) => `${m.role}: ${m.content}`).join('\n');
 }
 
-export function lastUserMessage(messages: Message[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') return messages[i].content;
-  throw new Error('conversation has no user message');
-}
+export { lastUserMessage } from '../contracts/turn';
 
 export const asModelMessages = (messages: Message[]): Anthropic.MessageParam[] =>
   messages.map((m) => ({ role: m.role, content: m.content }));

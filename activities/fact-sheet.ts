@@ -29,6 +29,9 @@ export interface BuiltFactSheet {
   entries: FactEntry[];
 }
 
+/** `n`, `n_recent`, …: observation counts, which are in no unit whatever the finding measures. */
+const isCount = (key: string) => key === 'n' || key.startsWith('n_');
+
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 function numberEntries(numbers: Record<string, unknown>): Array<[string, number]> {
@@ -57,7 +60,7 @@ export function buildFactSheet(findings: FactSheetFinding[]): BuiltFactSheet {
       entries.push({
         claim,
         value,
-        unit: finding.unit ?? null,
+        unit: isCount(key) ? null : (finding.unit ?? null),
         source,
         n: finding.n,
         window: finding.window,

@@ -140,3 +140,13 @@ export const gatesOutcomeSchema = z
   })
   .refine((o) => o.passes <= o.applicable, { message: 'passes cannot exceed applicable', path: ['passes'] });
 export type GatesOutcome = z.infer<typeof gatesOutcomeSchema>;
+
+/**
+ * A finding as an agent hands it to validation: where it came from and the trailing window (in days,
+ * null = all days) of the user's data it was computed on, which is the window its gates' series span.
+ */
+export interface AgentFinding {
+  finding: Finding;
+  windowDays: number | null;
+  source: 'data_science' | 'investigator';
+}

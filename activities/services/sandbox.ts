@@ -63,7 +63,8 @@ export interface SandboxOptions {
 export interface SandboxData {
   summary: DailyRow[];
   activities: WorkoutRow[];
-  profile: HealthProfileRow;
+  /** null when the user has no profile: `profile_df` is then empty. */
+  profile: HealthProfileRow | null;
 }
 
 export type SandboxErrorKind =

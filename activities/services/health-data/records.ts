@@ -37,22 +37,24 @@ interface MetricSpec {
   integer: boolean;
   /** What the generator produces for a typical adult. */
   typical: readonly [number, number];
+  /** The unit a value of this metric is in, for the Fact Sheet. */
+  unit: string;
   /** What an import accepts: real devices report quiet days and short nights the generator never makes. */
   accepted: readonly [number, number];
 }
 
 export const METRIC_SPECS: Record<DailyMetric, MetricSpec> = {
-  steps: { integer: true, typical: [1_000, 25_000], accepted: [0, 60_000] },
-  sleep_minutes: { integer: true, typical: [240, 600], accepted: [0, 960] },
-  deep_sleep_minutes: { integer: true, typical: [15, 180], accepted: [0, 960] },
-  rem_sleep_minutes: { integer: true, typical: [20, 200], accepted: [0, 960] },
-  light_sleep_minutes: { integer: true, typical: [60, 560], accepted: [0, 960] },
-  awake_minutes: { integer: true, typical: [5, 120], accepted: [0, 960] },
-  resting_heart_rate: { integer: false, typical: [45, 90], accepted: [30, 120] },
-  heart_rate_variability: { integer: false, typical: [15, 120], accepted: [5, 250] },
-  stress_management_score: { integer: false, typical: [1, 100], accepted: [0, 100] },
-  active_zone_minutes: { integer: true, typical: [0, 180], accepted: [0, 600] },
-  sleep_score: { integer: false, typical: [40, 100], accepted: [0, 100] },
+  steps: { unit: 'steps', integer: true, typical: [1_000, 25_000], accepted: [0, 60_000] },
+  sleep_minutes: { unit: 'min', integer: true, typical: [240, 600], accepted: [0, 960] },
+  deep_sleep_minutes: { unit: 'min', integer: true, typical: [15, 180], accepted: [0, 960] },
+  rem_sleep_minutes: { unit: 'min', integer: true, typical: [20, 200], accepted: [0, 960] },
+  light_sleep_minutes: { unit: 'min', integer: true, typical: [60, 560], accepted: [0, 960] },
+  awake_minutes: { unit: 'min', integer: true, typical: [5, 120], accepted: [0, 960] },
+  resting_heart_rate: { unit: 'bpm', integer: false, typical: [45, 90], accepted: [30, 120] },
+  heart_rate_variability: { unit: 'ms', integer: false, typical: [15, 120], accepted: [5, 250] },
+  stress_management_score: { unit: 'points', integer: false, typical: [1, 100], accepted: [0, 100] },
+  active_zone_minutes: { unit: 'min', integer: true, typical: [0, 180], accepted: [0, 600] },
+  sleep_score: { unit: 'points', integer: false, typical: [40, 100], accepted: [0, 100] },
 };
 
 export const WORKOUT_TYPES = ['running', 'cycling', 'strength', 'yoga', 'walking', 'swimming', 'HIIT'] as const;
@@ -99,3 +101,12 @@ export function parseIsoDate(text: string): Date | null {
 }
 
 export const formatIsoDate = (date: Date) => date.toISOString().slice(0, 10);
+
+/**
+ * The unit of a column the analysis sees: a daily metric's own unit, shared by its trailing 30-day
+ * mean and SD; null for ratios and indices (`hrv_rhr_ratio`, `cardio_fitness_index`, `_cv_30d`).
+ */
+export function columnUnit(column: string): string | null {
+  const base = column.replace(/_(mean|sd)_30d$/, '');
+  return (DAILY_METRICS as readonly string[]).includes(base) ? METRIC_SPECS[base as DailyMetric].unit : null;
+}

@@ -2,7 +2,14 @@
 import { ulid } from 'ulid';
 import type { Db } from '../db';
 import { generateHealthData } from './synthetic';
-import { parseIsoDate, type DailyRow, type HealthData } from './records';
+import {
+  formatIsoDate,
+  parseIsoDate,
+  type DailyRow,
+  type HealthData,
+  type HealthProfileRow,
+  type WorkoutRow,
+} from './records';
 
 // Workouts and lab results need ids of their own; these prefixes belong in contracts/ids.ts (ID_PREFIXES).
 const WORKOUT_ID_PREFIX = 'wko_';
@@ -89,4 +96,54 @@ export async function seedDemoHealthData(
   { seed = 7, days = 180, endDate = new Date() }: { seed?: number; days?: number; endDate?: Date } = {},
 ): Promise<HealthDataCounts> {
   return replaceUserHealthData(db, userId, generateHealthData({ seed, days, endDate }));
+}
+
+type DailySummaryRecord = Awaited<ReturnType<Db['dailySummary']['findMany']>>[number];
+
+function dailyRowFromDb(row: DailySummaryRecord): DailyRow {
+  return {
+    date: formatIsoDate(row.date),
+    steps: row.steps,
+    sleep_minutes: row.sleepMinutes,
+    deep_sleep_minutes: row.deepSleepMinutes,
+    rem_sleep_minutes: row.remSleepMinutes,
+    light_sleep_minutes: row.lightSleepMinutes,
+    awake_minutes: row.awakeMinutes,
+    resting_heart_rate: row.restingHeartRate,
+    heart_rate_variability: row.heartRateVariability,
+    stress_management_score: row.stressManagementScore,
+    active_zone_minutes: row.activeZoneMinutes,
+    sleep_score: row.sleepScore,
+  };
+}
+
+/** What the analysis of a user's data reads: the daily summaries and workouts oldest first, and the profile. */
+export interface UserHealthData {
+  profile: HealthProfileRow | null;
+  daily: DailyRow[];
+  workouts: WorkoutRow[];
+}
+
+export async function readUserHealthData(db: Db, userId: string): Promise<UserHealthData> {
+  const [profile, daily, workouts] = await Promise.all([
+    db.healthProfile.findUnique({ where: { userId } }),
+    db.dailySummary.findMany({ where: { userId }, orderBy: { date: 'asc' } }),
+    db.workout.findMany({ where: { userId }, orderBy: [{ date: 'asc' }, { id: 'asc' }] }),
+  ]);
+  return {
+    profile: profile && {
+      sex: profile.sex as HealthProfileRow['sex'],
+      birth_year: profile.birthYear,
+      height_cm: profile.heightCm,
+      weight_kg: profile.weightKg,
+    },
+    daily: daily.map(dailyRowFromDb),
+    workouts: workouts.map((w) => ({
+      date: formatIsoDate(w.date),
+      type: w.type as WorkoutRow['type'],
+      duration_minutes: w.durationMinutes,
+      calories: w.calories,
+      avg_heart_rate: w.avgHeartRate,
+    })),
+  };
 }
