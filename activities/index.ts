@@ -1,12 +1,15 @@
 import { createAssessFinding } from './assessment';
 import { createClassifyVagueness } from './classify-vagueness';
 import { createCritiqueFinding } from './critic';
+import { createDataScienceActivities } from './data-science';
 import { createReplyConversationally } from './fallback-reply';
+import { createRememberTurn } from './memory-step';
 import { createRephraseQuestions } from './rephrase';
 import { createRoute } from './route';
 import type { StepDeps } from './step-deps';
 import { createSynthesise } from './synthesis';
 import { createTurnLifecycle } from './turn-lifecycle';
+import { createRunGates } from './validation';
 
 export type { StepDeps, ModelSettings } from './step-deps';
 
@@ -18,9 +21,12 @@ export function createActivities(deps: StepDeps) {
     route: createRoute(deps),
     rephraseQuestions: createRephraseQuestions(deps),
     replyConversationally: createReplyConversationally(deps),
+    ...createDataScienceActivities(deps),
+    runGates: createRunGates(deps),
     critiqueFinding: createCritiqueFinding(deps),
     assessFinding: createAssessFinding(deps),
     synthesise: createSynthesise(deps),
+    rememberTurn: createRememberTurn(deps),
   };
 }
 

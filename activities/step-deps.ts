@@ -1,7 +1,9 @@
 import type { Pool } from 'pg';
 import type { Db } from './services/db';
 import type { EventLog } from './services/event-log';
+import type { GatesRunner } from './services/gates';
 import type { Llm } from './services/llm';
+import type { Sandbox } from './services/sandbox';
 
 /** Model choice per role (AMY_MODEL, AMY_FAST_MODEL, AMY_DS_MODEL, AMY_VALIDATOR_MODEL). */
 export interface ModelSettings {
@@ -18,5 +20,9 @@ export interface StepDeps {
   events: EventLog;
   llm: Llm;
   models: ModelSettings;
+  /** Where the Data Science agent's generated code runs. */
+  sandbox: Sandbox;
+  /** The warm Python process the seven gates run in. */
+  gates: GatesRunner;
   clock: () => Date;
 }

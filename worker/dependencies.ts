@@ -1,8 +1,10 @@
 import type { Config } from '../activities/services/config';
 import { createDb } from '../activities/services/db';
 import { createEventLog } from '../activities/services/event-log';
+import { createGatesRunner, defaultPythonPath } from '../activities/services/gates';
 import { createPgPool } from '../activities/services/pg-pool';
 import { createAnthropicClient, createLlm } from '../activities/services/llm';
+import { createSandbox } from '../activities/services/sandbox';
 import type { StepDeps } from '../activities';
 
 /** The composition root's wiring: connections and services for the activities, from configuration. */
@@ -16,6 +18,8 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
     events,
     costWarnUsd: config.AMY_COST_WARN_USD,
   });
+  const python = config.AMY_PYTHON ?? defaultPythonPath();
+  const gates = createGatesRunner({ python });
   return {
     db,
     pool,
@@ -27,9 +31,12 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
       dataScience: config.AMY_DS_MODEL,
       validator: config.AMY_VALIDATOR_MODEL,
     },
+    // A result is a handful of numbers; the cap keeps a runaway print loop out of the worker's memory.
+    sandbox: createSandbox({ python, limits: { maxOutputBytes: 256 * 1024 } }),
+    gates,
     clock: () => new Date(),
     async close() {
-      await Promise.allSettled([db.$disconnect(), pool.end()]);
+      await Promise.allSettled([db.$disconnect(), pool.end(), gates.close()]);
     },
   };
 }

@@ -7,7 +7,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { Pool } from 'pg';
 import type { StepDeps } from '../../activities';
 import { createEventLog } from '../../activities/services/event-log';
+import { createGatesRunner, defaultPythonPath } from '../../activities/services/gates';
 import { createAnthropicClient, createLlm } from '../../activities/services/llm';
+import { createSandbox } from '../../activities/services/sandbox';
 import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model/server';
 import { createTestDatabase, type TestDatabase } from './database';
 import { insertUserAndTurn } from './fixtures';
@@ -46,6 +48,8 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
       dataScience: 'claude-sonnet-4-6',
       validator: 'claude-opus-4-7',
     },
+    sandbox: createSandbox({ python: defaultPythonPath() }),
+    gates: createGatesRunner({ python: defaultPythonPath() }),
     clock: () => new Date(),
   };
   return {
@@ -62,6 +66,7 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
     },
     async close() {
       await scripted.close();
+      await deps.gates.close();
       await pool.end();
       await database.drop();
     },

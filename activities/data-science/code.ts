@@ -1,0 +1,67 @@
+/**
+ * Data Science, stage 2 (seed 002): code-gen, and the debug iterations that rewrite the code with the
+ * previous error in hand. Both answer with the body of `analysis(...)`; neither runs it.
+ */
+import { CODE_SYSTEM, DEBUG_SYSTEM, codeUserPrompt, debugUserPrompt } from '../prompts/data-science';
+import { completeStep } from '../complete-step';
+import { ModelOutputInvalidError } from '../services/llm-errors';
+import type { StepDeps } from '../step-deps';
+import type { AnalysisPlan } from './plan';
+
+export interface AnalysisCode {
+  code: string;
+  costUsd: number;
+}
+
+/** The body inside the answer's first fenced block, or the whole answer when it has no fence. */
+export function codeFromAnswer(text: string, requestId: string | null = null): string {
+  const fenced = /```(?:python|py)?[ \t]*\n([\s\S]*?)```/i.exec(text);
+  const code = (fenced ? fenced[1] : text).replace(/\s+$/, '');
+  if (code.trim() === '') throw new ModelOutputInvalidError('the answer holds no code', { requestId });
+  return code;
+}
+
+export interface WriteAnalysisCodeInput {
+  turnId: string;
+  question: string;
+  plan: AnalysisPlan;
+}
+
+export function createWriteAnalysisCode(deps: StepDeps) {
+  return async function writeAnalysisCode(input: WriteAnalysisCodeInput): Promise<AnalysisCode> {
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'ds_code',
+      model: deps.models.dataScience,
+      system: CODE_SYSTEM,
+      prompt: codeUserPrompt({ question: input.question, approach: input.plan.approach }),
+      maxTokens: 2000,
+    });
+    return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
+  };
+}
+
+export interface DebugAnalysisCodeInput extends WriteAnalysisCodeInput {
+  code: string;
+  /** What the previous run reported: the exception and the code's own traceback lines. */
+  error: string;
+}
+
+export function createDebugAnalysisCode(deps: StepDeps) {
+  return async function debugAnalysisCode(input: DebugAnalysisCodeInput): Promise<AnalysisCode> {
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'ds_debug',
+      model: deps.models.dataScience,
+      system: DEBUG_SYSTEM,
+      prompt: debugUserPrompt({
+        question: input.question,
+        approach: input.plan.approach,
+        code: input.code,
+        error: input.error,
+      }),
+      maxTokens: 2000,
+    });
+    return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
+  };
+}
