@@ -1,5 +1,6 @@
 /** `npm run scripted-model`: the scripted Messages API on its own, for `npm start`, demos and manual runs. */
 import { z } from 'zod';
+import { scriptedRules } from './rules';
 import { startScriptedModelServer } from './server';
 
 const envSchema = z.object({
@@ -7,6 +8,8 @@ const envSchema = z.object({
   SCRIPTED_MODEL_HOST: z.string().min(1).default('127.0.0.1'),
   /** Pause before each streamed delta, to make streaming visible in a demo. */
   SCRIPTED_MODEL_CHUNK_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  /** `first`: the Data Science code step writes failing code once (exercises the debug loop); `always`: never fixes it. */
+  SCRIPTED_MODEL_BROKEN_CODE: z.enum(['never', 'first', 'always']).default('never'),
 });
 
 async function run() {
@@ -15,6 +18,7 @@ async function run() {
     port: env.SCRIPTED_MODEL_PORT,
     host: env.SCRIPTED_MODEL_HOST,
     streamChunkDelayMs: env.SCRIPTED_MODEL_CHUNK_DELAY_MS,
+    rules: scriptedRules({ brokenCode: env.SCRIPTED_MODEL_BROKEN_CODE }),
   });
   console.log(`scripted model listening on ${server.url} (set ANTHROPIC_BASE_URL=${server.url})`);
   const shutdown = () => {

@@ -13,7 +13,9 @@ const root = path.resolve(__dirname, '..');
 /** One turn per workflow path the service runs; later paths add their own line. */
 const REPRESENTATIVE_TURNS: Array<{ name: string; message: string }> = [
   { name: 'fallback-thanks', message: 'thanks!' },
-  { name: 'agent-not-available', message: 'What is my average resting heart rate over the last 90 days?' },
+  { name: 'agent-not-available', message: 'What is LDL cholesterol?' },
+  { name: 'data-question-descriptive', message: 'What is my average resting heart rate over the last 90 days?' },
+  { name: 'data-question-correlation', message: 'Are my active zone minutes related to my deep sleep minutes?' },
 ];
 
 async function run() {

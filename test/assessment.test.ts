@@ -108,7 +108,7 @@ test('no prior: an honest "no established mechanism known", user-specific, no ci
   expect(assessment?.mechanism).toMatch(/no established mechanism known/i);
 });
 
-test('a scalar offers no lever: strategy is null', async () => {
+test('a scalar offers no lever and borrows no mechanism: strategy is null', async () => {
   const turnId = await h.newTurn();
   const scalar = finding({
     id: 'ds-004',
@@ -122,6 +122,7 @@ test('a scalar offers no lever: strategy is null', async () => {
   const assessment = await runAssessment(h.deps, { turnId, finding: scalar, critic: verdict('accept', 'ds-004') });
 
   expect(assessment?.strategy).toBeNull();
+  expect(assessment?.mechanism).toMatch(/implies no mechanism/);
 });
 
 test('citations are kept only when they are one of the priors, in the priors file wording, once each', async () => {

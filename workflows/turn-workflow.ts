@@ -9,35 +9,17 @@ import {
   CancellationScope,
   TimeoutFailure,
   isCancellation,
-  proxyActivities,
-  setHandler,
+  log,
 } from '@temporalio/workflow';
-import type { TurnActivities } from '../activities';
 import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
-import type { TurnResult } from '../contracts/turn';
+import { lastUserMessage, type TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
-import { progressQuery, type TurnProgress, type TurnWorkflowInput } from './definitions';
-
-const NON_RETRYABLE = ['UpstreamRequestError', 'TurnNotFoundError'];
-
-/** Bookkeeping against our own Postgres: quick, retried until Postgres is back. */
-const bookkeeping = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
-});
-
-/** Model calls: retried with backoff on 529/5xx/timeouts and malformed output, up to a budget. */
-const modelSteps = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 4,
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
-});
+import type { ValidatedFinding } from '../activities/validation';
+import { bookkeeping, modelSteps } from './activities';
+import { runDataScienceAgent } from './data-science';
+import type { TurnWorkflowInput } from './definitions';
+import { trackProgress, type StepRunner } from './progress';
+import { validateFindings, validatorCounts } from './validation';
 
 class AgentNotAvailable extends Error {
   override name = 'AgentNotAvailableError';
@@ -75,17 +57,7 @@ function turnError(err: unknown): ErrorBody {
 /** Returns the turn's result, so the Web UI shows the answer, its cost and the agents that ran. */
 export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult> {
   const { turnId, messages } = input;
-  const progress: TurnProgress = { current_step: null, completed_steps: [] };
-  setHandler(progressQuery, () => progress);
-
-  async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
-    progress.current_step = name;
-    const result = await run();
-    progress.completed_steps.push(name);
-    progress.current_step = null;
-    return result;
-  }
-
+  const step = trackProgress();
   try {
     await step('start_turn', () => bookkeeping.startTurn({ turnId }));
     const { vagueness } = await step('classify_vagueness', () => modelSteps.classifyVagueness({ turnId, messages }));
@@ -103,15 +75,71 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
           answer,
           factSheet: [],
           agentsUsed: [],
-          validator: { findings_total: 0, findings_validated: 0, findings_conditional: 0, findings_rejected: 0 },
+          validator: validatorCounts([]),
         }),
       );
     }
-    throw new AgentNotAvailable(`The ${routing.main_agent} is not available in this service yet.`);
+    if (routing.main_agent === 'Data Science Agent' && routing.supporting_agents.length === 0) {
+      return await dataQuestion(step, input, routing);
+    }
+    const team = [routing.main_agent, ...routing.supporting_agents].join(' + ');
+    throw new AgentNotAvailable(`This question needs ${team}; only the Data Science agent on its own runs yet.`);
   } catch (err) {
     const error = turnError(err);
     // Recording the failure must survive the cancellation that may have caused it.
     await CancellationScope.nonCancellable(() => bookkeeping.failTurn({ turnId, error }));
     throw ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true });
+  }
+}
+
+type Routing = Awaited<ReturnType<typeof modelSteps.route>>;
+
+/**
+ * Collaboration pattern 2 (seed 002): a question about the user's own data, Data Science as the main
+ * agent. route → rephrase → Data Science → validation → synthesis (+ fact-check) → memory.
+ */
+async function dataQuestion(step: StepRunner, input: TurnWorkflowInput, routing: Routing): Promise<TurnResult> {
+  const { turnId, userId, messages } = input;
+  const userMessage = lastUserMessage(messages);
+  const questions = await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing }));
+  const dataScience = await runDataScienceAgent(step, {
+    turnId,
+    userId,
+    question: questions['Data Science Agent'] ?? userMessage,
+    invocation: 'main',
+    maxDebugIterations: 2,
+    idPrefix: 'ds',
+  });
+  const validated = await step('validation', () => validateFindings({ turnId, userId }, dataScience.findings));
+  const synthesis = await step('synthesis', () =>
+    modelSteps.synthesise({
+      turnId,
+      userMessage,
+      mainAgentDraft: dataScience.status === 'ok' ? dataScience.summary : '',
+      supportingInsights: '',
+      expertProse: '',
+      findings: validated.map(({ finding, verdict, source, assessment }) => ({ finding, verdict, source, assessment })),
+      dataScienceFailed: dataScience.status === 'failed',
+    }),
+  );
+  await step('memory', () => rememberTurn(turnId, userId, validated));
+  return await step('complete_turn', () =>
+    bookkeeping.completeTurn({
+      turnId,
+      answer: synthesis.answer,
+      factSheet: synthesis.factSheet,
+      agentsUsed: ['data_science'],
+      validator: validatorCounts(validated),
+    }),
+  );
+}
+
+/** Memory is best-effort (seed 002, step 8): a turn that answered is not failed by its memory step. */
+async function rememberTurn(turnId: string, userId: string, validated: ValidatedFinding[]): Promise<void> {
+  try {
+    await modelSteps.rememberTurn({ turnId, userId, validated });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('the memory step failed; the turn completes without it', { turnId, error: String(err) });
   }
 }

@@ -3,7 +3,8 @@ import { isPairPrior, readFinding, readPriors, type PromptFinding } from './crit
 
 /**
  * The Assessment (seed 002): the mechanism is the summary of the prior about this very pair, else of
- * the first matching prior, else an honest "no established mechanism known"; novelty is `established`
+ * the first matching prior, else an honest "no established mechanism known" (a scalar, a level, gets no
+ * prior's mechanism: it is a measurement, not an effect); novelty is `established`
  * when a prior speaks for this very pair, `supported` when priors only touch it, `user_specific` when
  * none do; associations and trends get a strategy for this week naming the feature, a scalar gets
  * none; citations are the priors' own.
@@ -39,10 +40,15 @@ export const assessment: ScriptedRule = {
     const priors = readPriors(req.lastUserText);
     const pairPrior = priors.find((p) => isPairPrior(p, finding));
     const novelty = pairPrior ? 'established' : priors.length > 0 ? 'supported' : 'user_specific';
-    const lead = pairPrior ?? priors.at(0);
+    // A level (an average, a spread) is a measurement, not an effect: no prior explains it.
+    const lead = finding.kind === 'scalar' ? undefined : (pairPrior ?? priors.at(0));
     return {
       text: JSON.stringify({
-        mechanism: lead?.summary ?? 'No established mechanism known; this is a pattern in your own data.',
+        mechanism:
+          lead?.summary ??
+          (finding.kind === 'scalar'
+            ? 'A summary of your own measurements; it implies no mechanism by itself.'
+            : 'No established mechanism known; this is a pattern in your own data.'),
         novelty,
         strategy: strategyFor(finding),
         citations: priors.map((p) => p.citation),

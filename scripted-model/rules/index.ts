@@ -2,18 +2,27 @@ import type { ScriptedRule } from '../types';
 import { assessment } from './assessment';
 import { classifyVagueness } from './classify-vagueness';
 import { critic } from './critic';
+import { dataScienceRules, type BrokenCodeMode } from './data-science';
 import { fallbackReply } from './fallback-reply';
 import { rephrase } from './rephrase';
 import { route } from './route';
 import { synthesis } from './synthesis';
 
-/** Every step the scripted model can answer, one module per step. A step missing here gets a 400. */
-export const defaultRules: ScriptedRule[] = [
-  classifyVagueness,
-  route,
-  rephrase,
-  synthesis,
-  critic,
-  assessment,
-  fallbackReply,
-];
+/**
+ * Every step the scripted model can answer, one module per step. A step missing here gets a 400.
+ * `brokenCode` makes the Data Science code step fail first (`first`) or always (`always`).
+ */
+export function scriptedRules(options: { brokenCode?: BrokenCodeMode } = {}): ScriptedRule[] {
+  return [
+    classifyVagueness,
+    route,
+    rephrase,
+    ...dataScienceRules(options),
+    synthesis,
+    critic,
+    assessment,
+    fallbackReply,
+  ];
+}
+
+export const defaultRules: ScriptedRule[] = scriptedRules();

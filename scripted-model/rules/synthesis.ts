@@ -16,7 +16,8 @@ const FACT_LINE = /^- (\S+) = (-?[\d.e+-]+)(?: (\S+))? \(n=[^)]*\) \[(VALIDATED|
 const FINDING_LINE = /^- (\S+) \[(VALIDATED|CONDITIONAL)\]: (.+)$/;
 
 function section(text: string, name: string): string[] {
-  const match = new RegExp(`^${name}:\\n([\\s\\S]*?)(?:\\n\\n[A-Z ]+:|$)`, 'm').exec(text);
+  // The block runs to the next `NAME:` header or to the end of the prompt (not of the line).
+  const match = new RegExp(`^${name}:\\n([\\s\\S]*?)(?:\\n\\n[A-Z ]+:|(?![\\s\\S]))`, 'm').exec(text);
   return match ? match[1].split('\n') : [];
 }
 

@@ -1,0 +1,162 @@
+/**
+ * The Data Science agent's steps (seed 002): plan, code, debug, summary and findings extraction, for
+ * the canonical asks the rephrase rule produces (analysis-ask.ts). The code is real pandas
+ * (analysis-code.ts) and runs in the real sandbox; the numbers that come back are the data's.
+ *
+ * `brokenCode` makes the code step write a body that fails (a misspelt column, so a KeyError) to
+ * exercise the debug loop: `first` repairs it at the first debug iteration, `always` never does, so
+ * the agent ends in the "DS failed" state.
+ */
+import type { ScriptedRule } from '../types';
+import { readAnalysisAsk, readCanonicalAsk, type AnalysisAsk } from './analysis-ask';
+import { analysisCode } from './analysis-code';
+
+export type BrokenCodeMode = 'never' | 'first' | 'always';
+
+const KIND: Record<AnalysisAsk['statistic'], 'scalar' | 'trend' | 'association'> = {
+  mean: 'scalar',
+  median: 'scalar',
+  sd: 'scalar',
+  day_of_week: 'scalar',
+  change: 'trend',
+  correlation: 'association',
+};
+
+const readable = (column: string) => column.replace(/_/g, ' ');
+
+/** The `QUESTION:` block of a Data Science prompt, read as a canonical ask (or, failing that, as prose). */
+function askOf(text: string): AnalysisAsk | null {
+  const question = /QUESTION:\n([\s\S]*?)(?:\n\n[A-Z ]+:\n|$)/.exec(text)?.[1] ?? text;
+  return readCanonicalAsk(question) ?? readAnalysisAsk(question);
+}
+
+function approach(ask: AnalysisAsk): string {
+  const window = ask.windowDays === undefined ? 'all available days' : `the last ${ask.windowDays} days`;
+  switch (ask.statistic) {
+    case 'correlation':
+      return `Pair ${readable(ask.metric)} and ${readable(ask.other!)} day by day over ${window}, drop days missing either, and compute the Spearman correlation with the number of paired days.`;
+    case 'change':
+      return `Compare the mean of ${readable(ask.metric)} over the last ${ask.windowDays} days with the mean over the ${ask.windowDays} days before, and report both means, their difference and the days used.`;
+    case 'day_of_week':
+      return `Group ${readable(ask.metric)} over ${window} by day of week and compute each day's mean, naming the highest and lowest day.`;
+    default:
+      return `Take ${readable(ask.metric)} over ${window}, drop missing days, and compute its ${ask.statistic === 'sd' ? 'standard deviation' : ask.statistic} with the number of days used.`;
+  }
+}
+
+const plan: ScriptedRule = {
+  step: 'ds_plan',
+  respond(req) {
+    const ask = askOf(req.lastUserText);
+    // No ask we can compute: an answer without a spec, which the agent rejects as invalid output.
+    if (!ask) return { text: '== Approach ==\nThis question does not name a metric in the data I can compute on.' };
+    const spec = [
+      `kind: ${KIND[ask.statistic]}`,
+      `feature: ${ask.metric}`,
+      `target: ${ask.other ?? 'none'}`,
+      `window_days: ${ask.windowDays ?? 'all'}`,
+    ];
+    return { text: `== Approach ==\n${approach(ask)}\n== Spec ==\n${spec.join('\n')}` };
+  },
+};
+
+const fenced = (code: string) => ({ text: `\`\`\`python\n${code}\n\`\`\`` });
+/** The commonest real slip: a column name that is almost right. */
+const brokenCode = (ask: AnalysisAsk) => analysisCode({ ...ask, metric: `${ask.metric}_daily` });
+
+function codeRule(step: 'ds_code' | 'ds_debug', broken: boolean): ScriptedRule {
+  return {
+    step,
+    respond(req) {
+      const ask = askOf(req.lastUserText);
+      if (!ask) return { text: 'return {}' };
+      return fenced(broken ? brokenCode(ask) : analysisCode(ask));
+    },
+  };
+}
+
+const round = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(2))));
+
+function resultOf(text: string): Record<string, unknown> {
+  const json = /RESULT:\n(.*)/.exec(text)?.[1];
+  try {
+    const value: unknown = json ? JSON.parse(json) : null;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+const summary: ScriptedRule = {
+  step: 'ds_summary',
+  respond(req) {
+    const result = resultOf(req.lastUserText);
+    const parts = Object.entries(result)
+      .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
+      .map(([key, value]) => `${readable(key)} ${round(value)}`);
+    return {
+      text: parts.length > 0 ? `The computation found: ${parts.join(', ')}.` : 'The computation returned no numbers.',
+    };
+  },
+};
+
+interface Spec {
+  kind: string;
+  feature: string;
+  target: string | null;
+  windowDays: number | null;
+}
+
+/** One finding per computation, its numbers copied from RESULT under the keys the prompt asks for. */
+const extract: ScriptedRule = {
+  step: 'ds_extract',
+  respond(req) {
+    const text = req.lastUserText;
+    const spec = JSON.parse(/SPEC:\n(.*)/.exec(text)?.[1] ?? 'null') as Spec | null;
+    const result = resultOf(text);
+    if (!spec) return { text: '[]' };
+    const window = spec.windowDays === null ? 'all available days' : `last ${spec.windowDays} days`;
+    const n = typeof result.n === 'number' ? result.n : 0;
+    if (spec.kind === 'association' && typeof result.rho === 'number') {
+      const direction = result.rho >= 0 ? 'higher' : 'lower';
+      return {
+        text: JSON.stringify([
+          {
+            claim: `Days with more ${readable(spec.feature)} go with ${direction} ${readable(spec.target ?? '')}`,
+            kind: 'association',
+            feature: spec.feature,
+            target: spec.target,
+            numbers: { rho: result.rho },
+            n,
+            window,
+            unit: null,
+          },
+        ]),
+      };
+    }
+    if (spec.kind === 'trend' && typeof result.change === 'number') {
+      const direction = result.change < 0 ? 'fell' : 'rose';
+      return {
+        text: JSON.stringify([
+          {
+            claim: `Your ${readable(spec.feature)} ${direction} over the ${window} compared with the period before`,
+            kind: 'trend',
+            feature: spec.feature,
+            target: null,
+            numbers: { recent_mean: result.recent_mean, prior_mean: result.prior_mean, effect: result.change },
+            n,
+            window,
+            unit: null,
+          },
+        ]),
+      };
+    }
+    return { text: '[]' };
+  },
+};
+
+export function dataScienceRules({ brokenCode: mode = 'never' }: { brokenCode?: BrokenCodeMode } = {}): ScriptedRule[] {
+  return [plan, codeRule('ds_code', mode !== 'never'), codeRule('ds_debug', mode === 'always'), summary, extract];
+}

@@ -1,0 +1,34 @@
+/** The activity proxies the turn workflow schedules, grouped by how they fail and are retried. */
+import { proxyActivities } from '@temporalio/workflow';
+import type { TurnActivities } from '../activities';
+
+const NON_RETRYABLE = ['UpstreamRequestError', 'TurnNotFoundError'];
+
+/** Bookkeeping against our own Postgres: quick, retried until Postgres is back. */
+export const bookkeeping = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+});
+
+/** Model calls: retried with backoff on 529/5xx/timeouts and malformed output, up to a budget. */
+export const modelSteps = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 4,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/**
+ * Python work (a sandbox run, the gates): a failed analysis is a returned value, not an error, so a
+ * retry here only covers infrastructure (a crashed gates process, Postgres); a few attempts suffice.
+ */
+export const computeSteps = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
+});

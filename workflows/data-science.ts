@@ -1,0 +1,74 @@
+/**
+ * The Data Science agent (seed 002): plan → code → sandbox run → up to `maxDebugIterations` rewrites
+ * with the previous error → summary → findings. A run that never succeeds is the "DS failed" state
+ * synthesis must honour, not a failed turn.
+ */
+import type { AgentFinding } from '../contracts/findings';
+import type { DataScienceInvocation } from '../activities/data-science';
+import { bookkeeping, computeSteps, modelSteps } from './activities';
+import type { StepRunner } from './progress';
+
+export interface DataScienceRequest {
+  turnId: string;
+  userId: string;
+  question: string;
+  invocation: DataScienceInvocation;
+  /** 2 for the main and supporting runs, 0 in reflection (seed 002: one shot). */
+  maxDebugIterations: number;
+  idPrefix: string;
+}
+
+export type DataScienceOutcome =
+  { status: 'ok'; summary: string; findings: AgentFinding[] } | { status: 'failed'; error: string; findings: [] };
+
+export async function runDataScienceAgent(step: StepRunner, request: DataScienceRequest): Promise<DataScienceOutcome> {
+  const { turnId, userId, question, invocation } = request;
+  const planned = await step('ds_plan', () => modelSteps.planAnalysis({ turnId, question, invocation }));
+  const { plan, startedAt } = planned;
+  let costUsd = planned.costUsd;
+
+  const written = await step('ds_code', () => modelSteps.writeAnalysisCode({ turnId, question, plan }));
+  let { code } = written;
+  costUsd += written.costUsd;
+  let run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, code }));
+
+  for (let i = 1; run.status === 'error' && run.debuggable && i <= request.maxDebugIterations; i++) {
+    const error = run.error;
+    const fixed = await step(`ds_debug_${i}`, () =>
+      modelSteps.debugAnalysisCode({ turnId, question, plan, code, error }),
+    );
+    code = fixed.code;
+    costUsd += fixed.costUsd;
+    run = await step(`ds_run_${i + 1}`, () => computeSteps.runAnalysis({ turnId, userId, code }));
+  }
+
+  if (run.status === 'error') {
+    const error = run.error;
+    await bookkeeping.finishDataScience({ turnId, invocation, startedAt, costUsd, status: 'failed', output: error });
+    return { status: 'failed', error, findings: [] };
+  }
+
+  const result = run.result;
+  const summarised = await step('ds_summary', () => modelSteps.summariseAnalysis({ turnId, question, result }));
+  costUsd += summarised.costUsd;
+  const extracted = await step('ds_extract', () =>
+    modelSteps.extractFindings({
+      turnId,
+      question,
+      plan,
+      result,
+      summary: summarised.summary,
+      idPrefix: request.idPrefix,
+    }),
+  );
+  costUsd += extracted.costUsd;
+  await bookkeeping.finishDataScience({
+    turnId,
+    invocation,
+    startedAt,
+    costUsd,
+    status: 'ok',
+    output: summarised.summary,
+  });
+  return { status: 'ok', summary: summarised.summary, findings: extracted.findings };
+}

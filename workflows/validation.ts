@@ -1,0 +1,53 @@
+/**
+ * Step 6, validation (seed 002, "The validation phase"): the seven gates on every finding, then the
+ * Critic on every finding the gates could judge, then the Assessment on what is not rejected.
+ */
+import { isCancellation } from '@temporalio/workflow';
+import type { AgentFinding, GateVerdict, GatesOutcome } from '../contracts/findings';
+import type { ValidatorCounts } from '../contracts/turn';
+import type { CriticDecision } from '../activities/critic';
+import type { ValidatedFinding } from '../activities/validation';
+import { computeSteps, modelSteps } from './activities';
+
+/** Seed 002: the Critic's reject is final; its downgrade turns validated into conditional. */
+export function finalVerdict(gates: GateVerdict, critic: CriticDecision): GateVerdict {
+  if (gates === 'rejected' || critic === 'reject') return 'rejected';
+  if (critic === 'downgrade' && gates === 'validated') return 'conditional';
+  return gates;
+}
+
+export async function validateFindings(
+  { turnId, userId }: { turnId: string; userId: string },
+  findings: AgentFinding[],
+): Promise<ValidatedFinding[]> {
+  if (findings.length === 0) return [];
+  let outcomes: GatesOutcome[] | null;
+  try {
+    outcomes = await computeSteps.runGates({ turnId, userId, findings });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    // Seed 002: a gate runner that cannot run rejects; nothing unvalidated reaches the Fact Sheet.
+    outcomes = null;
+  }
+  return Promise.all(
+    findings.map(async (agentFinding, i): Promise<ValidatedFinding> => {
+      const gates = outcomes?.[i] ?? null;
+      if (gates === null) return { ...agentFinding, verdict: 'rejected', gates, critic: null, assessment: null };
+      const { finding } = agentFinding;
+      const critic = await modelSteps.critiqueFinding({ turnId, userId, finding, gates });
+      const verdict = finalVerdict(gates.verdict, critic.decision);
+      const assessment = verdict === 'rejected' ? null : await modelSteps.assessFinding({ turnId, finding, critic });
+      return { ...agentFinding, verdict, gates, critic, assessment };
+    }),
+  );
+}
+
+export function validatorCounts(validated: ValidatedFinding[]): ValidatorCounts {
+  const count = (verdict: GateVerdict) => validated.filter((v) => v.verdict === verdict).length;
+  return {
+    findings_total: validated.length,
+    findings_validated: count('validated'),
+    findings_conditional: count('conditional'),
+    findings_rejected: count('rejected'),
+  };
+}
