@@ -5,7 +5,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { GatesPerFindingResult, GatesSeriesResult } from './gates-per-finding';
 import type { IdleSubscribersResult } from './idle-subscribers';
+import type { SandboxOverheadResult } from './sandbox-overhead';
 import type { SseLatencyResult } from './sse-latency';
 import { formatMs, type Summary } from './stats';
 import type { TurnOverheadResult } from './turn-overhead';
@@ -16,6 +18,8 @@ export const TARGETS = {
   idleSubscribers: 10_000,
   /** Decimal megabytes (10⁶ bytes), the stricter reading of "250 MB". */
   idleRssMb: 250,
+  /** Median milliseconds of one association finding's gates, by its number of observations. */
+  gatesAssociationP50Ms: { 100: 25, 1000: 250 } as Readonly<Record<number, number>>,
 } as const;
 
 export interface ResultRow {
@@ -38,6 +42,8 @@ export interface MachineInfo {
   node: string;
   postgres: string;
   temporal: string;
+  /** 1-, 5- and 15-minute load averages when the run ended: other work on the machine shows in every number. */
+  load: number[];
   date: string;
 }
 
@@ -54,11 +60,12 @@ export function machineInfo(postgres: string, temporal: string): MachineInfo {
     node: process.version,
     postgres,
     temporal,
+    load: os.loadavg(),
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
   };
 }
 
-const percentiles = (s: Summary, which: Array<'p50' | 'p95' | 'p99' | 'max'>) =>
+const percentiles = (s: Summary, which: Array<'min' | 'p50' | 'p95' | 'p99' | 'max'>) =>
   which.map((p) => `${p} ${formatMs(s[p])}`).join(', ');
 const megabytes = (kb: number) => (kb * 1024) / 1e6;
 
@@ -159,6 +166,94 @@ export function idleSubscribersSection(r: IdleSubscribersResult, target: number)
   };
 }
 
+const signedMs = (ms: number) => `${ms < 0 ? '−' : '+'}${formatMs(Math.abs(ms))}`;
+
+export function gatesPerFindingSection(r: GatesPerFindingResult): Section {
+  const ofKind = (kind: GatesSeriesResult['kind']) => r.series.filter((s) => s.kind === kind);
+  const associationRows = ofKind('association').map((s): ResultRow => {
+    const target = TARGETS.gatesAssociationP50Ms[s.n];
+    return {
+      measurement: `(d) Gates per finding, association (all 7 gates, bootstrap of 1000 resamples), n = ${s.n}`,
+      result: `${percentiles(s.ms, ['p50', 'p95', 'max'])} (n=${s.ms.n})`,
+      target: target === undefined ? '' : `p50 ≤ ${target} ms`,
+      met: target === undefined ? null : s.ms.p50 <= target,
+    };
+  });
+  const informational = (kind: 'trend' | 'scalar', what: string): ResultRow => ({
+    measurement: `(d) Gates per finding, ${what}`,
+    result: ofKind(kind)
+      .map((s) => `n = ${s.n}: ${percentiles(s.ms, ['p50', 'p95'])}`)
+      .join('; '),
+    target: '',
+    met: null,
+  });
+  const windows = (kind: GatesSeriesResult['kind']) =>
+    ofKind(kind)
+      .map((s) => `${s.days.toLocaleString('en-US')} days for n = ${s.n}`)
+      .join(', ');
+  const verdicts = r.series.map((s) => `${s.kind} n = ${s.n} ${s.verdict} (${s.gatesRun} gates)`).join(', ');
+  return {
+    rows: [
+      ...associationRows,
+      informational('trend', 'trend (prior half vs recent half)'),
+      informational('scalar', 'scalar (a mean)'),
+    ],
+    details: [
+      `(d) One long-lived \`python -m gates\` process (createGatesRunner), warmed by one request that paid ` +
+        `its start-up, the numpy/scipy import and one association at the smallest n: ${formatMs(r.warmupMs)}. ` +
+        'Then one finding per request, as a turn sends it, timed from `run([series])` to its outcome; kinds and ' +
+        'sizes take turns.',
+      `(d) n counts the observations the gates use (complete feature/target pairs for an association). With ` +
+        `the synthetic person's missing days the windows span ${windows('association')} (association: active ` +
+        `zone minutes → deep sleep) and ${windows('scalar')} (trend, scalar: resting heart rate). ` +
+        `Verdicts: ${verdicts}.`,
+    ],
+  };
+}
+
+export function sandboxOverheadSection(r: SandboxOverheadResult): Section {
+  const rows = (label: string, b: SandboxOverheadResult['trivial']): ResultRow[] => [
+    {
+      measurement: `(e) Sandbox run vs unconfined floor, ${label}, ${r.days} days`,
+      result:
+        `sandbox ${percentiles(b.sandbox, ['p50', 'p95'])}; floor ${percentiles(b.floor, ['p50', 'p95'])} ` +
+        `(n=${b.sandbox.n} each)`,
+      target: '',
+      met: null,
+    },
+    {
+      measurement: `(e) Sandbox overhead, ${label}: ratio and difference of medians`,
+      result: `${b.ratio.toFixed(2)}× (${signedMs(b.overheadMs)}; best runs ${signedMs(b.overheadOfMinimaMs)})`,
+      target: '— (informational)',
+      met: null,
+    },
+  ];
+  const { sandbox, floor } = r.trivial;
+  const runner = r.runnerWithoutBwrap;
+  // Each step as p50 (best run): minima are steadier when the machine is busy with other work.
+  const both = (s: Summary) => `${formatMs(s.p50)} (${formatMs(s.min)})`;
+  const step = (from: Summary, to: Summary) => `${signedMs(to.p50 - from.p50)} (${signedMs(to.min - from.min)})`;
+  return {
+    rows: [...rows('trivial body', r.trivial), ...rows('realistic body (mean RHR, last 90 days)', r.realistic)],
+    details: [
+      '(e) The floor is `.venv/bin/python -s -B`, with the environment the sandbox sets (one BLAS thread, ' +
+        '`PYTHONHASHSEED=0`, …), started fresh for each run on a script that imports pandas, reads the same daily ' +
+        'summary from a temp file into `summary_df` (dates parsed) and runs the same body: no bwrap, no setpriv, ' +
+        'no rlimits, no seccomp, and none of the other frames or composite features the runner builds. Every ' +
+        'series, the sandbox included, writes its input files and spawns its interpreter inside the timed span; ' +
+        'the answers are checked to be equal. Series take turns, one run each, after one untimed run of each.',
+      `(e) Where the time goes, trivial body, p50 (best run): \`python -c "import pandas"\` alone ` +
+        `${both(r.pandasImport)}; the floor ${both(floor)}; the sandbox's runner.py started directly, without ` +
+        `bwrap (rlimits, seccomp, all four frames with the composite features, the envelope) ${both(runner)}, ` +
+        `i.e. ${step(floor, runner)} over the floor; the sandbox ${both(sandbox)}, i.e. bwrap and setpriv ` +
+        `${step(runner, sandbox)} over the runner. The floor's own spread, best run to p95: ` +
+        `${formatMs(floor.p95 - floor.min)}.`,
+      `(e) The first sandbox run, which also probes once that confinement works here (a confined pandas import), ` +
+        `took ${formatMs(r.firstRunMs)}.`,
+    ],
+  };
+}
+
 export function failedSection(measurement: string, err: unknown): Section {
   const message = err instanceof Error ? err.message : String(err);
   return { rows: [{ measurement, result: `did not run to the end: ${message}`, target: '', met: false }], details: [] };
@@ -186,6 +281,7 @@ export function renderReport(machine: MachineInfo, sections: Section[], duration
         ['Node', machine.node],
         ['Postgres', machine.postgres],
         ['Temporal', machine.temporal],
+        ['Load average', `${machine.load.map((l) => l.toFixed(2)).join(', ')} (1, 5, 15 min, as the run ended)`],
       ],
     ),
     '',

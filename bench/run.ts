@@ -7,12 +7,15 @@
  *   (a) fallback turn vs. a bare workflow with the same activities     target: ≤ 1.5× (medians)
  *   (b) event append → SSE client latency at 200 events/s              target: p99 ≤ 25 ms
  *   (c) 10,000 idle SSE subscribers on one API process                 target: ≤ 250 MB resident
+ *   (d) gates per association finding in the warm Python process       target: p50 ≤ 25 ms (n 100), ≤ 250 ms (n 1000)
+ *   (e) a sandboxed analysis run vs. the same run unconfined            informational: ratio and difference of medians
  */
 import { spawn } from 'node:child_process';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../activities/services/config';
+import { defaultPythonPath } from '../activities/services/gates';
 import { createDb } from '../activities/services/db';
 import { createEventLog } from '../activities/services/event-log';
 import { startApiServer } from '../api/server';
@@ -22,20 +25,24 @@ import { createStepDeps } from '../worker/dependencies';
 import { readOpenFilesLimit, stopApiProcesses } from './api-process';
 import type { BareActivities } from './bare-workflow';
 import { createBenchUser } from './fixtures';
+import { measureGatesPerFinding } from './gates-per-finding';
 import { newAgent } from './http-client';
 import { measureIdleSubscribers } from './idle-subscribers';
 import { startInfrastructure } from './infrastructure';
 import {
   failedSection,
+  gatesPerFindingSection,
   idleSubscribersSection,
   machineInfo,
   renderReport,
+  sandboxOverheadSection,
   sseLatencySection,
   TARGETS,
   turnOverheadSection,
   writeBenchmarksDoc,
   type Section,
 } from './report';
+import { measureSandboxOverhead } from './sandbox-overhead';
 import { measureSseLatency } from './sse-latency';
 import { nowMs } from './stats';
 import { measureTurnOverhead } from './turn-overhead';
@@ -43,6 +50,9 @@ import { measureTurnOverhead } from './turn-overhead';
 const TURN_OVERHEAD = { warmupRuns: 5, measuredRuns: 30 };
 const SSE_LATENCY = { eventsPerSecond: 200, seconds: 10 };
 const IDLE_SUBSCRIBERS = { turns: 100, subscribersPerTurn: 100, batchSize: 500 };
+const GATES_PER_FINDING = { sizes: [100, 1000], runs: 40 };
+/** Each run starts an interpreter and imports pandas (most of a second): 6 series × 10 runs is about 50 s. */
+const SANDBOX_OVERHEAD = { days: 180, runs: 10 };
 
 /** Each idle subscriber is one socket in this process and one in the API's, plus room for the rest. */
 const OPEN_FILES_NEEDED = IDLE_SUBSCRIBERS.turns * IDLE_SUBSCRIBERS.subscribersPerTurn + 1024;
@@ -200,6 +210,12 @@ async function run(): Promise<number> {
       });
       return idleSubscribersSection(result, TARGETS.idleSubscribers);
     });
+    await measure('(d) gates per finding', async () =>
+      gatesPerFindingSection(await measureGatesPerFinding({ python: defaultPythonPath(), ...GATES_PER_FINDING })),
+    );
+    await measure('(e) sandbox run overhead', async () =>
+      sandboxOverheadSection(await measureSandboxOverhead({ python: defaultPythonPath(), ...SANDBOX_OVERHEAD })),
+    );
 
     // Measurements cut short by a signal would overwrite the last good report with failures.
     if (interrupted) return 130;

@@ -2,6 +2,8 @@
 
 export interface Summary {
   n: number;
+  /** The best run: under a busy machine's extra delays, the steadiest estimate of a fixed amount of work. */
+  min: number;
   p50: number;
   p95: number;
   p99: number;
@@ -22,6 +24,7 @@ export function summarize(samples: readonly number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   return {
     n: sorted.length,
+    min: sorted[0],
     p50: percentile(sorted, 50),
     p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
