@@ -82,7 +82,7 @@ describe('POST /v1/turns', () => {
     const res = await api(svc.url, 'POST', '/v1/turns', {
       key: alice.apiKey,
       body: {
-        messages: [{ role: 'user', content: 'What is my average resting heart rate over the last 90 days?' }],
+        messages: [{ role: 'user', content: 'What is LDL cholesterol?' }],
         stream: false,
       },
     });

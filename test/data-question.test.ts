@@ -220,6 +220,25 @@ describe('correlations are judged by the gates on the user’s own series', () =
   });
 });
 
+describe('a user with no data', () => {
+  let asker: Asker;
+  beforeAll(async () => {
+    asker = await startAsker();
+    asker.user = await asker.svc.createUser();
+  });
+  afterAll(() => stopAsker(asker));
+
+  test('gets an honest answer with no numbers: the empty series is rejected by sample_size', async () => {
+    const { turn, events } = await ask(asker, 'What is my average resting heart rate over the last 90 days?');
+    expect(turn.status).toBe('completed');
+    expect(turn.result!.fact_sheet).toEqual([]);
+    expect(turn.result!.validator).toMatchObject({ findings_total: 1, findings_rejected: 1 });
+    const sampleSize = ofType(events, 'validator.gate').find((e) => e.data.gate === 'sample_size');
+    expect(sampleSize?.data).toMatchObject({ verdict: 'failed', detail: expect.objectContaining({ n: 0 }) });
+    expect(factCheckReply(turn.result!.answer, {}, '')).toEqual([]);
+  });
+});
+
 describe('the debug loop', () => {
   test('code that fails first is repaired with the error in hand, and the answer is still right', async () => {
     const asker = await startAsker('first');
