@@ -9,6 +9,7 @@ import {
   type CsvError,
 } from '../activities/services/health-data/csv-import';
 import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../activities/services/health-data/records';
+import { readUserHealthData } from '../activities/services/health-data/store';
 import { generateHealthData } from '../activities/services/health-data/synthetic';
 import { createUserWithApiKey } from '../activities/services/users';
 import { CliError, resolveDatabaseUrl } from '../scripts/cli-env';
@@ -37,34 +38,6 @@ function rowsOf(text: string): DailyRow[] {
   if ('errors' in parsed) throw new Error(`expected the file to parse: ${JSON.stringify(parsed.errors)}`);
   return parsed.rows;
 }
-
-const fromDb = (row: {
-  date: Date;
-  steps: number | null;
-  sleepMinutes: number | null;
-  deepSleepMinutes: number | null;
-  remSleepMinutes: number | null;
-  lightSleepMinutes: number | null;
-  awakeMinutes: number | null;
-  restingHeartRate: number | null;
-  heartRateVariability: number | null;
-  stressManagementScore: number | null;
-  activeZoneMinutes: number | null;
-  sleepScore: number | null;
-}): DailyRow => ({
-  date: row.date.toISOString().slice(0, 10),
-  steps: row.steps,
-  sleep_minutes: row.sleepMinutes,
-  deep_sleep_minutes: row.deepSleepMinutes,
-  rem_sleep_minutes: row.remSleepMinutes,
-  light_sleep_minutes: row.lightSleepMinutes,
-  awake_minutes: row.awakeMinutes,
-  resting_heart_rate: row.restingHeartRate,
-  heart_rate_variability: row.heartRateVariability,
-  stress_management_score: row.stressManagementScore,
-  active_zone_minutes: row.activeZoneMinutes,
-  sleep_score: row.sleepScore,
-});
 
 describe('parseDailySummaryCsv', () => {
   test('reads columns in any order, empty cells as null, CRLF, a BOM, quoted fields and trailing blank lines', () => {
@@ -202,8 +175,7 @@ describe('importDailySummary', () => {
     await t.drop();
   });
 
-  const storedRows = async (userId: string) =>
-    (await t.db.dailySummary.findMany({ where: { userId }, orderBy: { date: 'asc' } })).map(fromDb);
+  const storedRows = async (userId: string) => (await readUserHealthData(t.db, userId)).daily;
 
   test('imports a good file exactly, nulls included', async () => {
     const { user } = await createUserWithApiKey(t.db, 'importer');

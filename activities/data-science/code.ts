@@ -21,6 +21,15 @@ export function codeFromAnswer(text: string, requestId: string | null = null): s
   return code;
 }
 
+/** One code-writing call: both steps answer with a body, on the Data Science model. */
+async function askForCode(
+  deps: StepDeps,
+  call: { turnId: string; step: 'ds_code' | 'ds_debug'; system: string; prompt: string },
+): Promise<AnalysisCode> {
+  const response = await completeStep(deps, { ...call, model: deps.models.dataScience, maxTokens: 2000 });
+  return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
+}
+
 export interface WriteAnalysisCodeInput {
   turnId: string;
   question: string;
@@ -29,15 +38,12 @@ export interface WriteAnalysisCodeInput {
 
 export function createWriteAnalysisCode(deps: StepDeps) {
   return async function writeAnalysisCode(input: WriteAnalysisCodeInput): Promise<AnalysisCode> {
-    const response = await completeStep(deps, {
+    return askForCode(deps, {
       turnId: input.turnId,
       step: 'ds_code',
-      model: deps.models.dataScience,
       system: CODE_SYSTEM,
       prompt: codeUserPrompt({ question: input.question, approach: input.plan.approach }),
-      maxTokens: 2000,
     });
-    return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
   };
 }
 
@@ -49,10 +55,9 @@ export interface DebugAnalysisCodeInput extends WriteAnalysisCodeInput {
 
 export function createDebugAnalysisCode(deps: StepDeps) {
   return async function debugAnalysisCode(input: DebugAnalysisCodeInput): Promise<AnalysisCode> {
-    const response = await completeStep(deps, {
+    return askForCode(deps, {
       turnId: input.turnId,
       step: 'ds_debug',
-      model: deps.models.dataScience,
       system: DEBUG_SYSTEM,
       prompt: debugUserPrompt({
         question: input.question,
@@ -60,8 +65,6 @@ export function createDebugAnalysisCode(deps: StepDeps) {
         code: input.code,
         error: input.error,
       }),
-      maxTokens: 2000,
     });
-    return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
   };
 }
