@@ -29,8 +29,9 @@ export type DataScienceInvocation = 'main' | 'supporting' | 'reflection';
 
 const COLUMN = /^[a-z][a-z0-9_]*$/;
 
+/** A field's value on its own line: a blank value (`target:`) is absent, never the next line's text. */
 function specField(spec: string, name: string): string | undefined {
-  return new RegExp(`^\\s*${name}\\s*:\\s*(.+?)\\s*$`, 'mi').exec(spec)?.[1];
+  return new RegExp(`^[^\\S\\n]*${name}[^\\S\\n]*:[^\\S\\n]*(\\S.*?)[^\\S\\n]*$`, 'mi').exec(spec)?.[1];
 }
 
 /** Reads the plan's two sections; anything unusable is the model's fault, so the step is retried. */
