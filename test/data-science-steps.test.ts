@@ -78,6 +78,8 @@ describe('parsePlan', () => {
     ['window_days -3', plan('kind: scalar\nfeature: steps\nwindow_days: -3'), /invalid window_days \(-3\)/],
     ['window_days 2.5', plan('kind: scalar\nfeature: steps\nwindow_days: 2.5'), /invalid window_days \(2\.5\)/],
     ['window_days ninety', plan('kind: scalar\nfeature: steps\nwindow_days: ninety'), /invalid window_days/],
+    ['window_days 1e2', plan('kind: scalar\nfeature: steps\nwindow_days: 1e2'), /invalid window_days \(1e2\)/],
+    ['window_days 0x10', plan('kind: scalar\nfeature: steps\nwindow_days: 0x10'), /invalid window_days \(0x10\)/],
   ])('a plan with %s is invalid model output', (_case, text, reason) => {
     expectModelOutputInvalid(() => parsePlan(text), reason);
   });
@@ -100,6 +102,10 @@ describe('codeFromAnswer', () => {
       "    recent = summary_df.tail(90)['resting_heart_rate']\n" +
         "    return {'mean': float(recent.mean()), 'n': int(recent.count())}",
     );
+  });
+
+  test('a fence labelled python3 is a python fence', () => {
+    expect(codeFromAnswer("```python3\nreturn {'n': 1}\n```")).toBe("return {'n': 1}");
   });
 
   test('an answer without a fence is the code itself, trailing whitespace trimmed', () => {
@@ -286,6 +292,18 @@ describe('extractFindings, through the real activity and a canned model', () => 
     expect(out.findings.map((f) => f.finding.numbers)).toEqual([{ rho: 0.32, ci: [0.11, 0.49], days: 89.5 }]);
     expect(out.descriptive).toBe(false);
     expect(extractSteps()).toHaveLength(1);
+  });
+
+  test('a number whose sign the model flipped does not trace, nor does a key with no name', async () => {
+    cannedAnswer = JSON.stringify([extracted({ numbers: { rho: -0.31, '%': 0.31, ci: [0.11, 0.49] } })]);
+    const out = await h.run(createExtractFindings(h.deps), input(await h.newTurn()));
+    expect(out.findings.map((f) => f.finding.numbers)).toEqual([{ ci: [0.11, 0.49] }]);
+  });
+
+  test('a sample size the result does not hold is not believed: n is 0', async () => {
+    cannedAnswer = JSON.stringify([extracted({ n: 88 }), extracted({ claim: 'Same, larger n', n: 500 })]);
+    const out = await h.run(createExtractFindings(h.deps), input(await h.newTurn()));
+    expect(out.findings.map((f) => f.finding.n)).toEqual([88, 0]);
   });
 
   test('a CI pair is kept only when both of its ends trace to the result', async () => {

@@ -15,7 +15,7 @@ export interface AnalysisCode {
 
 /** The body inside the answer's first fenced block, or the whole answer when it has no fence. */
 export function codeFromAnswer(text: string, requestId: string | null = null): string {
-  const fenced = /```(?:python|py)?[ \t]*\n([\s\S]*?)```/i.exec(text);
+  const fenced = /```(?:python3?|py)?[ \t]*\n([\s\S]*?)```/i.exec(text);
   const code = (fenced ? fenced[1] : text).replace(/\s+$/, '');
   if (code.trim() === '') throw new ModelOutputInvalidError('the answer holds no code', { requestId });
   return code;

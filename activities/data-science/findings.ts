@@ -117,12 +117,20 @@ const extractedSchema = z.array(
   }),
 );
 
+/**
+ * The fact-check's tolerance (2 %, 0.05 floor) without its allowance for a dropped sign: prose may say
+ * "fell by 3.4", but an extracted number is a value, and a flipped correlation is a different claim.
+ */
+const tracesTo = (value: number, reference: number) =>
+  withinTolerance(value, reference) && Math.sign(value) === Math.sign(reference);
+
 /** Keeps the numbers that trace to the result (a CI pair only when both ends do). */
 function tracedNumbers(numbers: Record<string, unknown>, traceable: number[]): Numbers {
-  const traces = (v: number) => traceable.some((r) => withinTolerance(v, r));
+  const traces = (v: number) => traceable.some((r) => tracesTo(v, r));
   const kept: Numbers = {};
   for (const [key, value] of Object.entries(numbers)) {
     const k = numberKey(key);
+    if (!k) continue;
     if (isFiniteNumber(value) && traces(value)) kept[k] = value;
     else if (Array.isArray(value) && value.length === 2 && value.every(isFiniteNumber) && value.every(traces)) {
       kept[k] = [value[0] as number, value[1] as number];
@@ -192,7 +200,8 @@ export function createExtractFindings(deps: StepDeps) {
         feature: item.feature,
         target: item.target ?? null,
         numbers,
-        n: Number.isInteger(item.n) && item.n! >= 0 ? item.n : 0,
+        // A sample size is a number like any other: it must be one the code returned.
+        n: Number.isInteger(item.n) && item.n! >= 0 && traceable.includes(item.n!) ? item.n : 0,
         window: item.window ?? windowLabel(spec.windowDays),
         unit: item.unit ?? null,
       });

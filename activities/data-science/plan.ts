@@ -51,7 +51,7 @@ export function parsePlan(text: string, requestId: string | null = null): Analys
   if (target !== null && !COLUMN.test(target)) throw invalid(`names an invalid target column (${target})`);
   if (kind === 'association' && target === null) throw invalid('is an association without a target');
   const rawWindow = specField(spec, 'window_days') ?? 'all';
-  const windowDays = /^(all|none|null)$/i.test(rawWindow) ? null : Number(rawWindow);
+  const windowDays = /^(all|none|null)$/i.test(rawWindow) ? null : /^\d+$/.test(rawWindow) ? Number(rawWindow) : NaN;
   if (windowDays !== null && !(Number.isInteger(windowDays) && windowDays > 0)) {
     throw invalid(`has an invalid window_days (${rawWindow})`);
   }
