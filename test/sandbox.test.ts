@@ -4,6 +4,7 @@
  * afterwards. Needs bubblewrap (`apt-get install bubblewrap`); without it these tests fail, they do
  * not skip.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -15,6 +16,7 @@ import {
   SandboxUnavailableError,
   type SandboxData,
   type SandboxResult,
+  sweepStaleRunDirs,
 } from '../activities/services/sandbox';
 import { bwrapArgs, findBwrap, pythonLayout, SANDBOX_UID } from '../activities/services/sandbox-bwrap';
 import { runConfined } from '../activities/services/sandbox-process';
@@ -531,5 +533,22 @@ describe('sandbox: unavailable', () => {
     } finally {
       process.env.PATH = path_;
     }
+  });
+});
+
+describe('stale run directories', () => {
+  test("a run directory whose process is gone is swept (as each sandbox does when it first starts); a live process's is kept", async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-sweep-'));
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    expect(dead).toBeGreaterThan(0);
+    const stale = path.join(tmp, `amy-sandbox-${dead}-abc123`);
+    const live = path.join(tmp, `amy-sandbox-${process.pid}-def456`);
+    const unrelated = path.join(tmp, 'something-else');
+    for (const dir of [stale, live, unrelated]) fs.mkdirSync(path.join(dir, 'input'), { recursive: true });
+
+    await sweepStaleRunDirs(tmp);
+
+    expect(fs.readdirSync(tmp).sort()).toEqual([path.basename(live), 'something-else'].sort());
+    fs.rmSync(tmp, { recursive: true, force: true });
   });
 });

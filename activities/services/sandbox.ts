@@ -177,6 +177,38 @@ interface Mechanism {
   python: PythonLayout;
 }
 
+const RUN_DIR_NAME = /^amy-sandbox-(\d+)-/;
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, but someone else's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A worker killed mid-run (SIGKILL, OOM) cannot remove its run directory, which holds a copy of the
+ * user's data. The next sandbox in any process removes the directories whose owning process is gone.
+ */
+export async function sweepStaleRunDirs(tmpDir = os.tmpdir()): Promise<void> {
+  let names: string[];
+  try {
+    names = await fs.readdir(tmpDir);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.map(async (name) => {
+      const pid = Number(RUN_DIR_NAME.exec(name)?.[1]);
+      if (!pid || processIsAlive(pid)) return;
+      await fs.rm(path.join(tmpDir, name), { recursive: true, force: true }).catch(() => undefined);
+    }),
+  );
+}
+
 export function createSandbox(options: SandboxOptions): Sandbox {
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
   let available: Promise<Mechanism> | null = null;
@@ -211,6 +243,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   /** Proves, once, that the whole chain works here: bwrap, the uid switch, seccomp, pandas under the limits. */
   async function probe(): Promise<Mechanism> {
+    await sweepStaleRunDirs();
     const bwrap = options.bwrap ?? findBwrap();
     if (!bwrap) {
       throw new SandboxUnavailableError(
