@@ -9,6 +9,7 @@
  *   (c) 10,000 idle SSE subscribers on one API process                 target: ≤ 250 MB resident
  *   (d) gates per association finding in the warm Python process       target: p50 ≤ 25 ms (n 100), ≤ 250 ms (n 1000)
  *   (e) a sandboxed analysis run vs. the same run unconfined            informational: ratio and difference of medians
+ *   (f) a data turn (pattern 2) vs. a bare workflow, same activities    informational: ratio of medians, where the time goes
  */
 import { spawn } from 'node:child_process';
 import { Pool } from 'pg';
@@ -18,18 +19,21 @@ import { loadConfig } from '../activities/services/config';
 import { defaultPythonPath } from '../activities/services/gates';
 import { createDb } from '../activities/services/db';
 import { createEventLog } from '../activities/services/event-log';
+import { seedDemoHealthData } from '../activities/services/health-data/store';
 import { startApiServer } from '../api/server';
 import { startScriptedModelServer } from '../scripted-model/server';
 import { createTurnWorker, quietBundlerLogger, workflowsPath } from '../worker/create-worker';
 import { createStepDeps } from '../worker/dependencies';
 import { readOpenFilesLimit, stopApiProcesses } from './api-process';
 import type { BareActivities } from './bare-workflow';
+import { DATA_QUESTION, measureDataTurnOverhead } from './data-turn-overhead';
 import { createBenchUser } from './fixtures';
 import { measureGatesPerFinding } from './gates-per-finding';
 import { newAgent } from './http-client';
 import { measureIdleSubscribers } from './idle-subscribers';
 import { startInfrastructure } from './infrastructure';
 import {
+  dataTurnOverheadSection,
   failedSection,
   gatesPerFindingSection,
   idleSubscribersSection,
@@ -53,6 +57,8 @@ const IDLE_SUBSCRIBERS = { turns: 100, subscribersPerTurn: 100, batchSize: 500 }
 const GATES_PER_FINDING = { sizes: [100, 1000], runs: 40 };
 /** Each run starts an interpreter and imports pandas (most of a second): 6 series × 10 runs is about 50 s. */
 const SANDBOX_OVERHEAD = { days: 180, runs: 10 };
+/** A data turn runs the sandbox (most of a second) and 16 activities to (a)'s 5: 13 rounds are about 30 s. */
+const DATA_TURN_OVERHEAD = { warmupRuns: 3, measuredRuns: 10 };
 
 /** Each idle subscriber is one socket in this process and one in the API's, plus room for the rest. */
 const OPEN_FILES_NEEDED = IDLE_SUBSCRIBERS.turns * IDLE_SUBSCRIBERS.subscribersPerTurn + 1024;
@@ -174,8 +180,10 @@ async function run(): Promise<number> {
     let anyFailed = false;
     const measure = async (name: string, work: () => Promise<Section>) => {
       say(`measuring ${name}`);
+      const measureStartedAt = nowMs();
       try {
         sections.push(await work());
+        say(`${name} took ${((nowMs() - measureStartedAt) / 1000).toFixed(0)} s`);
       } catch (err) {
         console.error(`[bench] ${name} failed:`, err);
         anyFailed = true;
@@ -216,6 +224,20 @@ async function run(): Promise<number> {
     await measure('(e) sandbox run overhead', async () =>
       sandboxOverheadSection(await measureSandboxOverhead({ python: defaultPythonPath(), ...SANDBOX_OVERHEAD })),
     );
+
+    await measure('(f) data turn overhead', async () => {
+      const { userId, apiKey } = await createBenchUser(db, 'data_turns');
+      await seedDemoHealthData(db, userId);
+      const result = await measureDataTurnOverhead({
+        apiUrl: api.url,
+        apiKey,
+        agent,
+        temporal,
+        bareTaskQueue,
+        ...DATA_TURN_OVERHEAD,
+      });
+      return dataTurnOverheadSection(result, DATA_QUESTION);
+    });
 
     // Measurements cut short by a signal would overwrite the last good report with failures.
     if (interrupted) return 130;

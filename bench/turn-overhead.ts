@@ -1,10 +1,13 @@
 /**
  * (a) What the service adds on top of Temporal for the cheapest turn: a fallback turn timed from the
  * client's point of view (POST sent → `turn.completed` received over SSE) against a bare workflow
- * that schedules the same number of no-op activities on the same Temporal server.
+ * that schedules the same number of no-op activities on the same Temporal server. The same comparison
+ * serves (f), a full data turn, with another question (bench/data-turn-overhead.ts).
  */
 import type http from 'node:http';
 import type { Client } from '@temporalio/client';
+import type { TurnResult } from '../contracts/turn';
+import type { TurnWorkflow } from '../workflows/turn-workflow';
 import type { BareWorkflow } from './bare-workflow';
 import { openSse, postJson } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';
@@ -19,13 +22,39 @@ export interface TurnOverheadOptions {
   measuredRuns: number;
 }
 
+export interface TurnAgainstBareOptions extends TurnOverheadOptions {
+  /** The user message of every turn. */
+  question: string;
+  /** Throws when a turn did not take the path being measured; checked on every run, warm-up included. */
+  checkResult?: (result: TurnResult) => void;
+}
+
 /** Where a run's time went, from its recorded history (server timestamps). */
 export interface HistoryBreakdown {
-  activities: number;
+  /** The activity types, in the order they were scheduled. */
+  activityTypes: string[];
+  /** The most activities scheduled and not yet closed at one time: 1 means one after another. */
+  maxConcurrentActivities: number;
   /** Workflow tasks and activity tasks waiting between scheduled and picked up by the worker. */
   dispatchMs: number;
+  /** Workflow tasks running on the worker (started → completed): the workflow code deciding what comes next. */
+  workflowTaskMs: number;
   /** Activities executing (started → completed): the service's own work. */
   activityMs: number;
+  /** activityMs by activity type. */
+  activityMsByType: Map<string, number>;
+}
+
+export interface HistorySummary {
+  activities: number;
+  /** The same in every run (checked). */
+  activityTypes: string[];
+  maxConcurrentActivities: number;
+  dispatch: Summary;
+  workflowTask: Summary;
+  activity: Summary;
+  /** Each activity type's execution time per run, in the order first scheduled. */
+  byType: Array<{ type: string; ms: Summary }>;
 }
 
 export interface TurnOverheadResult {
@@ -37,12 +66,14 @@ export interface TurnOverheadResult {
   turnToClose: Summary;
   /** POST sent → 201 received: the synchronous part of the turn (auth, insert, workflow start). */
   turnPost: Summary;
-  turnHistory: { activities: number; dispatch: Summary; activity: Summary };
-  bareHistory: { activities: number; dispatch: Summary; activity: Summary };
+  turnHistory: HistorySummary;
+  bareHistory: HistorySummary;
   eventsPerTurn: number;
+  /** What the last measured turn's workflow returned. */
+  lastResult: TurnResult;
 }
 
-const FALLBACK_TURN_BODY = { messages: [{ role: 'user', content: 'thanks!' }] };
+const FALLBACK_QUESTION = 'thanks!';
 
 interface TurnTiming {
   workflowId: string;
@@ -50,11 +81,13 @@ interface TurnTiming {
   toCloseMs: number;
   postMs: number;
   events: number;
+  result: TurnResult;
 }
 
-async function runFallbackTurn(opts: TurnOverheadOptions): Promise<TurnTiming> {
+async function runTurn(opts: TurnAgainstBareOptions): Promise<TurnTiming> {
+  const body = { messages: [{ role: 'user', content: opts.question }] };
   const started = nowMs();
-  const created = await postJson(`${opts.apiUrl}/v1/turns`, FALLBACK_TURN_BODY, opts);
+  const created = await postJson(`${opts.apiUrl}/v1/turns`, body, opts);
   const postMs = nowMs() - started;
   if (created.status !== 201) {
     throw new Error(`POST /v1/turns answered ${created.status}: ${JSON.stringify(created.body)}`);
@@ -77,18 +110,15 @@ async function runFallbackTurn(opts: TurnOverheadOptions): Promise<TurnTiming> {
   if (terminal.type !== 'turn.completed') throw new Error(`turn ${turnId} ended with ${terminal.type}`);
   // The workflow's last task runs after turn.completed is written; waiting for it keeps it from
   // overlapping the next run, and gives the turn a clock with the same end point as the bare one.
-  await opts.temporal.workflow.getHandle(turnId).result();
-  return {
-    workflowId: turnId,
-    totalMs: terminal.at - started,
-    toCloseMs: nowMs() - started,
-    postMs,
-    events: seen.events,
-  };
+  const result = await opts.temporal.workflow.getHandle<typeof TurnWorkflow>(turnId).result();
+  const toCloseMs = nowMs() - started;
+  opts.checkResult?.(result);
+  return { workflowId: turnId, totalMs: terminal.at - started, toCloseMs, postMs, events: seen.events, result };
 }
 
 async function runBareWorkflow(
   opts: TurnOverheadOptions,
+  steps: string[],
   run: number,
 ): Promise<{ workflowId: string; totalMs: number }> {
   const workflowId = `bench-bare-${Date.now().toString(36)}-${run}`;
@@ -96,7 +126,7 @@ async function runBareWorkflow(
   const handle = await opts.temporal.workflow.start<typeof BareWorkflow>('BareWorkflow', {
     workflowId,
     taskQueue: opts.bareTaskQueue,
-    args: [],
+    args: [steps],
   });
   await handle.result();
   return { workflowId, totalMs: nowMs() - started };
@@ -105,67 +135,138 @@ async function runBareWorkflow(
 type Timestamp = { seconds?: { toString(): string } | null; nanos?: number | null } | null | undefined;
 const timestampMs = (ts: Timestamp) => Number(ts?.seconds?.toString() ?? 0) * 1000 + (ts?.nanos ?? 0) / 1e6;
 
-async function historyBreakdown(temporal: Client, workflowId: string): Promise<HistoryBreakdown> {
+export async function historyBreakdown(temporal: Client, workflowId: string): Promise<HistoryBreakdown> {
   const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
   const at = new Map<string, number>();
-  const breakdown: HistoryBreakdown = { activities: 0, dispatchMs: 0, activityMs: 0 };
+  const typeOf = new Map<string, string>();
+  const open = new Set<string>();
+  const breakdown: HistoryBreakdown = {
+    activityTypes: [],
+    maxConcurrentActivities: 0,
+    dispatchMs: 0,
+    workflowTaskMs: 0,
+    activityMs: 0,
+    activityMsByType: new Map(),
+  };
   let workflowTaskScheduledAt = 0;
+  let workflowTaskStartedAt = 0;
   const since = (eventId: { toString(): string } | null | undefined, time: number) => time - at.get(String(eventId))!;
   for (const event of history.events ?? []) {
     const time = timestampMs(event.eventTime);
-    at.set(String(event.eventId), time);
+    const id = String(event.eventId);
+    at.set(id, time);
     if (event.workflowTaskScheduledEventAttributes) workflowTaskScheduledAt = time;
-    if (event.workflowTaskStartedEventAttributes) breakdown.dispatchMs += time - workflowTaskScheduledAt;
-    if (event.activityTaskScheduledEventAttributes) breakdown.activities++;
+    if (event.workflowTaskStartedEventAttributes) {
+      breakdown.dispatchMs += time - workflowTaskScheduledAt;
+      workflowTaskStartedAt = time;
+    }
+    if (event.workflowTaskCompletedEventAttributes) breakdown.workflowTaskMs += time - workflowTaskStartedAt;
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const type = scheduled.activityType?.name ?? 'unknown';
+      breakdown.activityTypes.push(type);
+      typeOf.set(id, type);
+      open.add(id);
+      breakdown.maxConcurrentActivities = Math.max(breakdown.maxConcurrentActivities, open.size);
+    }
     const started = event.activityTaskStartedEventAttributes;
     if (started) breakdown.dispatchMs += since(started.scheduledEventId, time);
     const completed = event.activityTaskCompletedEventAttributes;
-    if (completed) breakdown.activityMs += since(completed.startedEventId, time);
+    if (completed) {
+      const ms = since(completed.startedEventId, time);
+      const type = typeOf.get(String(completed.scheduledEventId)) ?? 'unknown';
+      breakdown.activityMs += ms;
+      breakdown.activityMsByType.set(type, (breakdown.activityMsByType.get(type) ?? 0) + ms);
+    }
+    const closed =
+      completed ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
+    if (closed) open.delete(String(closed.scheduledEventId));
   }
   return breakdown;
 }
 
-async function summarizeHistories(temporal: Client, workflowIds: string[]) {
+async function summarizeHistories(temporal: Client, workflowIds: string[]): Promise<HistorySummary> {
   const breakdowns: HistoryBreakdown[] = [];
   for (const id of workflowIds) breakdowns.push(await historyBreakdown(temporal, id));
-  const counts = new Set(breakdowns.map((b) => b.activities));
-  if (counts.size !== 1) throw new Error(`runs scheduled different numbers of activities: ${[...counts].join(', ')}`);
+  const shapes = new Set(breakdowns.map((b) => b.activityTypes.join(' → ')));
+  if (shapes.size !== 1) throw new Error(`runs scheduled different activities: ${[...shapes].join(' | ')}`);
+  const { activityTypes } = breakdowns[0];
+  const types = [...new Set(activityTypes)];
   return {
-    activities: breakdowns[0].activities,
+    activities: activityTypes.length,
+    activityTypes,
+    maxConcurrentActivities: Math.max(...breakdowns.map((b) => b.maxConcurrentActivities)),
     dispatch: summarize(breakdowns.map((b) => b.dispatchMs)),
+    workflowTask: summarize(breakdowns.map((b) => b.workflowTaskMs)),
     activity: summarize(breakdowns.map((b) => b.activityMs)),
+    byType: types.map((type) => ({
+      type,
+      ms: summarize(breakdowns.map((b) => b.activityMsByType.get(type) ?? 0)),
+    })),
   };
 }
 
-export async function measureTurnOverhead(opts: TurnOverheadOptions): Promise<TurnOverheadResult> {
+/**
+ * Runs turns asking `question` and bare workflows alternately and compares them. The bare workflow's
+ * steps are the activities the first turn's history records, so the floor has the turn's shape as it
+ * actually ran; every measured turn must then record the same activities, none of them overlapping.
+ */
+export async function measureTurnAgainstBare(opts: TurnAgainstBareOptions): Promise<TurnOverheadResult> {
   const turns: TurnTiming[] = [];
   const bare: Array<{ workflowId: string; totalMs: number }> = [];
+  let steps: string[] | undefined;
   // One after the other, never concurrently: the user may have only 3 turns in flight, and overlap
   // would measure queueing instead of overhead. Alternating A, B, A, B spreads machine noise
   // (GC, the other core's load, Temporal's timers) evenly over both series.
   for (let run = 0; run < opts.warmupRuns + opts.measuredRuns; run++) {
-    const turn = await runFallbackTurn(opts);
-    const baseline = await runBareWorkflow(opts, run);
+    const turn = await runTurn(opts);
+    if (!steps) {
+      const shape = await historyBreakdown(opts.temporal, turn.workflowId);
+      // The bare workflow awaits its activities one by one; a turn that overlaps some has another shape.
+      if (shape.maxConcurrentActivities > 1) {
+        throw new Error(`turn ${turn.workflowId} ran up to ${shape.maxConcurrentActivities} activities at once`);
+      }
+      steps = shape.activityTypes;
+    }
+    const baseline = await runBareWorkflow(opts, steps, run);
     if (run < opts.warmupRuns) continue;
     turns.push(turn);
     bare.push(baseline);
   }
   const turnSummary = summarize(turns.map((t) => t.totalMs));
   const bareSummary = summarize(bare.map((b) => b.totalMs));
+  const turnHistory = await summarizeHistories(
+    opts.temporal,
+    turns.map((t) => t.workflowId),
+  );
+  if (turnHistory.maxConcurrentActivities > 1) {
+    throw new Error(`a measured turn ran up to ${turnHistory.maxConcurrentActivities} activities at once`);
+  }
   return {
     turn: turnSummary,
     bare: bareSummary,
     ratio: turnSummary.p50 / bareSummary.p50,
     turnToClose: summarize(turns.map((t) => t.toCloseMs)),
     turnPost: summarize(turns.map((t) => t.postMs)),
-    turnHistory: await summarizeHistories(
-      opts.temporal,
-      turns.map((t) => t.workflowId),
-    ),
+    turnHistory,
     bareHistory: await summarizeHistories(
       opts.temporal,
       bare.map((b) => b.workflowId),
     ),
     eventsPerTurn: turns[turns.length - 1].events,
+    lastResult: turns[turns.length - 1].result,
   };
+}
+
+export function measureTurnOverhead(opts: TurnOverheadOptions): Promise<TurnOverheadResult> {
+  return measureTurnAgainstBare({
+    ...opts,
+    question: FALLBACK_QUESTION,
+    checkResult(result) {
+      if (result.agents_used.length > 0) throw new Error(`"thanks!" ran ${result.agents_used.join(', ')}`);
+    },
+  });
 }
