@@ -1,0 +1,167 @@
+import type { ScriptedRequest, ScriptedRule } from '../types';
+
+/**
+ * The Health Coach's four modules (seed 002, "Health Coach Agent"), read off the prompt's labelled
+ * blocks (activities/prompts/health-coach.ts):
+ * - hc_gate: YESREC when the question asks for a plan, a goal, advice or help; NOREC otherwise;
+ * - hc_main: cites the anchor for the metric the question names (else the first) exactly as listed,
+ *   builds on the top finding's strategy, gives one SMART recommendation (YESREC) or asks one focused
+ *   question (NOREC), and ends with a forward question;
+ * - hc_finish: FINISH only when the user's last message wraps up;
+ * - hc_summary: one sentence, no numbers.
+ */
+
+const HEADER = /\n\n[A-Z][A-Z ]+:\n/;
+
+/** The block under `NAME:`, up to the next block header or the end of the prompt. */
+function block(text: string, name: string): string {
+  const header = new RegExp(`(?:^|\\n\\n)${name}:\\n`).exec(text);
+  if (!header) return '';
+  const rest = text.slice(header.index + header[0].length);
+  const end = rest.search(HEADER);
+  return end === -1 ? rest : rest.slice(0, end);
+}
+
+interface PromptAnchor {
+  key: string;
+  /** The value and unit exactly as the prompt lists them. */
+  stated: string;
+  label: string;
+  window: string;
+}
+
+const ANCHOR_LINE = /^- (\S+) = (\S+(?: [a-z]+)?) \(n=\d+, ([^)]*)\): (.+)$/;
+
+function readAnchors(text: string): PromptAnchor[] {
+  return block(text, 'PERSONAL ANCHORS')
+    .split('\n')
+    .flatMap((line) => {
+      const m = ANCHOR_LINE.exec(line.trim());
+      return m ? [{ key: m[1], stated: m[2], window: m[3], label: m[4] }] : [];
+    });
+}
+
+/** The first finding's strategy line, if it has one. */
+function topStrategy(text: string): string | null {
+  const lines = block(text, 'FINDINGS').split('\n');
+  const first = lines.findIndex((line) => /^- \S+ \[(VALIDATED|CONDITIONAL)\]: /.test(line));
+  if (first === -1) return null;
+  for (const line of lines.slice(first + 1)) {
+    if (line.startsWith('- ')) break;
+    const strategy = /^\s+strategy: (.+)$/.exec(line)?.[1];
+    if (strategy) return strategy;
+  }
+  return null;
+}
+
+/** Metrics as a question names them; the more specific names first ("deep sleep" before "sleep"). */
+const METRIC_WORDS: ReadonlyArray<[string, RegExp]> = [
+  ['deep_sleep_minutes', /\bdeep sleep\b/],
+  ['heart_rate_variability', /\b(hrv|heart rate variability)\b/],
+  ['resting_heart_rate', /\b(resting heart rate|rhr|heart rate)\b/],
+  ['active_zone_minutes', /\b(active zone|exercise|workouts?|training|cardio)\b/],
+  ['steps', /\b(steps?|walk(s|ing)?)\b/],
+  ['sleep_minutes', /\b(sleep|slept|bedtime)\b/],
+];
+
+/** The metric's own mean anchor, else any of its anchors, else the first anchor. */
+function relevantAnchor(question: string, anchors: PromptAnchor[]): PromptAnchor | undefined {
+  const metric = METRIC_WORDS.find(([, words]) => words.test(question))?.[0];
+  const own = metric ? anchors.filter((a) => a.key.startsWith(`${metric}_`)) : [];
+  return own.find((a) => a.key.includes('_mean_')) ?? own[0] ?? anchors[0];
+}
+
+const SMART_GOALS: Record<string, string> = {
+  sleep_minutes:
+    'for the next two weeks, start winding down at a fixed time and have lights out half an hour earlier on weeknights',
+  deep_sleep_minutes:
+    'for the next two weeks, keep the same bedtime every night and skip alcohol within three hours of it',
+  steps: 'for the next two weeks, add a brisk walk after lunch on weekdays and log each one',
+  active_zone_minutes:
+    'for the next two weeks, book two brisk cardio sessions a week in your calendar, each ending well before bed',
+  resting_heart_rate: 'for the next two weeks, keep three easy cardio sessions a week and an even bedtime',
+  heart_rate_variability: 'for the next two weeks, keep a fixed wake-up time and a short wind-down routine each night',
+};
+
+const FOCUSED_QUESTIONS: Record<string, string> = {
+  sleep_minutes: 'What usually happens on the nights you get the least sleep?',
+  deep_sleep_minutes: 'What does your evening look like in the two hours before bed?',
+  steps: 'What does a typical low-step day look like for you?',
+  active_zone_minutes: 'What kind of movement do you actually enjoy, and when in the week could it fit?',
+  resting_heart_rate: 'What has changed in your training or stress lately?',
+  heart_rate_variability: 'How have your sleep and stress been over these two weeks?',
+};
+
+const metricOf = (anchor: PromptAnchor | undefined) =>
+  anchor ? (Object.keys(SMART_GOALS).find((m) => anchor.key.startsWith(`${m}_`)) ?? 'sleep_minutes') : null;
+
+const USER_WRAP_UP = /\b(thanks|thank you|that's all|that is all|that's it|bye|goodbye)\b/i;
+
+/** The last `user:` entry of the CONVERSATION block (renderHistory's `role: content` lines). */
+function lastUserTurn(text: string): string {
+  const entries = block(text, 'CONVERSATION').split(/^(?=(?:user|assistant): )/m);
+  return (
+    entries
+      .filter((entry) => entry.startsWith('user: '))
+      .at(-1)
+      ?.slice(6) ?? ''
+  );
+}
+
+const question = (req: ScriptedRequest) => block(req.lastUserText, 'QUESTION').trim().toLowerCase();
+
+export const healthCoachGate: ScriptedRule = {
+  step: 'hc_gate',
+  respond(req) {
+    const asks = /\b(help me|plan|goals?|advice|advise|how (can|do|should) i improve)\b/.test(question(req));
+    return { text: `[VERDICT]: ${asks ? 'YESREC' : 'NOREC'}` };
+  },
+};
+
+export const healthCoachMain: ScriptedRule = {
+  step: 'hc_main',
+  respond(req) {
+    const recommend = req.system.includes('Current mode: YESREC');
+    const anchor = relevantAnchor(question(req), readAnchors(req.lastUserText));
+    const metric = metricOf(anchor);
+    const strategy = topStrategy(req.lastUserText);
+    const parts = [
+      anchor
+        ? `Looking at your own data, your ${anchor.label} was ${anchor.stated} (${anchor.window}).`
+        : "I don't have enough recent data from you to go on yet, so let's start from how things feel.",
+    ];
+    if (strategy) parts.push(`Your data also points to a lever: ${strategy}`);
+    if (recommend) {
+      parts.push(`Here is one SMART goal: ${SMART_GOALS[metric ?? 'sleep_minutes']}.`);
+      parts.push('Which day this week will you start, and what might get in the way?');
+    } else {
+      parts.push(
+        `Before I suggest anything, I'd like to understand more. ${FOCUSED_QUESTIONS[metric ?? 'sleep_minutes']}`,
+      );
+    }
+    return { text: parts.join(' ') };
+  },
+};
+
+export const healthCoachFinish: ScriptedRule = {
+  step: 'hc_finish',
+  respond(req) {
+    return { text: USER_WRAP_UP.test(lastUserTurn(req.lastUserText)) ? 'FINISH' : 'CONTINUE' };
+  },
+};
+
+export const healthCoachSummary: ScriptedRule = {
+  step: 'hc_summary',
+  respond() {
+    return {
+      text: 'To sum up: we looked at your own numbers together and settled on one next step; check back in and tell me how it went.',
+    };
+  },
+};
+
+export const healthCoachRules: ScriptedRule[] = [
+  healthCoachGate,
+  healthCoachMain,
+  healthCoachFinish,
+  healthCoachSummary,
+];
