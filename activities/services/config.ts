@@ -33,6 +33,18 @@ const configSchema = z.object({
   /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */
   AMY_PYTHON: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /**
+   * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons; seed 002), none
+   * of which this service builds. Refused when true rather than accepted and ignored.
+   */
+  AMY_DE_NETWORK_TOOLS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .refine((enabled) => !enabled, {
+      message:
+        'the Domain Expert has no network tools in this service (only range_compare, literature_priors and user_profile); unset AMY_DE_NETWORK_TOOLS or set it to false',
+    }),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,237 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { ScriptedRequest, ScriptedRule, ScriptedToolUse } from '../types';
+import { mentionedMetrics } from './analysis-ask';
+
+/**
+ * The Domain Expert (seed 002): a two-round tool user. First it asks for the user's profile, for the
+ * reference range of each biomarker the question gives a value for, and for the literature priors on
+ * what the question is about. Then it answers only from what the tools returned: where the value sits,
+ * the range's numbers and the guideline's URL (and the user's latest lab value for it, when on file);
+ * or, for a general question, a literature prior. As main agent with SUPPORTING INSIGHTS it leaves the
+ * user's own numbers to them and refers to them in one sentence with no number in it.
+ */
+
+/** Biomarker names as people write them, and the name the rule passes to range_compare. */
+const BIOMARKER_WORDS: Array<[RegExp, string]> = [
+  [/\bldl(?:[- ]?c)?(?: cholesterol)?\b/, 'ldl'],
+  [/\bhdl(?:[- ]?c)?(?: cholesterol)?\b/, 'hdl'],
+  [/\b(?:total )?cholesterol\b/, 'total_cholesterol'],
+  [/\btriglycerides?\b/, 'triglycerides'],
+  [/\b(?:hb)?a1c\b/, 'hba1c'],
+  [/\b(?:fasting )?(?:blood |plasma )?glucose\b|\bblood sugar\b/, 'fasting_glucose'],
+  [/\bsystolic\b/, 'systolic'],
+  [/\bdiastolic\b/, 'diastolic'],
+  [/\btsh\b/, 'tsh'],
+  [/\bvitamin d\b/, 'vitamin_d'],
+  [/\bferritin\b/, 'ferritin'],
+  [/\b(?:hs-?)?crp\b/, 'hs_crp'],
+  [/\bresting heart rate\b|\brhr\b|\bresting hr\b/, 'resting_heart_rate'],
+];
+
+/** The number a biomarker is given right after its name: "an LDL of 124", "HbA1c is 5.9%". */
+const VALUE_AFTER = /^[^\d.?!]{0,25}?(\d+(?:\.\d+)?)/;
+const BLOOD_PRESSURE = /\b(?:blood pressure|bp)\b[^\d.?!]{0,25}?(\d{2,3})\s*\/\s*(\d{2,3})\b/;
+
+interface NamedValue {
+  biomarker: string;
+  value?: number;
+}
+
+/** Biomarkers in the order they are mentioned, each with the value given for it, if any. */
+export function mentionedBiomarkers(question: string): NamedValue[] {
+  let rest = question.toLowerCase();
+  const found: Array<NamedValue & { at: number }> = [];
+  const bp = BLOOD_PRESSURE.exec(rest);
+  if (bp) {
+    found.push({ at: bp.index, biomarker: 'systolic', value: Number(bp[1]) });
+    found.push({ at: bp.index + 1, biomarker: 'diastolic', value: Number(bp[2]) });
+    rest = rest.slice(0, bp.index) + ' '.repeat(bp[0].length) + rest.slice(bp.index + bp[0].length);
+  }
+  for (const [pattern, biomarker] of BIOMARKER_WORDS) {
+    const match = pattern.exec(rest);
+    if (!match) continue;
+    const after = VALUE_AFTER.exec(rest.slice(match.index + match[0].length));
+    found.push({ at: match.index, biomarker, ...(after ? { value: Number(after[1]) } : {}) });
+    // Blank the phrase out so "LDL cholesterol" is not also read as total cholesterol.
+    rest = rest.slice(0, match.index) + ' '.repeat(match[0].length) + rest.slice(match.index + match[0].length);
+  }
+  return found.sort((a, b) => a.at - b.at).map(({ biomarker, value }) => ({ biomarker, value }));
+}
+
+function firstUserText(req: ScriptedRequest): string {
+  const first = req.messages.find((m) => m.role === 'user');
+  if (!first) return '';
+  if (typeof first.content === 'string') return first.content;
+  return first.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+}
+
+const questionOf = (prompt: string) =>
+  /^QUESTION:\n([\s\S]*?)(?:\n\nSUPPORTING INSIGHTS:|$)/.exec(prompt)?.[1].trim() ?? prompt;
+
+interface ToolExchange {
+  name: string;
+  input: Record<string, unknown>;
+  isError: boolean;
+  result: unknown;
+}
+
+function resultText(content: Anthropic.ToolResultBlockParam['content']): string {
+  if (typeof content === 'string') return content;
+  return (content ?? []).flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+}
+
+/** Every tool call in the conversation with its result, parsed as JSON where it is JSON. */
+function toolExchanges(messages: Anthropic.MessageParam[]): ToolExchange[] {
+  const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
+  const exchanges: ToolExchange[] = [];
+  for (const message of messages) {
+    if (typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (block.type === 'tool_use')
+        calls.set(block.id, { name: block.name, input: block.input as Record<string, unknown> });
+      if (block.type !== 'tool_result') continue;
+      const call = calls.get(block.tool_use_id);
+      if (!call) continue;
+      const text = resultText(block.content);
+      let result: unknown = text;
+      try {
+        result = JSON.parse(text);
+      } catch {
+        // An error result is a sentence, not JSON.
+      }
+      exchanges.push({ ...call, isError: block.is_error === true, result });
+    }
+  }
+  return exchanges;
+}
+
+interface Source {
+  citation: string;
+  url?: string;
+  year: number;
+}
+
+interface Classification {
+  sex: string | null;
+  applies_to: string;
+  position: 'below' | 'within' | 'borderline' | 'above';
+  band: string;
+  band_range: string;
+  scale: Array<{ band: string; range: string; position: string }>;
+}
+
+interface RangeComparison {
+  biomarker: string;
+  name: string;
+  value: number;
+  unit: string;
+  classifications: Classification[];
+  source: Source;
+}
+
+interface Prior {
+  feature: string;
+  summary: string;
+  source: Source;
+}
+
+interface Profile {
+  profile: { sex: string } | null;
+  latest_biomarkers: Array<{ name: string; value: number; unit: string; taken_on: string }>;
+}
+
+const okResults = <T>(exchanges: ToolExchange[], name: string) =>
+  exchanges.filter((e) => e.name === name && !e.isError && typeof e.result === 'object').map((e) => e.result as T);
+
+const POSITION_WORDS: Record<Classification['position'], string> = {
+  below: 'below the reference range',
+  within: 'within the reference range',
+  borderline: 'borderline',
+  above: 'above the reference range',
+};
+
+/** "National Cholesterol Education Program (NCEP) Expert Panel (2002)": the citation's first sentence. */
+const shortCitation = (source: Source) => `${source.citation.split('. ')[0]} (${source.year})`;
+
+/** `Systolic blood pressure` mid-sentence is `systolic blood pressure`; `LDL` and `HbA1c` keep their capitals. */
+const inProse = (name: string) => (/^[A-Z][a-z]+\b/.test(name) ? name[0].toLowerCase() + name.slice(1) : name);
+
+function rangeSentences(
+  comparison: RangeComparison,
+  sex: string | undefined,
+  profile: Profile | undefined,
+  supported: boolean,
+): string {
+  const { value, unit } = comparison;
+  const name = inProse(comparison.name);
+  const chosen =
+    comparison.classifications.find((c) => c.sex !== null && c.sex === sex) ?? comparison.classifications[0];
+  const desirable = chosen.scale.filter((b) => b.position === 'within').map((b) => `${b.range} is ${b.band}`);
+  const sentences = [
+    `A reading of ${value} ${unit} for ${name} is ${POSITION_WORDS[chosen.position]}: it falls in the "${chosen.band}" band ` +
+      `(${chosen.band_range}) for ${chosen.applies_to}` +
+      (desirable.length > 0 ? `, where ${desirable.join(' and ')}.` : '.'),
+  ];
+  // With supporting insights the user's own numbers are the Data Science agent's to report.
+  const onFile = supported ? undefined : profile?.latest_biomarkers.find((b) => b.name === comparison.biomarker);
+  if (onFile && onFile.value !== value) {
+    sentences.push(`Your latest ${name} on file is ${onFile.value} ${onFile.unit} (${onFile.taken_on}).`);
+  }
+  const url = comparison.source.url ? `, ${comparison.source.url}` : '';
+  sentences.push(`Source: ${shortCitation(comparison.source)}${url}.`);
+  return sentences.join(' ');
+}
+
+function priorSentence(prior: Prior): string {
+  const url = prior.source.url ? `, ${prior.source.url}` : '';
+  return `${prior.summary} (${shortCitation(prior.source)}${url}.)`;
+}
+
+const SUPPORTING_SENTENCE =
+  'The analysis of your own data above stands as computed; this only adds the clinical context to read it by.';
+const NO_SOURCE =
+  "I don't have a reference source on that among my tools, so I'd rather not quote figures; a clinician or a published guideline is the place to check.";
+
+function finalAnswer(req: ScriptedRequest): string {
+  const prompt = firstUserText(req);
+  const question = questionOf(prompt);
+  const exchanges = toolExchanges(req.messages);
+  const profile = okResults<Profile>(exchanges, 'user_profile')[0];
+  const comparisons = okResults<RangeComparison>(exchanges, 'range_compare');
+  const priors = okResults<{ priors: Prior[] }>(exchanges, 'literature_priors').flatMap((r) => r.priors);
+
+  const supported = prompt.includes('\n\nSUPPORTING INSIGHTS:\n');
+  const parts: string[] = [];
+  if (comparisons.length > 0) {
+    parts.push(...comparisons.map((c) => rangeSentences(c, profile?.profile?.sex, profile, supported)));
+  } else if (priors.length > 0) {
+    const metric = mentionedMetrics(question)[0];
+    parts.push(priorSentence(priors.find((p) => metric !== undefined && p.feature === metric) ?? priors[0]));
+  } else {
+    parts.push(NO_SOURCE);
+  }
+  if (supported) parts.push(SUPPORTING_SENTENCE);
+  return parts.join(' ');
+}
+
+function firstRoundCalls(question: string): ScriptedToolUse[] {
+  const biomarkers = mentionedBiomarkers(question);
+  const calls: ScriptedToolUse[] = [{ name: 'user_profile', input: {} }];
+  for (const { biomarker, value } of biomarkers) {
+    if (value !== undefined) calls.push({ name: 'range_compare', input: { biomarker, value } });
+  }
+  const term = biomarkers[0]?.biomarker ?? mentionedMetrics(question)[0];
+  if (term !== undefined) calls.push({ name: 'literature_priors', input: { term } });
+  return calls;
+}
+
+const hasToolResults = (messages: Anthropic.MessageParam[]) =>
+  messages.some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result'));
+
+export const domainExpert: ScriptedRule = {
+  step: 'domain_expert',
+  respond(req) {
+    if (hasToolResults(req.messages)) return { text: finalAnswer(req) };
+    return { toolUse: firstRoundCalls(questionOf(firstUserText(req))) };
+  },
+};
