@@ -2,8 +2,11 @@ import { createAssessFinding } from './assessment';
 import { createClassifyVagueness } from './classify-vagueness';
 import { createCritiqueFinding } from './critic';
 import { createDataScienceActivities } from './data-science';
+import { createConsultDomainExpert } from './domain-expert';
 import { createReplyConversationally } from './fallback-reply';
+import { createCoachUser } from './health-coach';
 import { createRememberTurn } from './memory-step';
+import { createReflect } from './reflect';
 import { createRephraseQuestions } from './rephrase';
 import { createRoute } from './route';
 import type { StepDeps } from './step-deps';
@@ -23,6 +26,9 @@ export function createActivities(deps: StepDeps) {
     replyConversationally: createReplyConversationally(deps),
     ...createDataScienceActivities(deps),
     runGates: createRunGates(deps),
+    consultDomainExpert: createConsultDomainExpert(deps),
+    coachUser: createCoachUser(deps),
+    reflect: createReflect(deps),
     critiqueFinding: createCritiqueFinding(deps),
     assessFinding: createAssessFinding(deps),
     synthesise: createSynthesise(deps),

@@ -5,7 +5,7 @@
  */
 import type { FactEntry } from '../contracts/turn';
 import { factCheckReply, type FactCheckIssue } from './fact-check';
-import { buildFactSheet, type FactSheetFinding } from './fact-sheet';
+import { buildFactSheet, type BuiltFactSheet, type FactSheetFinding } from './fact-sheet';
 import { DS_FAILED_WARNING, FINAL_SYNTHESIS_SYSTEM } from './prompts/synthesis';
 import type { StepDeps } from './step-deps';
 import { runStepAttempt } from './step-attempt';
@@ -16,15 +16,49 @@ export interface SynthesisFinding extends FactSheetFinding {
   assessment?: { mechanism: string; strategy: string | null } | null;
 }
 
+/** A number about the user computed deterministically for the coach (seed 002, "computeAnchors"). */
+export interface SynthesisAnchor {
+  key: string;
+  value: number;
+  unit: string | null;
+  n: number;
+  window: string;
+}
+
 export interface SynthesisInput {
   turnId: string;
   userMessage: string;
+  /** Whose draft leads: the coach's answer must end with the coach's forward question. */
+  mainAgent: 'Data Science Agent' | 'Domain Expert Agent' | 'Health Coach Agent';
   mainAgentDraft: string;
   supportingInsights: string;
   /** Domain Expert prose, whose reference numbers the fact-check accepts. */
   expertProse: string;
   findings: SynthesisFinding[];
+  /** The coach's personal anchors: deterministic numbers the answer may cite, so they join the Fact Sheet. */
+  anchors: SynthesisAnchor[];
   dataScienceFailed: boolean;
+}
+
+const ANCHOR_SOURCE = 'personal_anchor';
+
+/** The Fact Sheet: the findings' numbers, then the anchors as `anchor.<key>`. */
+export function synthesisFactSheet(input: Pick<SynthesisInput, 'findings' | 'anchors'>): BuiltFactSheet {
+  const built = buildFactSheet(input.findings);
+  for (const anchor of input.anchors) {
+    if (!Number.isFinite(anchor.value)) continue;
+    const claim = `anchor.${anchor.key}`;
+    built.sheet[claim] = anchor.value;
+    built.entries.push({
+      claim,
+      value: anchor.value,
+      unit: anchor.unit,
+      source: ANCHOR_SOURCE,
+      n: anchor.n,
+      window: anchor.window,
+    });
+  }
+  return built;
 }
 
 export interface SynthesisOutput {
@@ -52,7 +86,7 @@ function factSheetBlock(entries: FactEntry[]): string {
     .map(
       (e) =>
         `- ${e.claim} = ${e.value}${e.unit ? ` ${e.unit}` : ''} (n=${e.n ?? '?'}, window: ${e.window ?? '?'})` +
-        (e.verdict ? ' [CONDITIONAL]' : ' [VALIDATED]'),
+        (e.source === ANCHOR_SOURCE ? ' [PERSONAL ANCHOR]' : e.verdict ? ' [CONDITIONAL]' : ' [VALIDATED]'),
     )
     .join('\n');
 }
@@ -61,6 +95,7 @@ export function synthesisPrompt(input: SynthesisInput, entries: FactEntry[]): st
   return [
     input.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
     `USER QUESTION:\n${input.userMessage}`,
+    `MAIN AGENT: ${input.mainAgent}`,
     `MAIN AGENT DRAFT:\n${input.mainAgentDraft || '(none)'}`,
     `SUPPORTING INSIGHTS:\n${input.supportingInsights || '(none)'}`,
     `VALIDATED FINDINGS:\n${findingsBlurb(input.findings)}`,
@@ -73,7 +108,7 @@ export function synthesisPrompt(input: SynthesisInput, entries: FactEntry[]): st
 export function createSynthesise(deps: StepDeps) {
   return async function synthesise(input: SynthesisInput): Promise<SynthesisOutput> {
     const step = 'synthesis';
-    const { sheet, entries } = buildFactSheet(input.findings);
+    const { sheet, entries } = synthesisFactSheet(input);
     const answer = await runStepAttempt(deps.events, input.turnId, step, ({ attempt, signal }) =>
       streamAgentReply(deps, {
         turnId: input.turnId,

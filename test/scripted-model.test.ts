@@ -433,7 +433,10 @@ describe('default rules', () => {
     ['What is my average sleep?', DS, ''],
     ['How has my resting heart rate changed?', DS, ''],
     ['What is HRV?', DE, ''],
-    ['Is LDL of 124 high?', DE, ''],
+    ['Is a high LDL dangerous?', DE, ''],
+    // The forcing rule: a measurement named with its value is the user's own, so Data Science checks it.
+    ['Is LDL of 124 high?', DE, DS],
+    ['Is an LDL of 124 something to worry about?', DE, DS],
     ['Is my LDL of 124 something to worry about?', DE, DS],
     ['Help me plan a better bedtime routine', HC, ''],
     ['Based on my data, what goal should I set for steps?', HC, DS],

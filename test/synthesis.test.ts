@@ -29,10 +29,12 @@ const finding = (
 const input = (turnId: string, findings: SynthesisFinding[], dataScienceFailed = false): SynthesisInput => ({
   turnId,
   userMessage: 'What is my average resting heart rate over the last 90 days?',
+  mainAgent: 'Data Science Agent',
   mainAgentDraft: '',
   supportingInsights: '',
   expertProse: '',
   findings,
+  anchors: [],
   dataScienceFailed,
 });
 
@@ -104,4 +106,27 @@ test('a retried synthesis does not repeat its deterministic events', async () =>
   for (const type of ['agent.started', 'agent.completed', 'fact_check']) {
     expect(events.filter((e) => e.type === type)).toHaveLength(1);
   }
+});
+
+test("the coach's draft leads after the findings, and its personal anchors are in the Fact Sheet it may cite", async () => {
+  const turnId = await h.newTurn();
+  const coachDraft = 'Your deep sleep has averaged 71.4 min over the last 14 days. What time do you usually go to bed?';
+  const out = await h.run(createSynthesise(h.deps), {
+    ...input(turnId, [finding('ds-001', 'More active minutes, more deep sleep', { rho: 0.52 }, 'validated')]),
+    userMessage: 'Help me plan better deep sleep based on my data',
+    mainAgent: 'Health Coach Agent',
+    mainAgentDraft: coachDraft,
+    anchors: [{ key: 'deep_sleep_minutes_mean_14d', value: 71.4, unit: 'min', n: 14, window: 'last 14 days' }],
+  });
+  expect(out.factSheet).toContainEqual({
+    claim: 'anchor.deep_sleep_minutes_mean_14d',
+    value: 71.4,
+    unit: 'min',
+    source: 'personal_anchor',
+    n: 14,
+    window: 'last 14 days',
+  });
+  expect(out.answer.startsWith('More active minutes, more deep sleep (rho 0.52).')).toBe(true);
+  expect(out.answer.endsWith('What time do you usually go to bed?')).toBe(true);
+  expect(out.factCheckIssues).toEqual([]);
 });

@@ -32,3 +32,19 @@ export const computeSteps = proxyActivities<TurnActivities>({
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
 });
+
+/**
+ * Multi-call agents (the Domain Expert's tool loop of up to 10 model turns, the coach's three
+ * modules): one activity each, heartbeating, so the budget is the whole conversation's.
+ */
+export const agentSteps = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});

@@ -12,11 +12,11 @@ import {
   log,
 } from '@temporalio/workflow';
 import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
-import { lastUserMessage, type TurnResult } from '../contracts/turn';
+import { lastUserMessage, type AgentName, type TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
 import type { ValidatedFinding } from '../activities/validation';
-import { bookkeeping, modelSteps } from './activities';
-import { runDataScienceAgent } from './data-science';
+import { agentSteps, bookkeeping, modelSteps } from './activities';
+import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
 import type { TurnWorkflowInput } from './definitions';
 import { trackProgress, type StepRunner } from './progress';
 import { validateFindings, validatorCounts } from './validation';
@@ -79,11 +79,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
         }),
       );
     }
-    if (routing.main_agent === 'Data Science Agent' && routing.supporting_agents.length === 0) {
-      return await dataQuestion(step, input, routing);
-    }
-    const team = [routing.main_agent, ...routing.supporting_agents].join(' + ');
-    throw new AgentNotAvailable(`This question needs ${team}; only the Data Science agent on its own runs yet.`);
+    return await specialistTurn(step, input, routing);
   } catch (err) {
     const error = turnError(err);
     // Recording the failure must survive the cancellation that may have caused it.
@@ -93,33 +89,129 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
 }
 
 type Routing = Awaited<ReturnType<typeof modelSteps.route>>;
+type MainAgent = Exclude<Routing['main_agent'], ''>;
+type ExpertAnswer = Awaited<ReturnType<typeof agentSteps.consultDomainExpert>>;
+type Coaching = Awaited<ReturnType<typeof agentSteps.coachUser>>;
+
+const DS = 'Data Science Agent';
+const DE = 'Domain Expert Agent';
+const HC = 'Health Coach Agent';
 
 /**
- * Collaboration pattern 2 (seed 002): a question about the user's own data, Data Science as the main
- * agent. route → rephrase → Data Science → validation → synthesis (+ fact-check) → memory.
+ * Every routed turn (seed 002, the six collaboration patterns): rephrase → supporting agents in
+ * parallel → the main agent (the coach after validating the supporting findings: the pre-validation
+ * hop) → reflection when there were supporting agents → validation of whatever is not validated yet →
+ * synthesis (+ fact-check) → memory.
  */
-async function dataQuestion(step: StepRunner, input: TurnWorkflowInput, routing: Routing): Promise<TurnResult> {
+async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routing: Routing): Promise<TurnResult> {
   const { turnId, userId, messages } = input;
+  const mainAgent = routing.main_agent as MainAgent;
+  const supporting = routing.supporting_agents;
   const userMessage = lastUserMessage(messages);
   const questions = await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing }));
-  const dataScience = await runDataScienceAgent(step, {
-    turnId,
-    userId,
-    question: questions['Data Science Agent'] ?? userMessage,
-    invocation: 'main',
-    maxDebugIterations: 2,
-    idPrefix: 'ds',
-  });
-  const validated = await step('validation', () => validateFindings({ turnId, userId }, dataScience.findings));
+  const questionFor = (agent: MainAgent) => questions[agent] ?? userMessage;
+  const agentsUsed = new Set<AgentName>();
+  const dataScienceRuns: DataScienceOutcome[] = [];
+  const expertAnswers: string[] = [];
+
+  const dataScience = async (question: string, invocation: 'main' | 'supporting' | 'reflection') => {
+    agentsUsed.add('data_science');
+    const outcome = await runDataScienceAgent(step, {
+      turnId,
+      userId,
+      question,
+      invocation,
+      // Seed 002: a reflection follow-up gets one shot; if it cannot answer at once, the ask was too big.
+      maxDebugIterations: invocation === 'reflection' ? 0 : 2,
+      idPrefix: invocation === 'reflection' ? 'dsr' : 'ds',
+    });
+    dataScienceRuns.push(outcome);
+    return outcome;
+  };
+  const domainExpert = async (
+    question: string,
+    invocation: 'main' | 'supporting' | 'reflection',
+    supportingInsights = '',
+  ): Promise<ExpertAnswer> => {
+    agentsUsed.add('domain_expert');
+    const answer = await step(`domain_expert_${invocation}`, () =>
+      agentSteps.consultDomainExpert({ turnId, userId, question, invocation, supportingInsights }),
+    );
+    expertAnswers.push(answer.answer);
+    return answer;
+  };
+
+  // Supporting agents run in parallel; the main agent sees all of their outputs in one block.
+  const [dsSupport, deSupport] = await Promise.all([
+    supporting.includes(DS) ? dataScience(questionFor(DS), 'supporting') : null,
+    supporting.includes(DE) ? domainExpert(questionFor(DE), 'supporting') : null,
+  ]);
+  const supportingInsights = [
+    dsSupport && `Data Science: ${dsSupport.status === 'ok' ? dsSupport.summary : 'the analysis did not complete.'}`,
+    deSupport && `Domain Expert: ${deSupport.answer}`,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+
+  const validated: ValidatedFinding[] = [];
+  const pending = [...(dsSupport?.findings ?? [])];
+  let mainDraft = '';
+  let coaching: Coaching | null = null;
+  if (mainAgent === DS) {
+    const main = await dataScience(questionFor(DS), 'main');
+    pending.push(...main.findings);
+    mainDraft = main.status === 'ok' ? main.summary : '';
+  } else if (mainAgent === DE) {
+    mainDraft = (await domainExpert(questionFor(DE), 'main', supportingInsights)).answer;
+  } else {
+    // The pre-validation hop: the coach turns numbers into actions, so it only sees validated ones.
+    validated.push(...(await step('pre_validation', () => validateFindings({ turnId, userId }, pending.splice(0)))));
+    agentsUsed.add('health_coach');
+    coaching = await step('health_coach', () =>
+      agentSteps.coachUser({
+        turnId,
+        userId,
+        messages,
+        question: questionFor(HC),
+        findings: validated.filter((v) => v.verdict !== 'rejected').map(coachFinding),
+        // Data Science reaches the coach only as validated findings: its summary was written before
+        // validation and may quote a number the gates went on to reject.
+        supportingInsights: deSupport ? `Domain Expert: ${deSupport.answer}` : '',
+      }),
+    );
+    mainDraft = coaching.reply;
+  }
+
+  const followUps: string[] = [];
+  if (supporting.length > 0) {
+    const reflection = await step('reflection', () =>
+      modelSteps.reflect({ turnId, userMessage, mainDraft, supportingInsights }),
+    );
+    const [dsFollowUp, deFollowUp] = await Promise.all([
+      reflection.dataScience ? dataScience(reflection.dataScience, 'reflection') : null,
+      reflection.domainExpert ? domainExpert(reflection.domainExpert, 'reflection') : null,
+    ]);
+    if (dsFollowUp) {
+      pending.push(...dsFollowUp.findings);
+      if (dsFollowUp.status === 'ok') followUps.push(`Data Science follow-up: ${dsFollowUp.summary}`);
+    }
+    if (deFollowUp) followUps.push(`Domain Expert follow-up: ${deFollowUp.answer}`);
+  }
+
+  // Every finding is validated exactly once: what the coach saw already was.
+  validated.push(...(await step('validation', () => validateFindings({ turnId, userId }, pending))));
   const synthesis = await step('synthesis', () =>
     modelSteps.synthesise({
       turnId,
       userMessage,
-      mainAgentDraft: dataScience.status === 'ok' ? dataScience.summary : '',
-      supportingInsights: '',
-      expertProse: '',
+      mainAgent,
+      mainAgentDraft: mainDraft,
+      supportingInsights: [supportingInsights, ...followUps].filter(Boolean).join('\n\n'),
+      expertProse: expertAnswers.join('\n\n'),
       findings: validated.map(({ finding, verdict, source, assessment }) => ({ finding, verdict, source, assessment })),
-      dataScienceFailed: dataScience.status === 'failed',
+      anchors: coaching?.anchors ?? [],
+      // The warning applies when Data Science was asked and no run of it produced a result.
+      dataScienceFailed: dataScienceRuns.length > 0 && dataScienceRuns.every((run) => run.status === 'failed'),
     }),
   );
   await step('memory', () => rememberTurn(turnId, userId, validated));
@@ -128,11 +220,19 @@ async function dataQuestion(step: StepRunner, input: TurnWorkflowInput, routing:
       turnId,
       answer: synthesis.answer,
       factSheet: synthesis.factSheet,
-      agentsUsed: ['data_science'],
+      agentsUsed: AGENT_ORDER.filter((agent) => agentsUsed.has(agent)),
       validator: validatorCounts(validated),
     }),
   );
 }
+
+const AGENT_ORDER: AgentName[] = ['data_science', 'domain_expert', 'health_coach'];
+
+const coachFinding = ({ finding, verdict, assessment }: ValidatedFinding) => ({
+  finding,
+  verdict,
+  assessment: assessment && { mechanism: assessment.mechanism, strategy: assessment.strategy },
+});
 
 /** Memory is best-effort (seed 002, step 8): a turn that answered is not failed by its memory step. */
 async function rememberTurn(turnId: string, userId: string, validated: ValidatedFinding[]): Promise<void> {

@@ -48,8 +48,15 @@ const plan: ScriptedRule = {
   step: 'ds_plan',
   respond(req) {
     const ask = askOf(req.lastUserText);
-    // No ask we can compute: an answer without a spec, which the agent rejects as invalid output.
-    if (!ask) return { text: '== Approach ==\nThis question does not name a metric in the data I can compute on.' };
+    // Nothing in the daily data answers this (a lab value, say): a plan that computes nothing, so the
+    // agent reports no numbers rather than inventing a computation.
+    if (!ask) {
+      return {
+        text:
+          '== Approach ==\nThe daily data has no column for what is asked, so there is nothing to compute.\n' +
+          '== Spec ==\nkind: scalar\nfeature: unavailable\ntarget: none\nwindow_days: all',
+      };
+    }
     const spec = [
       `kind: ${KIND[ask.statistic]}`,
       `feature: ${ask.metric}`,
@@ -69,7 +76,7 @@ function codeRule(step: 'ds_code' | 'ds_debug', broken: boolean): ScriptedRule {
     step,
     respond(req) {
       const ask = askOf(req.lastUserText);
-      if (!ask) return { text: 'return {}' };
+      if (!ask) return fenced('return {"computed": "nothing: no column in the data answers this question"}');
       return fenced(broken ? brokenCode(ask) : analysisCode(ask));
     },
   };

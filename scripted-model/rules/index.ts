@@ -3,7 +3,10 @@ import { assessment } from './assessment';
 import { classifyVagueness } from './classify-vagueness';
 import { critic } from './critic';
 import { dataScienceRules, type BrokenCodeMode } from './data-science';
+import { domainExpert } from './domain-expert';
 import { fallbackReply } from './fallback-reply';
+import { healthCoachRules } from './health-coach';
+import { reflection } from './reflection';
 import { rephrase } from './rephrase';
 import { route } from './route';
 import { synthesis } from './synthesis';
@@ -18,6 +21,9 @@ export function scriptedRules(options: { brokenCode?: BrokenCodeMode } = {}): Sc
     route,
     rephrase,
     ...dataScienceRules(options),
+    domainExpert,
+    ...healthCoachRules,
+    reflection,
     synthesis,
     critic,
     assessment,

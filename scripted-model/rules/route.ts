@@ -63,6 +63,8 @@ const PERSONAL_DATA: RegExp[] = [
   new RegExp(`\\bmy (${METRICS})\\b`),
   /\b(did|have|do) i (sleep|slept|walk|walked|run|ran|exercise|exercised|train|trained)\b/,
   /\b(my|i)\b.*\d/,
+  // "Is an LDL of 124 something to worry about?": a measurement with its value is the user's own.
+  new RegExp(`\\b(${METRICS})\\b[^.?!]*?\\b\\d`),
 ];
 
 interface Routing {

@@ -40,27 +40,31 @@ function readFindings(text: string): Array<{ id: string; conditional: boolean; c
 
 const round = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(2))));
 
+/** The Domain Expert's or the coach's own draft leads the answer; a Data Science draft is only notes. */
+function leadingDraft(text: string): string {
+  const main = /^MAIN AGENT: (.+)$/m.exec(text)?.[1];
+  if (main !== 'Domain Expert Agent' && main !== 'Health Coach Agent') return '';
+  const draft = section(text, 'MAIN AGENT DRAFT').join('\n').trim();
+  return draft === '(none)' ? '' : draft;
+}
+
+const DS_FAILED =
+  "I couldn't complete the analysis of your data this time, so I won't quote a result I can't stand behind.";
+const NOTHING_HELD_UP =
+  "Nothing in your data held up well enough for me to state it with confidence, so I'd rather not quote numbers. " +
+  "We'd need to look more closely with a narrower question.";
+
 export const synthesis: ScriptedRule = {
   step: 'synthesis',
   respond(req) {
     const text = req.lastUserText;
+    const draft = leadingDraft(text);
     if (text.includes('DATA SCIENCE STATUS: FAILED')) {
-      return {
-        text:
-          "I couldn't complete the analysis of your data this time, so I won't quote a result I can't stand behind. " +
-          'Could we narrow it down, for example to one metric over the last few weeks?',
-      };
+      const followUp = draft || 'Could we narrow it down, for example to one metric over the last few weeks?';
+      return { text: `${DS_FAILED} ${followUp}` };
     }
     const facts = readFacts(text);
-    const findings = readFindings(text);
-    if (findings.length === 0 || facts.length === 0) {
-      return {
-        text:
-          "Nothing in your data held up well enough for me to state it with confidence, so I'd rather not quote numbers. " +
-          "We'd need to look more closely with a narrower question.",
-      };
-    }
-    const paragraphs = findings.map((finding) => {
+    const paragraphs = readFindings(text).map((finding) => {
       const own = facts.filter((f) => f.claim.startsWith(`${finding.id}.`));
       const numbers = own
         .filter((f) => !f.claim.endsWith('.n'))
@@ -71,8 +75,10 @@ export const synthesis: ScriptedRule = {
         .join(', ');
       const lead = finding.conditional ? 'A preliminary signal, worth tracking: ' : '';
       const mechanism = finding.mechanism ? ` ${finding.mechanism}` : '';
-      return `${lead}${finding.claim} (${numbers}).${mechanism}`;
+      return numbers ? `${lead}${finding.claim} (${numbers}).${mechanism}` : '';
     });
-    return { text: paragraphs.join('\n\n') };
+    // The coach's draft goes last, so the answer ends with the coach's forward question.
+    const answer = [...paragraphs, draft].filter(Boolean).join('\n\n');
+    return { text: answer || NOTHING_HELD_UP };
   },
 };
