@@ -13,9 +13,17 @@ const root = path.resolve(__dirname, '..');
 /** One turn per workflow path the service runs; later paths add their own line. */
 const REPRESENTATIVE_TURNS: Array<{ name: string; message: string }> = [
   { name: 'fallback-thanks', message: 'thanks!' },
-  { name: 'agent-not-available', message: 'What is LDL cholesterol?' },
+  { name: 'agent-not-available', message: 'Is anything interesting in my data?' },
   { name: 'data-question-descriptive', message: 'What is my average resting heart rate over the last 90 days?' },
   { name: 'data-question-correlation', message: 'Are my active zone minutes related to my deep sleep minutes?' },
+  { name: 'pattern-1-expert', message: 'What is heart rate variability?' },
+  { name: 'pattern-3-expert-with-data', message: 'Is an LDL of 124 something to worry about?' },
+  { name: 'pattern-5-coach-with-data', message: 'Help me plan better deep sleep based on my data' },
+  { name: 'pattern-6-coach-data-expert', message: 'Help me improve my resting heart rate given my thyroid condition' },
+  {
+    name: 'reflection-follow-up',
+    message: 'My resting heart rate is 70, is that something to worry about? Please double-check it against my data.',
+  },
 ];
 
 async function run() {

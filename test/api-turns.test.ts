@@ -78,21 +78,6 @@ describe('POST /v1/turns', () => {
     expect(expectSchema(turnSchema, again.body)).toEqual(turn);
   });
 
-  test('a route that needs an agent this service does not run yet fails clearly, with no made-up answer', async () => {
-    const res = await api(svc.url, 'POST', '/v1/turns', {
-      key: alice.apiKey,
-      body: {
-        messages: [{ role: 'user', content: 'What is LDL cholesterol?' }],
-        stream: false,
-      },
-    });
-    const turn = expectSchema(turnSchema, res.body);
-    expect(turn.status).toBe('failed');
-    expect(turn.result).toBeNull();
-    expect(turn.error?.code).toBe('agent_not_available');
-    expect(turn.error?.request_id).toMatch(/^req_/);
-  });
-
   test('a vague question needs the Investigator, which is not available yet', async () => {
     const res = await api(svc.url, 'POST', '/v1/turns', {
       key: alice.apiKey,
