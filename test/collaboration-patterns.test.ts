@@ -10,6 +10,8 @@ import { eventDataSchemas, type TurnEventType } from '../contracts/events';
 import { turnSchema, type Turn } from '../contracts/turn';
 import { factCheckReply } from '../activities/fact-check';
 import { seedDemoHealthData } from '../activities/services/health-data/store';
+import { defaultRules } from '../scripted-model/rules';
+import type { ScriptedRule } from '../scripted-model/types';
 import { api, expectSchema } from './support/http';
 import { startTestService, type TestService } from './support/service';
 import { openEventStream, type ReceivedEvent } from './support/sse-client';
@@ -194,5 +196,39 @@ describe('the fallback and the corner cases', () => {
     expect(asked.turn.result!.agents_used).toEqual([]);
     expect(asked.turn.result!.fact_sheet).toEqual([]);
     expect(agentEvents(asked.events, 'agent.started')).toEqual(['synthesis']);
+  });
+});
+
+describe('a router that names a phantom agent', () => {
+  let phantom: TestService;
+  beforeAll(async () => {
+    const garbageRoute: ScriptedRule = {
+      step: 'route',
+      respond: () => ({
+        text: JSON.stringify({ main_agent: 'Nutrition Wizard', supporting_agents: 'ds; Sleep Oracle' }),
+      }),
+    };
+    phantom = await startTestService({
+      scripted: { rules: [garbageRoute, ...defaultRules.filter((rule) => rule.step !== 'route')] },
+    });
+  });
+  afterAll(async () => {
+    await phantom?.close();
+  });
+
+  test('gets the fallback reply: sanitiseRouting drops the unknown names, and no phantom agent runs', async () => {
+    const someone = await phantom.createUser();
+    const created = await api(phantom.url, 'POST', '/v1/turns', {
+      key: someone.apiKey,
+      body: { messages: [{ role: 'user', content: 'What should I eat before a run?' }], stream: false },
+    });
+    const turn = expectSchema(turnSchema, created.body);
+    expect(turn.status).toBe('completed');
+    expect(turn.result!.agents_used).toEqual([]);
+    expect(phantom.scripted.requests.entries().map((r) => r.step)).toEqual([
+      'classify_vagueness',
+      'route',
+      'fallback_reply',
+    ]);
   });
 });
