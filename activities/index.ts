@@ -5,7 +5,7 @@ import { createDataScienceActivities } from './data-science';
 import { createConsultDomainExpert } from './domain-expert';
 import { createReplyConversationally } from './fallback-reply';
 import { createCoachUser } from './health-coach';
-import { createRememberTurn } from './memory-step';
+import { createRecallMemory, createRememberTurn } from './memory-step';
 import { createReflect } from './reflect';
 import { createRephraseQuestions } from './rephrase';
 import { createRoute } from './route';
@@ -32,6 +32,7 @@ export function createActivities(deps: StepDeps) {
     critiqueFinding: createCritiqueFinding(deps),
     assessFinding: createAssessFinding(deps),
     synthesise: createSynthesise(deps),
+    recallMemory: createRecallMemory(deps),
     rememberTurn: createRememberTurn(deps),
   };
 }

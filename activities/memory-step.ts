@@ -1,10 +1,25 @@
 /**
- * Step 8, memory (seed 002 "validatedToMemories", seed 004): one `tested_hypothesis` entry per
- * validated finding, deterministic, no model call, so the next turns know what was already tested and
- * how it came out. Narrated as the `memory` agent.
+ * Step 8, memory (seed 002 "Memory extraction", seed 004): two writes, both best-effort for the turn.
+ * - The LLM extractor's goal / insight / preference / history entries from the exchange.
+ * - One `tested_hypothesis` entry per validated finding, deterministic, no model call, so the next
+ *   turns know what was already tested and how it came out.
+ * Narrated as the `memory` agent: `+3 entries (1 insight, 1 goal, 1 history)`.
  */
+import { log } from '@temporalio/activity';
+import { z } from 'zod';
 import type { GateVerdict } from '../contracts/findings';
-import { recordTestedHypotheses, type TestedHypothesisEntry } from './services/memory';
+import { completeStep } from './complete-step';
+import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompts/memory';
+import { parseModelJson } from './services/llm';
+import { ModelOutputInvalidError, UpstreamUnavailableError } from './services/llm-errors';
+import {
+  memorySummary,
+  recordExtractedMemories,
+  recordTestedHypotheses,
+  USER_MEMORY_CATEGORIES,
+  type ExtractedMemory,
+  type TestedHypothesisEntry,
+} from './services/memory';
 import type { StepDeps } from './step-deps';
 import { announceAgentCompleted, announceAgentStarted } from './stream-agent-reply';
 import type { ValidatedFinding } from './validation';
@@ -37,12 +52,57 @@ export function testedHypothesis({ finding, verdict }: ValidatedFinding): Tested
 export interface RememberTurnInput {
   turnId: string;
   userId: string;
+  userMessage: string;
+  /** The answer the user got; '' when there is none to learn from. */
+  answer: string;
   validated: ValidatedFinding[];
+}
+
+const extractedSchema = z.array(z.unknown());
+const entrySchema = z.object({
+  category: z.enum(USER_MEMORY_CATEGORIES),
+  text: z.string().trim().min(1).max(500),
+  confidence: z.number().min(0).max(1).default(0.7),
+});
+
+/** The extractor's entries; anything malformed is dropped, a failed call is no entries (seed: `[]`). */
+async function extractMemories(
+  deps: StepDeps,
+  input: RememberTurnInput,
+): Promise<{ entries: ExtractedMemory[]; costUsd: number }> {
+  try {
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'memory_extract',
+      model: deps.models.fast,
+      system: MEMORY_UPDATE_SYSTEM,
+      prompt: memoryExtractUserPrompt(input.userMessage, input.answer),
+      maxTokens: 600,
+    });
+    const items = parseModelJson(response.text, extractedSchema, response.requestId);
+    const entries = items.flatMap((item) => {
+      const parsed = entrySchema.safeParse(item);
+      return parsed.success ? [parsed.data] : [];
+    });
+    return { entries, costUsd: response.costUsd };
+  } catch (err) {
+    if (!(err instanceof ModelOutputInvalidError || err instanceof UpstreamUnavailableError)) throw err;
+    log.warn('memory extraction skipped', { turnId: input.turnId, error: err.message });
+    return { entries: [], costUsd: 0 };
+  }
+}
+
+export function summariseAdded(counts: Record<string, number>): string {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([category, n]) => `${n} ${category}`);
+  return `+${total} ${total === 1 ? 'entry' : 'entries'}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
 }
 
 export function createRememberTurn(deps: StepDeps) {
   return async function rememberTurn(input: RememberTurnInput): Promise<{ added: number }> {
-    const { turnId } = input;
+    const { turnId, userId } = input;
     const startedAt = deps.clock();
     await announceAgentStarted(deps.events, {
       turnId,
@@ -51,20 +111,43 @@ export function createRememberTurn(deps: StepDeps) {
       question: 'What from this turn is worth remembering?',
       at: startedAt,
     });
-    const added = await recordTestedHypotheses(deps.db, {
-      userId: input.userId,
+    const extracted = await extractMemories(deps, input);
+    const written = await recordExtractedMemories(deps.db, { userId, turnId, entries: extracted.entries });
+    const tested = await recordTestedHypotheses(deps.db, {
+      userId,
       turnId,
       entries: input.validated.map(testedHypothesis),
     });
+    const counts: Record<string, number> = {};
+    for (const entry of written) counts[entry.category] = (counts[entry.category] ?? 0) + 1;
+    if (tested > 0) counts.tested_hypothesis = tested;
     await announceAgentCompleted(deps.events, {
       turnId,
       agent: 'memory',
       invocation: 'memory',
       startedAt,
       at: deps.clock(),
-      costUsd: 0,
-      output: `+${added} ${added === 1 ? 'entry' : 'entries'}${added > 0 ? ` (${added} tested_hypothesis)` : ''}`,
+      costUsd: extracted.costUsd,
+      output: summariseAdded(counts),
     });
-    return { added };
+    return { added: written.length + tested };
+  };
+}
+
+export interface RecallMemoryInput {
+  userId: string;
+  /** `context.include_memory`: false skips injection entirely. */
+  includeMemory: boolean;
+}
+
+/**
+ * The memory summary for this turn's agents, read once at the start of the turn so every agent sees
+ * the same memory and nothing written during the turn leaks into it (seed 004: agents cannot change
+ * memory mid-turn).
+ */
+export function createRecallMemory(deps: StepDeps) {
+  return async function recallMemory(input: RecallMemoryInput): Promise<{ summary: string }> {
+    if (!input.includeMemory) return { summary: '' };
+    return { summary: await memorySummary(deps.db, input.userId) };
   };
 }

@@ -6,6 +6,7 @@
 import type { FactEntry } from '../contracts/turn';
 import { factCheckReply, type FactCheckIssue } from './fact-check';
 import { buildFactSheet, type BuiltFactSheet, type FactSheetFinding } from './fact-sheet';
+import { withMemory } from './prompts/memory';
 import { DS_FAILED_WARNING, FINAL_SYNTHESIS_SYSTEM } from './prompts/synthesis';
 import type { StepDeps } from './step-deps';
 import { runStepAttempt } from './step-attempt';
@@ -38,6 +39,8 @@ export interface SynthesisInput {
   /** The coach's personal anchors: deterministic numbers the answer may cite, so they join the Fact Sheet. */
   anchors: SynthesisAnchor[];
   dataScienceFailed: boolean;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 const ANCHOR_SOURCE = 'personal_anchor';
@@ -119,7 +122,7 @@ export function createSynthesise(deps: StepDeps) {
         question: input.userMessage,
         request: {
           model: deps.models.main,
-          system: FINAL_SYNTHESIS_SYSTEM,
+          system: withMemory(FINAL_SYNTHESIS_SYSTEM, input.memory),
           maxTokens: 1500,
           messages: [{ role: 'user', content: synthesisPrompt(input, entries) }],
         },

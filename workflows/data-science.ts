@@ -16,6 +16,8 @@ export interface DataScienceRequest {
   /** 2 for the main and supporting runs, 0 in reflection (seed 002: one shot). */
   maxDebugIterations: number;
   idPrefix: string;
+  /** The user's memory summary, given to the planner. */
+  memory: string;
 }
 
 export type DataScienceOutcome =
@@ -23,7 +25,9 @@ export type DataScienceOutcome =
 
 export async function runDataScienceAgent(step: StepRunner, request: DataScienceRequest): Promise<DataScienceOutcome> {
   const { turnId, userId, question, invocation } = request;
-  const planned = await step('ds_plan', () => modelSteps.planAnalysis({ turnId, question, invocation }));
+  const planned = await step('ds_plan', () =>
+    modelSteps.planAnalysis({ turnId, question, invocation, memory: request.memory }),
+  );
   const { plan, startedAt } = planned;
   let costUsd = planned.costUsd;
 

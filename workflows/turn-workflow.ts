@@ -14,6 +14,7 @@ import {
 import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
 import { lastUserMessage, type AgentName, type TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
+import type { RememberTurnInput } from '../activities/memory-step';
 import type { ValidatedFinding } from '../activities/validation';
 import { agentSteps, bookkeeping, modelSteps } from './activities';
 import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
@@ -69,6 +70,8 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
     const routing = await step('route', () => modelSteps.route({ turnId, messages }));
     if (routing.main_agent === '') {
       const { answer } = await step('fallback_reply', () => modelSteps.replyConversationally({ turnId, messages }));
+      const userMessage = lastUserMessage(messages);
+      await step('memory', () => rememberTurn({ turnId, userId: input.userId, userMessage, answer, validated: [] }));
       return await step('complete_turn', () =>
         bookkeeping.completeTurn({
           turnId,
@@ -109,6 +112,10 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   const supporting = routing.supporting_agents;
   const userMessage = lastUserMessage(messages);
   const questions = await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing }));
+  // Read once, so every agent of the turn sees the same memory (seed 004: no mutation mid-turn).
+  const { summary: memory } = await step('recall_memory', () =>
+    bookkeeping.recallMemory({ userId, includeMemory: input.context.include_memory }),
+  );
   const questionFor = (agent: MainAgent) => questions[agent] ?? userMessage;
   const agentsUsed = new Set<AgentName>();
   const dataScienceRuns: DataScienceOutcome[] = [];
@@ -124,6 +131,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
       // Seed 002: a reflection follow-up gets one shot; if it cannot answer at once, the ask was too big.
       maxDebugIterations: invocation === 'reflection' ? 0 : 2,
       idPrefix: invocation === 'reflection' ? 'dsr' : 'ds',
+      memory,
     });
     dataScienceRuns.push(outcome);
     return outcome;
@@ -135,7 +143,15 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   ): Promise<ExpertAnswer> => {
     agentsUsed.add('domain_expert');
     const answer = await step(`domain_expert_${invocation}`, () =>
-      agentSteps.consultDomainExpert({ turnId, userId, question, invocation, supportingInsights }),
+      agentSteps.consultDomainExpert({
+        turnId,
+        userId,
+        question,
+        invocation,
+        supportingInsights,
+        memory,
+        includeBiomarkers: input.context.include_biomarkers,
+      }),
     );
     expertAnswers.push(answer.answer);
     return answer;
@@ -177,6 +193,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
         // Data Science reaches the coach only as validated findings: its summary was written before
         // validation and may quote a number the gates went on to reject.
         supportingInsights: deSupport ? `Domain Expert: ${deSupport.answer}` : '',
+        memory,
       }),
     );
     mainDraft = coaching.reply;
@@ -212,9 +229,10 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
       anchors: coaching?.anchors ?? [],
       // The warning applies when Data Science was asked and no run of it produced a result.
       dataScienceFailed: dataScienceRuns.length > 0 && dataScienceRuns.every((run) => run.status === 'failed'),
+      memory,
     }),
   );
-  await step('memory', () => rememberTurn(turnId, userId, validated));
+  await step('memory', () => rememberTurn({ turnId, userId, userMessage, answer: synthesis.answer, validated }));
   return await step('complete_turn', () =>
     bookkeeping.completeTurn({
       turnId,
@@ -235,11 +253,11 @@ const coachFinding = ({ finding, verdict, assessment }: ValidatedFinding) => ({
 });
 
 /** Memory is best-effort (seed 002, step 8): a turn that answered is not failed by its memory step. */
-async function rememberTurn(turnId: string, userId: string, validated: ValidatedFinding[]): Promise<void> {
+async function rememberTurn(input: RememberTurnInput): Promise<void> {
   try {
-    await modelSteps.rememberTurn({ turnId, userId, validated });
+    await modelSteps.rememberTurn(input);
   } catch (err) {
     if (isCancellation(err)) throw err;
-    log.warn('the memory step failed; the turn completes without it', { turnId, error: String(err) });
+    log.warn('the memory step failed; the turn completes without it', { turnId: input.turnId, error: String(err) });
   }
 }

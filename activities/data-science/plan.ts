@@ -5,6 +5,7 @@
  */
 import { FINDING_KINDS, type FindingKind } from '../../contracts/findings';
 import { PLAN_SYSTEM, planUserPrompt } from '../prompts/data-science';
+import { withMemory } from '../prompts/memory';
 import { ModelOutputInvalidError } from '../services/llm-errors';
 import type { StepDeps } from '../step-deps';
 import { runStepAttempt } from '../step-attempt';
@@ -66,6 +67,8 @@ export interface PlanAnalysisInput {
   /** The Data Science agent's (rephrased) question. */
   question: string;
   invocation: DataScienceInvocation;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export interface PlanAnalysisOutput {
@@ -95,7 +98,7 @@ export function createPlanAnalysis(deps: StepDeps) {
         agent: 'data_science',
         request: {
           model: deps.models.dataScience,
-          system: PLAN_SYSTEM,
+          system: withMemory(PLAN_SYSTEM, input.memory),
           maxTokens: 600,
           messages: [{ role: 'user', content: planUserPrompt({ question }) }],
         },

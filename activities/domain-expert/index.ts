@@ -7,6 +7,7 @@
  * asks for, and no URL reaches the answer unless a tool of this consultation returned it.
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import { withMemory } from '../prompts/memory';
 import { log } from '@temporalio/activity';
 import { DOMAIN_EXPERT_LAST_ROUND, DOMAIN_EXPERT_SYSTEM, domainExpertUserPrompt } from '../prompts/domain-expert';
 import type { LlmCallContext } from '../services/llm';
@@ -27,6 +28,10 @@ export interface ConsultDomainExpertInput {
   invocation: 'main' | 'supporting' | 'reflection';
   /** As main agent: what the supporting agents found ('' otherwise). The agent interprets it, never recomputes it. */
   supportingInsights: string;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
+  /** `context.include_biomarkers`: false keeps the lab snapshot out of the user_profile tool. */
+  includeBiomarkers?: boolean;
 }
 
 export interface ConsultDomainExpertOutput {
@@ -66,7 +71,12 @@ async function consult(
 ): Promise<ConsultDomainExpertOutput> {
   const { turnId } = input;
   const ctx: LlmCallContext = { turnId, step: STEP, attempt, signal };
-  const toolCtx: ToolContext = { db: deps.db, userId: input.userId, now: deps.clock() };
+  const toolCtx: ToolContext = {
+    db: deps.db,
+    userId: input.userId,
+    now: deps.clock(),
+    includeBiomarkers: input.includeBiomarkers ?? true,
+  };
   const think = (delta: string) =>
     deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt } }]);
 
@@ -78,7 +88,7 @@ async function consult(
   for (let turn = 1; ; turn++) {
     const response = await deps.llm.complete(ctx, {
       model: deps.models.main,
-      system: DOMAIN_EXPERT_SYSTEM,
+      system: withMemory(DOMAIN_EXPERT_SYSTEM, input.memory),
       messages,
       tools: DOMAIN_EXPERT_TOOL_DEFINITIONS,
       maxTokens: MAX_TOKENS,

@@ -13,6 +13,8 @@ export interface ToolContext {
   db: Db;
   userId: string;
   now: Date;
+  /** false: the user asked for no lab snapshot this turn (`context.include_biomarkers`). */
+  includeBiomarkers?: boolean;
 }
 
 export interface ToolOutcome {

@@ -60,5 +60,14 @@ export const userProfileTool = defineTool({
   description:
     "The user's profile (sex, age, height, weight) and their latest result for each lab biomarker, with its date. Takes no input.",
   input: z.object({}).strict(),
-  run: (_input, { db, userId, now }) => readUserProfile(db, userId, now),
+  run: async (_input, { db, userId, now, includeBiomarkers = true }) => {
+    const result = await readUserProfile(db, userId, now);
+    if (includeBiomarkers) return result;
+    // The user turned the lab snapshot off for this turn: the tool says so rather than showing none.
+    return {
+      ...result,
+      latest_biomarkers: [],
+      note: 'lab results withheld: the user excluded biomarkers from this turn',
+    };
+  },
 });

@@ -15,6 +15,7 @@
  * does this activity, whatever it is passed.
  */
 import { log } from '@temporalio/activity';
+import { withMemory } from '../prompts/memory';
 import { renderHistory } from '../conversation';
 import {
   HC_FINISH_GATE,
@@ -93,7 +94,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   const coachingResponse = async (remindOfAnchors: boolean) => {
     const response = await stream('hc_main', {
       model: deps.models.main,
-      system: HC_SYSTEM(verdict),
+      system: withMemory(HC_SYSTEM(verdict), input.memory),
       maxTokens: 700,
       messages: user(
         hcMainPrompt({

@@ -28,6 +28,8 @@ export interface CoachUserInput {
   findings: CoachFinding[];
   /** Domain Expert prose or the Data Science summary; '' when none. */
   supportingInsights: string;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export interface CoachUserOutput {

@@ -59,3 +59,85 @@ export async function recordTestedHypotheses(
     return fresh.length;
   });
 }
+
+/** The categories the extractor writes and a user may write (seed 004); `tested_hypothesis` is internal. */
+export const USER_MEMORY_CATEGORIES = ['goal', 'insight', 'preference', 'history'] as const;
+export type UserMemoryCategory = (typeof USER_MEMORY_CATEGORIES)[number];
+
+export interface ExtractedMemory {
+  category: UserMemoryCategory;
+  text: string;
+  confidence: number;
+}
+
+/**
+ * Writes what the extractor found in a turn, once: a retried memory step finds the turn's entries
+ * already there and writes nothing. Returns the entries written.
+ */
+export async function recordExtractedMemories(
+  db: Db,
+  { userId, turnId, entries }: { userId: string; turnId: string; entries: ExtractedMemory[] },
+): Promise<ExtractedMemory[]> {
+  if (entries.length === 0) return [];
+  return db.$transaction(async (tx) => {
+    const already = await tx.memoryEntry.count({
+      where: { userId, sourceTurnId: turnId, category: { in: [...USER_MEMORY_CATEGORIES] } },
+    });
+    if (already > 0) return [];
+    await tx.memoryEntry.createMany({
+      data: entries.map((entry) => ({
+        id: ID_PREFIXES.memory + ulid(),
+        userId,
+        category: entry.category,
+        text: entry.text,
+        confidence: entry.confidence,
+        sourceTurnId: turnId,
+      })),
+    });
+    return entries;
+  });
+}
+
+/** How many entries the injected summary holds at most (seed 004: "capped at ~80 entries"). */
+export const MEMORY_SUMMARY_LIMIT = 80;
+
+const SUMMARY_SECTIONS: Array<{ category: string; title: string }> = [
+  { category: 'goal', title: 'Goals' },
+  { category: 'preference', title: 'Preferences' },
+  { category: 'insight', title: 'Insights' },
+  { category: 'history', title: 'History' },
+  { category: 'tested_hypothesis', title: 'Tested hypotheses (already validated/rejected)' },
+];
+
+interface StoredEntry {
+  category: string;
+  text: string;
+  createdAt: Date;
+  meta: unknown;
+}
+
+function summaryLine(entry: StoredEntry): string {
+  const day = entry.createdAt.toISOString().slice(0, 10);
+  if (entry.category !== 'tested_hypothesis') return `- (${day}) ${entry.text}`;
+  const meta = (entry.meta ?? {}) as { verdict?: string; effect?: number | null };
+  const effect = typeof meta.effect === 'number' ? ` (effect ${Number(meta.effect.toFixed(3))})` : '';
+  return `- (${day}) [${meta.verdict ?? 'tested'}] ${entry.text}${effect}`;
+}
+
+/**
+ * The compact memory summary injected into the agents' system prompts (seed 004, "How injection
+ * works"): the most recent entries, at most 80, grouped by category, newest first in each group.
+ * '' when the user has no memory.
+ */
+export async function memorySummary(db: Db, userId: string): Promise<string> {
+  const entries = await db.memoryEntry.findMany({
+    where: { userId },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: MEMORY_SUMMARY_LIMIT,
+    select: { category: true, text: true, createdAt: true, meta: true },
+  });
+  return SUMMARY_SECTIONS.flatMap(({ category, title }) => {
+    const lines = entries.filter((e) => e.category === category).map(summaryLine);
+    return lines.length > 0 ? [`## ${title}\n${lines.join('\n')}`] : [];
+  }).join('\n');
+}

@@ -6,6 +6,7 @@ import { dataScienceRules, type BrokenCodeMode } from './data-science';
 import { domainExpert } from './domain-expert';
 import { fallbackReply } from './fallback-reply';
 import { healthCoachRules } from './health-coach';
+import { memoryExtract } from './memory-extract';
 import { reflection } from './reflection';
 import { rephrase } from './rephrase';
 import { route } from './route';
@@ -24,6 +25,7 @@ export function scriptedRules(options: { brokenCode?: BrokenCodeMode } = {}): Sc
     domainExpert,
     ...healthCoachRules,
     reflection,
+    memoryExtract,
     synthesis,
     critic,
     assessment,
