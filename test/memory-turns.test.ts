@@ -105,3 +105,29 @@ test('a failing extractor never fails the turn', async () => {
   expect(await memorySummaryEvent(turn.id)).toEqual(['+0 entries']);
   svc.scripted.faults.clear();
 });
+
+test('include_biomarkers: false keeps the lab snapshot away from the Domain Expert', async () => {
+  const toolResults = () =>
+    JSON.stringify(
+      svc.scripted.requests
+        .entries()
+        .filter((r) => r.step === 'domain_expert')
+        .map((r) => r.messages),
+    );
+  svc.scripted.requests.clear();
+  expect((await ask('Is an LDL of 124 something to worry about?')).status).toBe('completed');
+  expect(toolResults()).toContain('ldl_cholesterol');
+
+  svc.scripted.requests.clear();
+  const res = await api(svc.url, 'POST', '/v1/turns', {
+    key: user.apiKey,
+    body: {
+      messages: [{ role: 'user', content: 'Is an LDL of 124 something to worry about?' }],
+      stream: false,
+      context: { include_biomarkers: false },
+    },
+  });
+  expect(expectSchema(turnSchema, res.body).status).toBe('completed');
+  expect(toolResults()).toContain('lab results withheld');
+  expect(toolResults()).not.toContain('"latest_biomarkers":[{');
+});
