@@ -4,6 +4,7 @@ import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';
 import { healthRoutes } from './routes/health';
+import { memoryRoutes } from './routes/memory';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
 export interface AppDeps extends TurnRoutesDeps {
@@ -26,6 +27,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(healthRoutes(deps));
   app.use('/v1', requireApiKey(deps.pool));
   app.use(turnRoutes(deps));
+  app.use(memoryRoutes(deps));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));
   app.use(errorMiddleware(deps.logger));
   return app;

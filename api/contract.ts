@@ -6,8 +6,10 @@ import { z } from 'zod';
 import { errorEnvelopeSchema } from '../contracts/errors';
 import { createTurnRequestSchema, turnSchema } from '../contracts/turn';
 import { turnEventSchema } from '../contracts/events';
+import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
 
 export const turnIdParamsSchema = z.object({ id: z.string() }).strict();
+export const memoryIdParamsSchema = z.object({ id: z.string() }).strict();
 
 export const healthSchema = z.object({
   status: z.enum(['ok', 'degraded']),
@@ -24,12 +26,14 @@ interface ResponseContract {
 }
 
 export interface RouteContract {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   operationId: string;
   summary: string;
   authenticated: boolean;
   params?: z.ZodType;
+  /** A z.object of the query parameters; each property becomes one `in: query` parameter. */
+  query?: z.ZodType;
   body?: z.ZodType;
   headers?: Record<string, string>;
   responses: Record<number, ResponseContract>;
@@ -79,6 +83,37 @@ export const ROUTES = {
       },
       ...errors(400, 401, 404),
     },
+  },
+  listMemory: {
+    method: 'get',
+    path: '/v1/memory',
+    operationId: 'listMemory',
+    summary:
+      'List your memory, newest first (created_at, then id), a page at a time. tested_hypothesis entries are left out unless include=tested_hypothesis is passed or category=tested_hypothesis asks for them.',
+    authenticated: true,
+    query: listMemoryQuerySchema,
+    responses: { 200: { description: 'A page of memory entries', schema: memoryListSchema }, ...errors(400, 401) },
+  },
+  createMemory: {
+    method: 'post',
+    path: '/v1/memory',
+    operationId: 'createMemory',
+    summary: 'Write a memory entry directly (source_turn_id is null). tested_hypothesis cannot be written.',
+    authenticated: true,
+    body: createMemoryRequestSchema,
+    responses: {
+      201: { description: 'The new memory entry', schema: memorySchema },
+      ...errors(400, 401, 413, 415),
+    },
+  },
+  deleteMemory: {
+    method: 'delete',
+    path: '/v1/memory/{id}',
+    operationId: 'deleteMemory',
+    summary: 'Delete one of your memory entries, immediately and for good.',
+    authenticated: true,
+    params: memoryIdParamsSchema,
+    responses: { 204: { description: 'Deleted' }, ...errors(401, 404) },
   },
   health: {
     method: 'get',

@@ -14,6 +14,21 @@ export function buildOpenApiDocument(serverUrl?: string) {
         parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
       }
     }
+    if (route.query) {
+      const query = jsonSchema(route.query, 'input') as {
+        properties?: Record<string, { description?: string }>;
+        required?: string[];
+      };
+      for (const [name, { description, ...schema }] of Object.entries(query.properties ?? {})) {
+        parameters.push({
+          name,
+          in: 'query',
+          required: query.required?.includes(name) ?? false,
+          ...(description ? { description } : {}),
+          schema,
+        });
+      }
+    }
     for (const [name, description] of Object.entries(route.headers ?? {})) {
       parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
     }

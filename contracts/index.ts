@@ -3,3 +3,4 @@ export * from './errors';
 export * from './turn';
 export * from './events';
 export * from './findings';
+export * from './memory';

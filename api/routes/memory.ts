@@ -1,0 +1,51 @@
+import { Router, type Request } from 'express';
+import type { Pool } from 'pg';
+import { isMemoryId } from '../../contracts/memory';
+import { ROUTES } from '../contract';
+import { ApiError, notFound } from '../errors';
+import { createMemoryForUser, deleteMemoryForUserOrThrow, listMemoryForUser } from '../services/memory';
+import { parseRequest } from '../validation';
+
+export interface MemoryRoutesDeps {
+  pool: Pool;
+}
+
+const memoryIdFrom = (req: Request) => {
+  const id = String(req.params.id);
+  if (!isMemoryId(id)) throw notFound('Memory entry');
+  return id;
+};
+
+/** The query string without `api_key`, which authenticates (api/auth.ts) rather than filters. */
+function filtersFrom(req: Request): Record<string, unknown> {
+  const filters = { ...(req.query as Record<string, unknown>) };
+  delete filters.api_key;
+  return filters;
+}
+
+export function memoryRoutes({ pool }: MemoryRoutesDeps): Router {
+  const router = Router();
+
+  router.get('/v1/memory', async (req, res) => {
+    const query = parseRequest(ROUTES.listMemory.query, filtersFrom(req), 'query');
+    res.json(await listMemoryForUser(pool, res.locals.userId as string, query));
+  });
+
+  router.post('/v1/memory', async (req, res) => {
+    if (!req.is('application/json')) {
+      throw new ApiError(
+        'unsupported_media_type',
+        'Send the request body as JSON with Content-Type: application/json.',
+      );
+    }
+    const body = parseRequest(ROUTES.createMemory.body, req.body ?? {}, 'body');
+    res.status(201).json(await createMemoryForUser(pool, res.locals.userId as string, body));
+  });
+
+  router.delete('/v1/memory/:id', async (req, res) => {
+    await deleteMemoryForUserOrThrow(pool, res.locals.userId as string, memoryIdFrom(req));
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,93 @@
+/**
+ * The Memory resource (seed 004): what Amy remembers about a user between turns. These schemas
+ * validate the requests, describe the responses and generate the OpenAPI document.
+ */
+import { z } from 'zod';
+import { ID_PREFIXES } from './ids';
+
+export const MAX_MEMORY_TEXT_CHARS = 500;
+export const MEMORY_PAGE_SIZE_DEFAULT = 20;
+export const MEMORY_PAGE_SIZE_MAX = 100;
+
+/** The categories a client may write. */
+export const MEMORY_CATEGORIES = ['goal', 'insight', 'preference', 'history'] as const;
+/** Bookkeeping the validator writes for every processed finding; readable, never writable. */
+export const TESTED_HYPOTHESIS = 'tested_hypothesis';
+export const ALL_MEMORY_CATEGORIES = [...MEMORY_CATEGORIES, TESTED_HYPOTHESIS] as const;
+
+export const memoryIdSchema = z
+  .string()
+  .regex(new RegExp(`^${ID_PREFIXES.memory}[0-9A-HJKMNP-TV-Z]{26}$`), 'must be a memory id (mem_<ULID>)');
+export const isMemoryId = (value: string) => memoryIdSchema.safeParse(value).success;
+
+/** What a `tested_hypothesis` entry carries in `meta`. */
+export const testedHypothesisMetaSchema = z.object({
+  finding_id: z.string(),
+  feature: z.string(),
+  target: z.string().nullable(),
+  verdict: z.string(),
+  effect: z.number().nullable(),
+});
+
+const memoryMetaSchema = z.record(z.string(), z.unknown());
+
+export const memorySchema = z.object({
+  id: z.string(),
+  text: z.string(),
+  category: z.enum(ALL_MEMORY_CATEGORIES),
+  created_at: z.string(),
+  source_turn_id: z.string().nullable(),
+  confidence: z.number().nullable(),
+  meta: memoryMetaSchema
+    .nullable()
+    .describe('For tested_hypothesis entries: { finding_id, feature, target, verdict, effect }. As written otherwise.'),
+});
+export type Memory = z.infer<typeof memorySchema>;
+
+export const memoryListSchema = z.object({
+  data: z.array(memorySchema),
+  next_cursor: z.string().nullable(),
+  has_more: z.boolean(),
+});
+export type MemoryList = z.infer<typeof memoryListSchema>;
+
+const isoDateTime = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with Z or an offset' });
+
+/**
+ * `tested_hypothesis` entries are left out unless `include=tested_hypothesis` is passed or the
+ * category filter names them: asking for that category by name is asking to see them.
+ */
+export const listMemoryQuerySchema = z
+  .object({
+    category: z
+      .enum(ALL_MEMORY_CATEGORIES)
+      .optional()
+      .describe('Only this category; naming tested_hypothesis lists those entries without include.'),
+    include: z.enum([TESTED_HYPOTHESIS]).optional().describe('Also list tested_hypothesis entries.'),
+    after: isoDateTime.optional().describe('Only entries created strictly after this instant.'),
+    before: isoDateTime.optional().describe('Only entries created strictly before this instant.'),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MEMORY_PAGE_SIZE_MAX)
+      .default(MEMORY_PAGE_SIZE_DEFAULT)
+      .describe('Page size.'),
+    cursor: z.string().min(1).optional().describe('The next_cursor of the previous page, with the same filters.'),
+  })
+  .strict();
+export type ListMemoryQuery = z.infer<typeof listMemoryQuerySchema>;
+
+export const createMemoryRequestSchema = z
+  .object({
+    text: z.string().trim().min(1).max(MAX_MEMORY_TEXT_CHARS),
+    category: z.enum(MEMORY_CATEGORIES, {
+      error: `must be one of ${MEMORY_CATEGORIES.join(', ')} (${TESTED_HYPOTHESIS} is written only by the validator)`,
+    }),
+    confidence: z.number().min(0).max(1).default(1),
+    // Seed 004's write table has no meta; a client may still attach its own annotation, which is
+    // returned as written. It can never pass for validator bookkeeping: tested_hypothesis is not writable.
+    meta: memoryMetaSchema.nullable().default(null),
+  })
+  .strict();
+export type CreateMemoryRequest = z.infer<typeof createMemoryRequestSchema>;
