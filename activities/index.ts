@@ -5,12 +5,13 @@ import { createDataScienceActivities } from './data-science';
 import { createConsultDomainExpert } from './domain-expert';
 import { createReplyConversationally } from './fallback-reply';
 import { createCoachUser } from './health-coach';
+import { createInvestigatorActivities } from './investigator';
 import { createRecallMemory, createRememberTurn } from './memory-step';
 import { createReflect } from './reflect';
 import { createRephraseQuestions } from './rephrase';
 import { createRoute } from './route';
 import type { StepDeps } from './step-deps';
-import { createSynthesise } from './synthesis';
+import { createCheckAnswer, createSynthesise } from './synthesis';
 import { createTurnLifecycle } from './turn-lifecycle';
 import { createRunGates } from './validation';
 
@@ -32,6 +33,8 @@ export function createActivities(deps: StepDeps) {
     critiqueFinding: createCritiqueFinding(deps),
     assessFinding: createAssessFinding(deps),
     synthesise: createSynthesise(deps),
+    checkAnswer: createCheckAnswer(deps),
+    ...createInvestigatorActivities(deps),
     recallMemory: createRecallMemory(deps),
     rememberTurn: createRememberTurn(deps),
   };

@@ -35,8 +35,9 @@ function effectOf(numbers: ValidatedFinding['finding']['numbers']): number | nul
   return null;
 }
 
-export function testedHypothesis({ finding, verdict }: ValidatedFinding): TestedHypothesisEntry {
+export function testedHypothesis({ finding, verdict, source }: ValidatedFinding): TestedHypothesisEntry {
   return {
+    scope: source === 'investigator' ? 'user' : 'turn',
     text: finding.claim,
     confidence: CONFIDENCE[verdict],
     meta: {

@@ -128,10 +128,42 @@ export function createSynthesise(deps: StepDeps) {
         },
       }),
     );
-    const factCheckIssues = factCheckReply(answer, sheet, input.userMessage, input.expertProse);
-    await deps.events.append(input.turnId, [
-      { type: 'fact_check', data: { issues: factCheckIssues }, dedupeKey: 'fact_check' },
-    ]);
+    const factCheckIssues = await recordFactCheck(
+      deps,
+      input.turnId,
+      factCheckReply(answer, sheet, input.userMessage, input.expertProse),
+    );
     return { answer, factSheet: entries, factCheckIssues };
+  };
+}
+
+/** Step 7b's event: the fact-check's issues, once per turn. */
+async function recordFactCheck(deps: StepDeps, turnId: string, issues: FactCheckIssue[]): Promise<FactCheckIssue[]> {
+  await deps.events.append(turnId, [{ type: 'fact_check', data: { issues }, dedupeKey: 'fact_check' }]);
+  return issues;
+}
+
+export interface CheckAnswerInput {
+  turnId: string;
+  answer: string;
+  userMessage: string;
+  findings: FactSheetFinding[];
+}
+
+/**
+ * Step 7b for an answer that synthesis did not write (the Investigator's briefing): its Fact Sheet,
+ * built by the same rules, and the same deterministic fact-check.
+ */
+export function createCheckAnswer(deps: StepDeps) {
+  return async function checkAnswer(
+    input: CheckAnswerInput,
+  ): Promise<{ factSheet: FactEntry[]; factCheckIssues: FactCheckIssue[] }> {
+    const { sheet, entries } = buildFactSheet(input.findings);
+    const factCheckIssues = await recordFactCheck(
+      deps,
+      input.turnId,
+      factCheckReply(input.answer, sheet, input.userMessage),
+    );
+    return { factSheet: entries, factCheckIssues };
   };
 }

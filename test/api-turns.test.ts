@@ -67,7 +67,12 @@ describe('POST /v1/turns', () => {
     });
     // Three model calls (vagueness, routing, reply), each billed in the ledger.
     const calls = await svc.database.db.llmCall.findMany({ where: { turnId: turn.id } });
-    expect(calls.map((c) => c.step).sort()).toEqual(['classify_vagueness', 'fallback_reply', 'route']);
+    expect(calls.map((c) => c.step).sort()).toEqual([
+      'classify_vagueness',
+      'fallback_reply',
+      'memory_extract',
+      'route',
+    ]);
     const ledgerTotal = calls.reduce((sum, c) => sum + Number(c.costUsd), 0);
     expect(result.cost_usd).toBeGreaterThan(0);
     expect(result.cost_usd).toBeCloseTo(ledgerTotal, 6);
@@ -78,12 +83,14 @@ describe('POST /v1/turns', () => {
     expect(expectSchema(turnSchema, again.body)).toEqual(turn);
   });
 
-  test('a vague question needs the Investigator, which is not available yet', async () => {
+  test('a vague question goes to the Investigator, which answers even for a user with no data', async () => {
     const res = await api(svc.url, 'POST', '/v1/turns', {
       key: alice.apiKey,
       body: { messages: [{ role: 'user', content: 'Is anything interesting in my data?' }], stream: false },
     });
-    expect(expectSchema(turnSchema, res.body).error?.code).toBe('agent_not_available');
+    const turn = expectSchema(turnSchema, res.body);
+    expect(turn.status).toBe('completed');
+    expect(turn.result!.agents_used).toEqual(['investigator']);
   });
 
   describe('bad input gets the error envelope and creates no turn', () => {

@@ -552,6 +552,7 @@ describe('proposeHypotheses', () => {
       turnId,
       entries: [
         {
+          scope: 'user',
           text: remembered.finding.claim,
           confidence: 0.9,
           meta: {
@@ -592,6 +593,7 @@ describe('proposeHypotheses', () => {
       turnId,
       entries: [
         {
+          scope: 'user',
           text: 'Resting heart rate has been falling',
           confidence: 0.6,
           meta: {
@@ -604,6 +606,7 @@ describe('proposeHypotheses', () => {
         },
         {
           // Written by the Data Science agent: no kind in its id, but a target makes it an association.
+          scope: 'turn',
           text: 'Steps and stress',
           confidence: 0.9,
           meta: {

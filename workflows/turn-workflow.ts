@@ -18,18 +18,14 @@ import type { RememberTurnInput } from '../activities/memory-step';
 import type { ValidatedFinding } from '../activities/validation';
 import { agentSteps, bookkeeping, modelSteps } from './activities';
 import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
+import { investigatorTurn } from './investigator';
 import type { TurnWorkflowInput } from './definitions';
 import { trackProgress, type StepRunner } from './progress';
 import { validateFindings, validatorCounts } from './validation';
 
-class AgentNotAvailable extends Error {
-  override name = 'AgentNotAvailableError';
-}
-
 const FAILURE_CODES: Record<string, TurnErrorCode> = {
   UpstreamUnavailableError: 'upstream_unavailable',
   ModelOutputInvalidError: 'model_output_invalid',
-  AgentNotAvailableError: 'agent_not_available',
 };
 
 function turnError(err: unknown): ErrorBody {
@@ -38,9 +34,6 @@ function turnError(err: unknown): ErrorBody {
   if (isCancellation(err)) {
     code = 'cancelled';
     message = 'The turn was cancelled.';
-  } else if (err instanceof AgentNotAvailable) {
-    code = 'agent_not_available';
-    message = err.message;
   } else if (err instanceof ActivityFailure) {
     const cause = err.cause;
     if (cause instanceof ApplicationFailure) {
@@ -63,8 +56,8 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
     await step('start_turn', () => bookkeeping.startTurn({ turnId }));
     const { vagueness } = await step('classify_vagueness', () => modelSteps.classifyVagueness({ turnId, messages }));
     if (vagueness === 'high') {
-      throw new AgentNotAvailable(
-        'Vague questions need the Hypothesis Investigator, which this service does not run yet.',
+      return await investigatorTurn(step, input, (answer, validated) =>
+        rememberTurn({ turnId, userId: input.userId, userMessage: lastUserMessage(messages), answer, validated }),
       );
     }
     const routing = await step('route', () => modelSteps.route({ turnId, messages }));

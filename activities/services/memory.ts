@@ -1,6 +1,7 @@
 /** The user's long-term memory (seed 004) as the steps of a turn read and write it. */
 import { ulid } from 'ulid';
 import { ID_PREFIXES } from '../../contracts/ids';
+import { MEMORY_CATEGORIES } from '../../contracts/memory';
 import type { Db } from './db';
 
 export interface MemoryEntry {
@@ -24,14 +25,21 @@ export async function recentMemory(
 }
 
 export interface TestedHypothesisEntry {
+  /**
+   * `user`: the finding id names the hypothesis itself (the Investigator's `inv-<kind>-<feature>…`), so
+   * it is written once per user however often it is re-tested; `turn`: the id is only unique within
+   * its turn (`ds-001`), so it is written once per turn.
+   */
+  scope: 'user' | 'turn';
   text: string;
   confidence: number;
   meta: { finding_id: string; feature: string; target: string | null; verdict: string; effect: number | null };
 }
 
 /**
- * Writes one `tested_hypothesis` entry per processed finding of a turn. Written once per (turn,
- * finding): a retried memory step finds the entries already there and adds nothing.
+ * Writes one `tested_hypothesis` entry per processed finding of a turn, deduplicated by finding id
+ * within its scope (seed 002: "appendMany dedupes by meta.finding_id"): a retried memory step, or a
+ * hypothesis tested again in a later turn, adds nothing.
  */
 export async function recordTestedHypotheses(
   db: Db,
@@ -40,11 +48,13 @@ export async function recordTestedHypotheses(
   if (entries.length === 0) return 0;
   return db.$transaction(async (tx) => {
     const existing = await tx.memoryEntry.findMany({
-      where: { userId, sourceTurnId: turnId, category: 'tested_hypothesis' },
-      select: { meta: true },
+      where: { userId, category: 'tested_hypothesis' },
+      select: { meta: true, sourceTurnId: true },
     });
-    const recorded = new Set(existing.map((row) => (row.meta as { finding_id?: string } | null)?.finding_id));
-    const fresh = entries.filter((entry) => !recorded.has(entry.meta.finding_id));
+    const findingId = (meta: unknown) => (meta as { finding_id?: string } | null)?.finding_id;
+    const forUser = new Set(existing.map((row) => findingId(row.meta)));
+    const forTurn = new Set(existing.filter((row) => row.sourceTurnId === turnId).map((row) => findingId(row.meta)));
+    const fresh = entries.filter((entry) => !(entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id));
     await tx.memoryEntry.createMany({
       data: fresh.map((entry) => ({
         id: ID_PREFIXES.memory + ulid(),
@@ -61,8 +71,8 @@ export async function recordTestedHypotheses(
 }
 
 /** The categories the extractor writes and a user may write (seed 004); `tested_hypothesis` is internal. */
-export const USER_MEMORY_CATEGORIES = ['goal', 'insight', 'preference', 'history'] as const;
-export type UserMemoryCategory = (typeof USER_MEMORY_CATEGORIES)[number];
+export const USER_MEMORY_CATEGORIES = MEMORY_CATEGORIES;
+export type UserMemoryCategory = (typeof MEMORY_CATEGORIES)[number];
 
 export interface ExtractedMemory {
   category: UserMemoryCategory;

@@ -6,6 +6,7 @@ import { dataScienceRules, type BrokenCodeMode } from './data-science';
 import { domainExpert } from './domain-expert';
 import { fallbackReply } from './fallback-reply';
 import { healthCoachRules } from './health-coach';
+import { investigatorRules } from './investigator';
 import { memoryExtract } from './memory-extract';
 import { reflection } from './reflection';
 import { rephrase } from './rephrase';
@@ -26,6 +27,7 @@ export function scriptedRules(options: { brokenCode?: BrokenCodeMode } = {}): Sc
     ...healthCoachRules,
     reflection,
     memoryExtract,
+    ...investigatorRules,
     synthesis,
     critic,
     assessment,

@@ -1,0 +1,56 @@
+/**
+ * The Investigator path (seed 002, vagueness = high, bypasses routing): digest and hypotheses → the
+ * top three tested on the user's own rows (no number from the model) → the same validation as every
+ * finding → a briefing with the verdicts appended → fact-check → memory. Synthesis does not run: the
+ * briefing is the answer.
+ */
+import { lastUserMessage, type TurnResult } from '../contracts/turn';
+import { bookkeeping, modelSteps } from './activities';
+import type { TurnWorkflowInput } from './definitions';
+import type { StepRunner } from './progress';
+import { validateFindings, validatorCounts } from './validation';
+
+export async function investigatorTurn(
+  step: StepRunner,
+  input: TurnWorkflowInput,
+  remember: (answer: string, validated: Awaited<ReturnType<typeof validateFindings>>) => Promise<void>,
+): Promise<TurnResult> {
+  const { turnId, userId, messages } = input;
+  const question = lastUserMessage(messages);
+  const proposed = await step('investigator_hypotheses', () =>
+    modelSteps.proposeHypotheses({ turnId, userId, question }),
+  );
+  const { findings } = await step('investigator_test', () =>
+    bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
+  );
+  const validated = await step('validation', () => validateFindings({ turnId, userId }, findings));
+  const { briefing } = await step('investigator_briefing', () =>
+    modelSteps.writeBriefing({
+      turnId,
+      question,
+      digest: proposed.digest,
+      hypotheses: proposed.hypotheses,
+      validated,
+      startedAt: proposed.startedAt,
+      costUsd: proposed.costUsd,
+    }),
+  );
+  const checked = await step('fact_check', () =>
+    bookkeeping.checkAnswer({
+      turnId,
+      answer: briefing,
+      userMessage: question,
+      findings: validated.map(({ finding, verdict, source }) => ({ finding, verdict, source })),
+    }),
+  );
+  await step('memory', () => remember(briefing, validated));
+  return await step('complete_turn', () =>
+    bookkeeping.completeTurn({
+      turnId,
+      answer: briefing,
+      factSheet: checked.factSheet,
+      agentsUsed: ['investigator'],
+      validator: validatorCounts(validated),
+    }),
+  );
+}
