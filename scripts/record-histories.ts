@@ -13,7 +13,7 @@ const root = path.resolve(__dirname, '..');
 /** One turn per workflow path the service runs; later paths add their own line. */
 const REPRESENTATIVE_TURNS: Array<{ name: string; message: string }> = [
   { name: 'fallback-thanks', message: 'thanks!' },
-  { name: 'agent-not-available', message: 'Is anything interesting in my data?' },
+  { name: 'investigator-vague', message: 'Is anything interesting in my data?' },
   { name: 'data-question-descriptive', message: 'What is my average resting heart rate over the last 90 days?' },
   { name: 'data-question-correlation', message: 'Are my active zone minutes related to my deep sleep minutes?' },
   { name: 'pattern-1-expert', message: 'What is heart rate variability?' },
