@@ -195,7 +195,7 @@ describe('the fallback and the corner cases', () => {
     await expectTrustworthy(asked, question);
     expect(asked.turn.result!.agents_used).toEqual([]);
     expect(asked.turn.result!.fact_sheet).toEqual([]);
-    expect(agentEvents(asked.events, 'agent.started')).toEqual(['synthesis']);
+    expect(agentEvents(asked.events, 'agent.started')).toEqual(['synthesis', 'memory']);
   });
 });
 
@@ -229,6 +229,7 @@ describe('a router that names a phantom agent', () => {
       'classify_vagueness',
       'route',
       'fallback_reply',
+      'memory_extract',
     ]);
   });
 });

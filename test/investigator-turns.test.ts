@@ -69,8 +69,12 @@ test('what was tested is in memory, listed by GET /v1/memory with its source tur
 
 test('a second vague turn does not propose a tested hypothesis again', async () => {
   const firstIds = new Set(first.result!.fact_sheet.map((e) => e.claim.split('.')[0]).concat(await testedIds()));
+  svc.scripted.requests.clear();
   const second = await ask(VAGUE);
   expect(second.status).toBe('completed');
+  // Memory is in the Investigator's own prompt too, tested hypotheses with their verdicts.
+  const proposer = svc.scripted.requests.entries().find((r) => r.step === 'investigator_hypotheses');
+  expect(proposer?.system).toMatch(/## Tested hypotheses[\s\S]*\[validated\]/);
   const gateFindings = await svc.database.db.turnEvent.findMany({
     where: { turnId: second.id, type: 'validator.gate' },
     select: { data: true },

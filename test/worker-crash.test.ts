@@ -43,15 +43,19 @@ test('SIGKILL during the streamed reply: a new worker finishes the turn without 
   expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
   const count = (type: string) => events.filter((e) => e.type === type).length;
   expect(count('turn.started')).toBe(1);
-  expect(count('agent.started')).toBe(1);
-  expect(count('agent.completed')).toBe(1);
+  // Once per agent, however many attempts: the streamed reply, then the memory step.
+  const agents = (type: string) => events.filter((e) => e.type === type).map((e) => e.data.agent);
+  expect(agents('agent.started')).toEqual(['synthesis', 'memory']);
+  expect(agents('agent.completed')).toEqual(['synthesis', 'memory']);
   expect(count('turn.completed')).toBe(1);
   expect(events[events.length - 1].type).toBe('turn.completed');
 
   // The retry is announced, and the new attempt's deltas alone make the answer.
   const retry = events.find((e) => e.type === 'step.retry');
   expect(retry?.data).toMatchObject({ step: 'fallback_reply', attempt: 2 });
-  const attempt2 = events.filter((e) => e.type === 'agent.thought' && e.data.attempt === 2);
+  const attempt2 = events.filter(
+    (e) => e.type === 'agent.thought' && e.data.agent === 'synthesis' && e.data.attempt === 2,
+  );
   const answer = (events[events.length - 1].data as { result: { answer: string } }).result.answer;
   expect(attempt2.map((e) => e.data.delta).join('')).toBe(answer);
   expect(events.filter((e) => e.type === 'agent.thought' && e.data.attempt === 1).length).toBe(deltasBeforeKill);

@@ -17,8 +17,11 @@ export async function investigatorTurn(
 ): Promise<TurnResult> {
   const { turnId, userId, messages } = input;
   const question = lastUserMessage(messages);
+  const { summary: memory } = await step('recall_memory', () =>
+    bookkeeping.recallMemory({ userId, includeMemory: input.context.include_memory }),
+  );
   const proposed = await step('investigator_hypotheses', () =>
-    modelSteps.proposeHypotheses({ turnId, userId, question }),
+    modelSteps.proposeHypotheses({ turnId, userId, question, memory }),
   );
   const { findings } = await step('investigator_test', () =>
     bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
@@ -33,6 +36,7 @@ export async function investigatorTurn(
       validated,
       startedAt: proposed.startedAt,
       costUsd: proposed.costUsd,
+      memory,
     }),
   );
   const checked = await step('fact_check', () =>

@@ -14,6 +14,7 @@
  * completed in step 4 with the cost of both model calls.
  */
 import { log } from '@temporalio/activity';
+import { withMemory } from '../prompts/memory';
 import type { AgentFinding } from '../../contracts/findings';
 import { completeStep } from '../complete-step';
 import {
@@ -49,6 +50,8 @@ export interface ProposeHypothesesInput {
   turnId: string;
   userId: string;
   question: string;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export interface ProposeHypothesesOutput {
@@ -76,6 +79,8 @@ export interface WriteBriefingInput {
   startedAt: string;
   /** The agent's model spend so far (the hypotheses call). */
   costUsd: number;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export function createInvestigatorActivities(deps: StepDeps) {
@@ -92,7 +97,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
       turnId,
       step: 'investigator_hypotheses',
       model: deps.models.main,
-      system: INVESTIGATOR_SYSTEM,
+      system: withMemory(INVESTIGATOR_SYSTEM, input.memory),
       prompt: hypothesesUserPrompt({ question, digest, tested }),
       maxTokens: 2500,
     });
@@ -155,7 +160,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
         agent: AGENT,
         request: {
           model: deps.models.main,
-          system: INVESTIGATOR_BRIEFING,
+          system: withMemory(INVESTIGATOR_BRIEFING, input.memory),
           maxTokens: 1200,
           messages: [{ role: 'user', content: prompt }],
         },
