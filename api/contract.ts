@@ -61,10 +61,25 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/turns/{id}',
     operationId: 'getTurn',
-    summary: 'Read a turn. Works forever after the turn ends.',
+    summary:
+      'Read a turn. Works forever after the turn ends. While it is queued or running, `progress` shows its current and completed steps, the agents started and the cost so far (left out if the workflow does not answer within a second).',
     authenticated: true,
     params: turnIdParamsSchema,
     responses: { 200: { description: 'The turn', schema: turnSchema }, ...errors(401, 404) },
+  },
+  cancelTurn: {
+    method: 'post',
+    path: '/v1/turns/{id}/cancel',
+    operationId: 'cancelTurn',
+    summary:
+      'Cancel a turn. While it is queued or running: 202 with the turn as it stands; it then ends failed with error code "cancelled". Once it has ended: 200 with the turn unchanged. Safe to repeat.',
+    authenticated: true,
+    params: turnIdParamsSchema,
+    responses: {
+      200: { description: 'The turn had already ended; it is returned unchanged', schema: turnSchema },
+      202: { description: 'Cancellation requested; the turn as it stands', schema: turnSchema },
+      ...errors(401, 404),
+    },
   },
   streamTurnEvents: {
     method: 'get',

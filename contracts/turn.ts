@@ -70,11 +70,17 @@ export type TurnResult = z.infer<typeof turnResultSchema>;
 export const TURN_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export type TurnStatus = (typeof TURN_STATUSES)[number];
 
-/** Live progress of a running turn, from the workflow's `progress` query. */
+/**
+ * Live progress of a queued or running turn: the steps from the workflow's `progress` query, and the
+ * cost so far from the llm_calls ledger (calls that have ended, failed attempts included).
+ */
 export const turnProgressSchema = z.object({
   current_step: z.string().nullable(),
   completed_steps: z.array(z.string()),
+  agents_started: z.array(z.enum(AGENTS)),
+  cost_usd_so_far: z.number(),
 });
+export type TurnProgress = z.infer<typeof turnProgressSchema>;
 
 export const turnSchema = z.object({
   id: z.string(),
@@ -84,5 +90,7 @@ export const turnSchema = z.object({
   messages: z.array(messageSchema),
   result: turnResultSchema.nullable(),
   error: errorBodySchema.nullable(),
+  /** Only on GET while the turn is queued or running, and left out when the workflow cannot be asked in time. */
+  progress: turnProgressSchema.optional(),
 });
 export type Turn = z.infer<typeof turnSchema>;

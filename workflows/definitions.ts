@@ -1,6 +1,6 @@
 /** Typed workflow interface shared by the workflow and its clients (API, scripts). */
 import { defineQuery } from '@temporalio/workflow';
-import type { Message, TurnContext } from '../contracts/turn';
+import type { AgentName, Message, TurnContext } from '../contracts/turn';
 
 export const TURN_WORKFLOW_TYPE = 'TurnWorkflow';
 
@@ -11,9 +11,16 @@ export interface TurnWorkflowInput {
   context: TurnContext;
 }
 
+/**
+ * What the workflow itself knows about a running turn. Cost so far is not here: it lives in the
+ * llm_calls ledger, which workflow code cannot read, so the API adds it when it answers.
+ */
 export interface TurnProgress {
+  /** The step most recently started that is still running (parallel agents overlap), or null between steps. */
   current_step: string | null;
   completed_steps: string[];
+  /** Agents whose first step has started, in the order they started. */
+  agents_started: AgentName[];
 }
 
 export const progressQuery = defineQuery<TurnProgress>('progress');

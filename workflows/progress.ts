@@ -1,17 +1,42 @@
 import { setHandler } from '@temporalio/workflow';
+import type { AgentName } from '../contracts/turn';
 import { progressQuery, type TurnProgress } from './definitions';
 
 /** Runs one named step of the turn, keeping the `progress` query's answer current. */
 export type StepRunner = <T>(name: string, run: () => Promise<T>) => Promise<T>;
 
+/** Which agent a step belongs to, from the step names the workflows use; null for the turn's own steps. */
+export function agentOfStep(name: string): AgentName | null {
+  if (name.startsWith('ds_')) return 'data_science';
+  if (name.startsWith('domain_expert_')) return 'domain_expert';
+  if (name === 'health_coach') return 'health_coach';
+  if (name.startsWith('investigator_')) return 'investigator';
+  return null;
+}
+
+/**
+ * Only query-handler data changes here: no activities, timers or ordering, so histories recorded
+ * before `agents_started` existed still replay.
+ */
 export function trackProgress(): StepRunner {
-  const progress: TurnProgress = { current_step: null, completed_steps: [] };
-  setHandler(progressQuery, () => progress);
+  const running: string[] = [];
+  const completed: string[] = [];
+  const agents: AgentName[] = [];
+  setHandler(progressQuery, (): TurnProgress => ({
+    current_step: running.at(-1) ?? null,
+    completed_steps: [...completed],
+    agents_started: [...agents],
+  }));
   return async (name, run) => {
-    progress.current_step = name;
-    const result = await run();
-    progress.completed_steps.push(name);
-    progress.current_step = null;
-    return result;
+    running.push(name);
+    const agent = agentOfStep(name);
+    if (agent && !agents.includes(agent)) agents.push(agent);
+    try {
+      const result = await run();
+      completed.push(name);
+      return result;
+    } finally {
+      running.splice(running.lastIndexOf(name), 1);
+    }
   };
 }

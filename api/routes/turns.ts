@@ -1,13 +1,21 @@
 import { Router, type Request } from 'express';
 import type { Pool } from 'pg';
-import type { Client as TemporalClient } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
 import { isTurnId } from '../../contracts/ids';
-import { createTurnRequestSchema } from '../../contracts/turn';
-import { TURN_WORKFLOW_TYPE, type TurnWorkflowInput } from '../../workflows/definitions';
+import { createTurnRequestSchema, type Turn, type TurnProgress } from '../../contracts/turn';
+import { TURN_WORKFLOW_TYPE, progressQuery, type TurnWorkflowInput } from '../../workflows/definitions';
 import { ROUTES } from '../contract';
 import { ApiError, notFound } from '../errors';
 import type { Logger } from '../logger';
-import { createQueuedTurn, discardQueuedTurn, getTurnForUserOrThrow, toTurnResource } from '../services/turns';
+import {
+  createQueuedTurn,
+  discardQueuedTurn,
+  getTurnForUserOrThrow,
+  isTurnInFlight,
+  toTurnResource,
+  turnCostSoFar,
+  type TurnRow,
+} from '../services/turns';
 import { parseRequest } from '../validation';
 
 export interface TurnRoutesDeps {
@@ -17,6 +25,9 @@ export interface TurnRoutesDeps {
   logger: Logger;
   maxInFlightTurns: number;
 }
+
+/** A GET must not hang on a busy or absent worker: past this, the turn is returned without progress. */
+const PROGRESS_QUERY_TIMEOUT_MS = 1_000;
 
 const turnIdFrom = (req: Request) => {
   const id = String(req.params.id);
@@ -72,9 +83,60 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     res.status(200).json(toTurnResource(await getTurnForUserOrThrow(pool, userId, turn.id)));
   });
 
+  /** The workflow's own progress plus the ledger's cost so far; null when the workflow does not answer in time. */
+  async function progressOf(turnId: string): Promise<TurnProgress | null> {
+    const handle = temporal.workflow.getHandle(turnId);
+    const [steps, cost] = await Promise.all([
+      temporal
+        .withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () => handle.query(progressQuery))
+        .catch((err: unknown) => {
+          logger.warn('progress query failed; the turn is returned without progress', {
+            turn_id: turnId,
+            error: String(err),
+          });
+          return null;
+        }),
+      turnCostSoFar(pool, turnId),
+    ]);
+    if (!steps) return null;
+    return {
+      current_step: steps.current_step,
+      completed_steps: steps.completed_steps,
+      agents_started: steps.agents_started,
+      cost_usd_so_far: cost,
+    };
+  }
+
   router.get('/v1/turns/:id', async (req, res) => {
-    const turn = await getTurnForUserOrThrow(pool, res.locals.userId as string, turnIdFrom(req));
-    res.json(toTurnResource(turn));
+    const row = await getTurnForUserOrThrow(pool, res.locals.userId as string, turnIdFrom(req));
+    const turn: Turn = toTurnResource(row);
+    if (isTurnInFlight(row)) {
+      const progress = await progressOf(row.id);
+      if (progress) turn.progress = progress;
+    }
+    res.json(turn);
+  });
+
+  /**
+   * Cancellation is a request: the workflow records the turn as failed with code `cancelled` and
+   * appends its `turn.failed` event. Hence 202 with the turn as it stands while it is still in flight,
+   * and 200 with the turn unchanged once it has ended (cancelling a finished turn is a no-op). Repeats
+   * get the same answer; Temporal ignores a second cancellation request.
+   */
+  router.post('/v1/turns/:id/cancel', async (req, res) => {
+    const userId = res.locals.userId as string;
+    let row: TurnRow = await getTurnForUserOrThrow(pool, userId, turnIdFrom(req));
+    if (isTurnInFlight(row)) {
+      try {
+        await temporal.workflow.getHandle(row.id).cancel();
+        logger.info('turn cancellation requested', { turn_id: row.id, request_id: res.locals.requestId });
+      } catch (err) {
+        // The workflow closed between our read and the request: its ending is already on the row.
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+      row = await getTurnForUserOrThrow(pool, userId, row.id);
+    }
+    res.status(isTurnInFlight(row) ? 202 : 200).json(toTurnResource(row));
   });
 
   return router;

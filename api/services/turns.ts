@@ -87,3 +87,14 @@ export async function getTurnForUserOrThrow(pool: Pool, userId: string, turnId: 
   if (rows.rowCount === 0) throw notFound('Turn');
   return rows.rows[0];
 }
+
+/** What the turn has spent so far: every ledger entry written for it (calls that ended, failed attempts included). */
+export async function turnCostSoFar(pool: Pool, turnId: string): Promise<number> {
+  const rows = await pool.query<{ cost: string }>(
+    `SELECT COALESCE(SUM(cost_usd), 0)::text AS cost FROM llm_calls WHERE turn_id = $1`,
+    [turnId],
+  );
+  return Number(rows.rows[0].cost);
+}
+
+export const isTurnInFlight = (row: TurnRow) => row.status === 'queued' || row.status === 'running';
