@@ -8,6 +8,7 @@ import { createCoachUser } from './health-coach';
 import { createInvestigatorActivities } from './investigator';
 import { createRecallMemory, createRememberTurn } from './memory-step';
 import { createReflect } from './reflect';
+import { createPurgeExpiredTurnEvents } from './retention';
 import { createRephraseQuestions } from './rephrase';
 import { createRoute } from './route';
 import type { StepDeps } from './step-deps';
@@ -17,7 +18,7 @@ import { createRunGates } from './validation';
 
 export type { StepDeps, ModelSettings } from './step-deps';
 
-/** Every activity the turn workflow can schedule, bound to its dependencies. */
+/** Every activity the workflows can schedule (the turn workflow and retention), bound to its dependencies. */
 export function createActivities(deps: StepDeps) {
   return {
     ...createTurnLifecycle(deps),
@@ -37,6 +38,7 @@ export function createActivities(deps: StepDeps) {
     ...createInvestigatorActivities(deps),
     recallMemory: createRecallMemory(deps),
     rememberTurn: createRememberTurn(deps),
+    purgeExpiredTurnEvents: createPurgeExpiredTurnEvents(deps),
   };
 }
 

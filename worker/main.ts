@@ -1,11 +1,22 @@
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../activities/services/config';
 import { createTurnWorker } from './create-worker';
 import { createStepDeps } from './dependencies';
+import { ensureRetentionSchedule } from './retention-schedule';
 
 async function run() {
   const config = loadConfig();
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  try {
+    await ensureRetentionSchedule(new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }), {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      replayWindowSeconds: config.AMY_REPLAY_WINDOW_SECONDS,
+    });
+  } finally {
+    await clientConnection.close();
+  }
   const deps = createStepDeps(config);
   const worker = await createTurnWorker({
     connection,

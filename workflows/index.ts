@@ -1,1 +1,2 @@
 export { TurnWorkflow } from './turn-workflow';
+export { RetentionWorkflow } from './retention';

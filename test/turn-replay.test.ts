@@ -1,0 +1,44 @@
+/** `npm run turn:replay`, run as a real child process against the test Temporal server. */
+import { api, thanks } from './support/http';
+import { runCli } from './support/cli';
+import { startTestService, type TestService } from './support/service';
+import { readTestEnv } from './support/test-env';
+
+let svc: TestService;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  env = {
+    TEMPORAL_ADDRESS: svc.config.TEMPORAL_ADDRESS,
+    TEMPORAL_NAMESPACE: svc.config.TEMPORAL_NAMESPACE,
+    DATABASE_URL: svc.config.DATABASE_URL,
+    // The bundle the global setup built from the current workflow code; saves bundling again.
+    WORKFLOW_BUNDLE_PATH: readTestEnv().workflowBundlePath,
+  };
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+test('a completed turn replays against the current workflow code: exit 0', async () => {
+  const { apiKey } = await svc.createUser();
+  const res = await api(svc.url, 'POST', '/v1/turns', { key: apiKey, body: { ...thanks, stream: false } });
+  expect(res.body.status).toBe('completed');
+
+  const result = await runCli('scripts/turn-replay.ts', [res.body.id], env);
+  expect(result).toMatchObject({ code: 0 });
+  expect(result.stdout).toContain(`OK: turn ${res.body.id} replays`);
+}, 60_000);
+
+test('an unknown turn id: a clear message and exit 2', async () => {
+  const result = await runCli('scripts/turn-replay.ts', ['turn_01JUNKNOWNUNKNOWNUNKNOWNXX'], env);
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('no turn turn_01JUNKNOWNUNKNOWNUNKNOWNXX');
+}, 60_000);
+
+test('no turn id: usage and exit 1', async () => {
+  const result = await runCli('scripts/turn-replay.ts', [], env);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain('usage: npm run turn:replay -- <turn_id>');
+}, 60_000);
