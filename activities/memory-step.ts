@@ -8,6 +8,7 @@
 import { log } from '@temporalio/activity';
 import { z } from 'zod';
 import type { GateVerdict } from '../contracts/findings';
+import { MEMORY_CATEGORIES } from '../contracts/memory';
 import { completeStep } from './complete-step';
 import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompts/memory';
 import { parseModelJson } from './services/llm';
@@ -16,7 +17,6 @@ import {
   memorySummary,
   recordExtractedMemories,
   recordTestedHypotheses,
-  USER_MEMORY_CATEGORIES,
   type ExtractedMemory,
   type TestedHypothesisEntry,
 } from './services/memory';
@@ -61,7 +61,7 @@ export interface RememberTurnInput {
 
 const extractedSchema = z.array(z.unknown());
 const entrySchema = z.object({
-  category: z.enum(USER_MEMORY_CATEGORIES),
+  category: z.enum(MEMORY_CATEGORIES),
   text: z.string().trim().min(1).max(500),
   confidence: z.number().min(0).max(1).default(0.7),
 });

@@ -9,28 +9,25 @@ import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEventType } from '../contracts/events';
 import { turnSchema, type Turn } from '../contracts/turn';
 import { factCheckReply } from '../activities/fact-check';
-import { seedDemoHealthData } from '../activities/services/health-data/store';
 import { defaultRules } from '../scripted-model/rules';
 import type { ScriptedRule } from '../scripted-model/types';
 import { api, expectSchema } from './support/http';
-import { startTestService, type TestService } from './support/service';
+import { startDemoService, startTestService, type DemoService, type TestService } from './support/service';
 import { openEventStream, type ReceivedEvent } from './support/sse-client';
 
 jest.setTimeout(120_000);
 
+let demo: DemoService;
 let svc: TestService;
 let user: { userId: string; apiKey: string };
 let pool: Pool;
 
 beforeAll(async () => {
-  svc = await startTestService();
-  user = await svc.createUser();
-  await seedDemoHealthData(svc.database.db, user.userId);
-  pool = new Pool({ connectionString: svc.database.url, max: 2 });
+  demo = await startDemoService();
+  ({ svc, user, pool } = demo);
 });
 afterAll(async () => {
-  await pool?.end();
-  await svc?.close();
+  await demo?.close();
 });
 
 interface Asked {

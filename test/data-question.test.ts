@@ -11,31 +11,20 @@ import { turnSchema, type Turn } from '../contracts/turn';
 import { factCheckReply } from '../activities/fact-check';
 import type { FactSheet } from '../activities/fact-sheet';
 import { createEventLog } from '../activities/services/event-log';
-import { seedDemoHealthData } from '../activities/services/health-data/store';
 import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../activities/services/health-data/synthetic';
 import { scriptedRules } from '../scripted-model/rules';
 import { api, expectSchema } from './support/http';
-import { startTestService, type TestService } from './support/service';
+import { startDemoService, type DemoService } from './support/service';
 
 jest.setTimeout(120_000);
 
-interface Asker {
-  svc: TestService;
-  pool: Pool;
-  user: { userId: string; apiKey: string };
-}
+type Asker = DemoService;
 
-async function startAsker(brokenCode: 'never' | 'first' | 'always' = 'never'): Promise<Asker> {
-  const svc = await startTestService({ scripted: { rules: scriptedRules({ brokenCode }) } });
-  const user = await svc.createUser();
-  await seedDemoHealthData(svc.database.db, user.userId);
-  const pool = new Pool({ connectionString: svc.database.url, max: 2 });
-  return { svc, pool, user };
-}
+const startAsker = (brokenCode: 'never' | 'first' | 'always' = 'never'): Promise<Asker> =>
+  startDemoService({ scripted: { rules: scriptedRules({ brokenCode }) } });
 
 async function stopAsker(asker: Asker | undefined) {
-  await asker?.pool.end();
-  await asker?.svc.close();
+  await asker?.close();
 }
 
 /** Asks, waits for the workflow to finish, and returns the turn as GET /v1/turns/:id shows it, with its events. */
@@ -256,8 +245,7 @@ describe('the debug loop', () => {
       expect(narration).toMatch(/\[analysis failed \(exception\): KeyError[\s\S]*\[analysis ran in/);
       expect(turn.result!.validator.findings_validated).toBe(1);
     } finally {
-      await asker.pool.end();
-      await asker.svc.close();
+      await asker.close();
     }
   });
 
@@ -278,8 +266,7 @@ describe('the debug loop', () => {
       const dsCompleted = ofType(events, 'agent.completed').find((e) => e.data.agent === 'data_science');
       expect(dsCompleted?.data.output_summary).toMatch(/^Analysis failed: /);
     } finally {
-      await asker.pool.end();
-      await asker.svc.close();
+      await asker.close();
     }
   });
 });

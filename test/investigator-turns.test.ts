@@ -5,22 +5,21 @@
  */
 import { turnSchema, type Turn } from '../contracts/turn';
 import { factCheckReply } from '../activities/fact-check';
-import { seedDemoHealthData } from '../activities/services/health-data/store';
 import { PLANTED_EFFECTS } from '../activities/services/health-data/synthetic';
 import { api, expectSchema } from './support/http';
-import { startTestService, type TestService } from './support/service';
+import { startDemoService, type DemoService, type TestService } from './support/service';
 
 jest.setTimeout(180_000);
 
+let demo: DemoService;
 let svc: TestService;
 let user: { userId: string; apiKey: string };
 beforeAll(async () => {
-  svc = await startTestService();
-  user = await svc.createUser();
-  await seedDemoHealthData(svc.database.db, user.userId);
+  demo = await startDemoService();
+  ({ svc, user } = demo);
 });
 afterAll(async () => {
-  await svc?.close();
+  await demo?.close();
 });
 
 const VAGUE = 'Is anything interesting in my data?';

@@ -5,25 +5,22 @@
  */
 import { Pool } from 'pg';
 import { turnSchema, type Turn } from '../contracts/turn';
-import { seedDemoHealthData } from '../activities/services/health-data/store';
 import { api, expectSchema } from './support/http';
-import { startTestService, type TestService } from './support/service';
+import { startDemoService, type DemoService, type TestService } from './support/service';
 
 jest.setTimeout(120_000);
 
+let demo: DemoService;
 let svc: TestService;
 let user: { userId: string; apiKey: string };
 let pool: Pool;
 
 beforeAll(async () => {
-  svc = await startTestService();
-  user = await svc.createUser();
-  await seedDemoHealthData(svc.database.db, user.userId);
-  pool = new Pool({ connectionString: svc.database.url, max: 2 });
+  demo = await startDemoService();
+  ({ svc, user, pool } = demo);
 });
 afterAll(async () => {
-  await pool?.end();
-  await svc?.close();
+  await demo?.close();
 });
 
 async function ask(content: string, context?: { include_memory?: boolean }): Promise<Turn> {

@@ -70,12 +70,10 @@ export async function recordTestedHypotheses(
   });
 }
 
-/** The categories the extractor writes and a user may write (seed 004); `tested_hypothesis` is internal. */
-export const USER_MEMORY_CATEGORIES = MEMORY_CATEGORIES;
-export type UserMemoryCategory = (typeof MEMORY_CATEGORIES)[number];
+/** What the extractor writes: the categories a user may write too (seed 004); `tested_hypothesis` is internal. */
 
 export interface ExtractedMemory {
-  category: UserMemoryCategory;
+  category: (typeof MEMORY_CATEGORIES)[number];
   text: string;
   confidence: number;
 }
@@ -91,7 +89,7 @@ export async function recordExtractedMemories(
   if (entries.length === 0) return [];
   return db.$transaction(async (tx) => {
     const already = await tx.memoryEntry.count({
-      where: { userId, sourceTurnId: turnId, category: { in: [...USER_MEMORY_CATEGORIES] } },
+      where: { userId, sourceTurnId: turnId, category: { in: [...MEMORY_CATEGORIES] } },
     });
     if (already > 0) return [];
     await tx.memoryEntry.createMany({

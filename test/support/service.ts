@@ -2,6 +2,8 @@
  * The whole service for end-to-end suites, wired as in production: the scripted model server, a real
  * Temporal worker and the real API over HTTP, against a fresh database and a task queue of its own.
  */
+import { Pool } from 'pg';
+import { seedDemoHealthData } from '../../activities/services/health-data/store';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../activities/services/config';
@@ -101,6 +103,30 @@ export async function startTestService(
       await deps.close();
       await scripted.close();
       await database.drop();
+    },
+  };
+}
+
+/** The whole service with one demo user (180 days of synthetic data), and a small pool on its database. */
+export interface DemoService {
+  svc: TestService;
+  pool: Pool;
+  user: { userId: string; apiKey: string };
+  close(): Promise<void>;
+}
+
+export async function startDemoService(opts: { scripted?: ScriptedModelServerOptions } = {}): Promise<DemoService> {
+  const svc = await startTestService(opts);
+  const user = await svc.createUser();
+  await seedDemoHealthData(svc.database.db, user.userId);
+  const pool = new Pool({ connectionString: svc.database.url, max: 2 });
+  return {
+    svc,
+    pool,
+    user,
+    async close() {
+      await pool.end();
+      await svc.close();
     },
   };
 }
