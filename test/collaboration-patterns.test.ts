@@ -58,7 +58,7 @@ async function expectTrustworthy({ turn }: Asked, userMessage: string) {
   const sheet = Object.fromEntries(fact_sheet.map((e) => [e.claim, e.value]));
   const expertProse = await expertAnswers(turn.id);
   expect(factCheckReply(answer, sheet, userMessage, expertProse)).toEqual([]);
-  const toolOutput = await toolResultsText(turn.id);
+  const toolOutput = toolResultsText();
   // A sentence's closing punctuation is not part of the URL it ends on.
   const urls = (answer.match(/https?:\/\/[^\s<>\]]+/g) ?? []).map((url) => url.replace(/[.,;:!?)]+$/, ''));
   for (const url of urls) expect(toolOutput).toContain(url);
@@ -77,8 +77,7 @@ async function expertAnswers(turnId: string): Promise<string> {
 }
 
 /** Every tool result the scripted model was sent (tool results travel in the request's messages). */
-async function toolResultsText(turnId: string): Promise<string> {
-  void turnId;
+function toolResultsText(): string {
   return JSON.stringify(
     svc.scripted.requests
       .entries()
