@@ -73,9 +73,11 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
     let finished = false;
     const unsubscribe = hub.subscribe(turnId, afterId, (events) => {
       if (finished) return;
-      for (const event of events) {
+      for (const [i, event] of events.entries()) {
         res.write(formatSseEvent(event));
-        if (TERMINAL_EVENTS.includes(event.type)) {
+        // The stream ends with the turn. A retried turn's log goes on after a `turn.failed` with
+        // `turn.retried`, so a replay that already holds the next event keeps going.
+        if (TERMINAL_EVENTS.includes(event.type) && events[i + 1]?.type !== 'turn.retried') {
           finished = true;
           unsubscribe();
           res.end();

@@ -9,9 +9,11 @@ export type StreamAgent = (typeof STREAM_AGENTS)[number];
 const streamAgent = z.enum(STREAM_AGENTS);
 
 /**
- * The event catalog (seed 001) plus `cost_warning`, `fact_check` and `step.retry`.
+ * The event catalog (seed 001) plus `cost_warning`, `fact_check`, `step.retry` and `turn.retried`.
  * `step.retry` announces that a step is running again after a failed attempt; token deltas carry
  * their `attempt`, so a client discards the partial text of earlier attempts (invariant 3).
+ * `turn.retried` follows a `turn.failed` when an operator retries the failed turn: a new attempt of
+ * the turn resumes at the step that failed, and ends with its own terminal event.
  */
 export const eventDataSchemas = {
   'turn.started': z.object({ turn_id: z.string(), at: z.string() }),
@@ -42,6 +44,12 @@ export const eventDataSchemas = {
   fact_check: z.object({ issues: z.array(z.object({ value: z.number(), severity: z.literal('warn') })) }),
   'turn.completed': z.object({ turn_id: z.string(), result: turnResultSchema }),
   'turn.failed': z.object({ turn_id: z.string(), error: errorBodySchema }),
+  'turn.retried': z.object({
+    turn_id: z.string(),
+    attempt: z.number().int().min(2),
+    previous_error: errorBodySchema.nullable(),
+    at: z.string(),
+  }),
 } as const;
 
 export type TurnEventType = keyof typeof eventDataSchemas;

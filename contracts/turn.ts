@@ -82,6 +82,14 @@ export const turnProgressSchema = z.object({
 });
 export type TurnProgress = z.infer<typeof turnProgressSchema>;
 
+/** An attempt of a turn that failed before an operator retried it (`npm run turn:retry`). */
+export const previousAttemptSchema = z.object({
+  attempt: z.number().int().min(1),
+  error: errorBodySchema.nullable(),
+  ended_at: z.string().nullable(),
+});
+export type PreviousAttempt = z.infer<typeof previousAttemptSchema>;
+
 export const turnSchema = z.object({
   id: z.string(),
   status: z.enum(TURN_STATUSES),
@@ -90,6 +98,10 @@ export const turnSchema = z.object({
   messages: z.array(messageSchema),
   result: turnResultSchema.nullable(),
   error: errorBodySchema.nullable(),
+  /** 1, or more once a failed turn was retried; `status`, `result` and `error` are the current attempt's. */
+  attempt: z.number().int().min(1),
+  /** The failed attempts before the current one, oldest first. */
+  previous_attempts: z.array(previousAttemptSchema),
   /** Only on GET while the turn is queued or running, and left out when the workflow cannot be asked in time. */
   progress: turnProgressSchema.optional(),
 });

@@ -53,6 +53,31 @@ describe('turn event log', () => {
     ]);
   });
 
+  test('once the turn has ended only its terminal event is written: a straggling agent cannot append after it', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    await pool.query(`UPDATE turns SET status = 'failed' WHERE id = $1`, [turnId]);
+    const thought = { type: 'agent.thought' as const, data: { agent: 'domain_expert', delta: 'late', attempt: 1 } };
+    const failed = { type: 'turn.failed' as const, data: { turn_id: turnId }, dedupeKey: 'turn.terminal' };
+    expect(await log.append(turnId, [failed, thought])).toHaveLength(1);
+    expect(await log.append(turnId, [thought])).toHaveLength(0);
+    expect((await log.readAfter(turnId, 0)).map((e) => e.type)).toEqual(['turn.failed']);
+  });
+
+  test('deterministic events are unique per attempt: a retried turn writes its own after the failed attempt’s', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    const started = {
+      type: 'agent.started' as const,
+      data: { agent: 'synthesis' },
+      dedupeKey: 'agent.started:synthesis',
+    };
+    expect(await log.append(turnId, [started])).toHaveLength(1);
+    await pool.query(`UPDATE turns SET attempt = 2 WHERE id = $1`, [turnId]);
+    expect(await log.append(turnId, [started])).toHaveLength(1);
+    expect(await log.append(turnId, [started])).toHaveLength(0);
+    const keys = await pool.query('SELECT dedupe_key FROM turn_events WHERE turn_id = $1 ORDER BY id', [turnId]);
+    expect(keys.rows.map((r) => r.dedupe_key)).toEqual(['agent.started:synthesis', 'attempt2:agent.started:synthesis']);
+  });
+
   test('readAfter returns only later events, in order', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
     for (let i = 0; i < 5; i++) {

@@ -1,5 +1,6 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type StepDeps } from '../activities';
+import { turnRunInterceptors } from './turn-run-interceptor';
 
 export const workflowsPath = require.resolve('../workflows');
 
@@ -29,6 +30,7 @@ export async function createTurnWorker(opts: {
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: createActivities(opts.deps),
+    interceptors: { activity: [turnRunInterceptors(opts.deps)] },
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath }),
   });
 }

@@ -4,11 +4,15 @@
  * Gapless ids under concurrent writers: every append takes the turn row's lock and advances
  * `turns.last_event_id` in the same transaction as the inserts, so ids are handed out in commit
  * order and a rolled-back append leaves no hole. Deterministic events carry a `dedupeKey`; an append
- * whose key is already in the log is dropped, so a retried activity cannot duplicate them.
+ * whose key is already in the log is dropped, so a retried activity cannot duplicate them. Keys are
+ * per attempt of the turn (see ../turn-attempts.ts): a retried turn's new attempt writes its own
+ * events after the failed attempt's, which stay as they were.
+ * Once the turn has ended, only its terminal event may still be written: a straggling activity of a
+ * failed turn (a parallel agent still running when its sibling failed) cannot append after the end.
  * The commit notifies `turn_events` with `<turn_id>:<last_id>`; API processes LISTEN and fan out.
  */
 import type { Pool, PoolClient } from 'pg';
-import type { TurnEvent, TurnEventType } from '../../contracts/events';
+import { TERMINAL_EVENTS, type TurnEvent, type TurnEventType } from '../../contracts/events';
 
 export const EVENTS_CHANNEL = 'turn_events';
 
@@ -50,14 +54,19 @@ export function createEventLog(pool: Pool): EventLog {
     async append(turnId, events) {
       if (events.length === 0) return [];
       return inTransaction(pool, async (client) => {
-        const locked = await client.query<{ last_event_id: number }>(
-          'SELECT last_event_id FROM turns WHERE id = $1 FOR UPDATE',
+        const locked = await client.query<{ last_event_id: number; attempt: number; status: string }>(
+          'SELECT last_event_id, attempt, status FROM turns WHERE id = $1 FOR UPDATE',
           [turnId],
         );
         if (locked.rowCount === 0) throw new TurnNotFoundError(`turn ${turnId} does not exist`);
+        const { attempt, status } = locked.rows[0];
         let lastId = locked.rows[0].last_event_id;
+        const ended = status === 'completed' || status === 'failed';
+        const writable = events
+          .filter((e) => !ended || TERMINAL_EVENTS.includes(e.type))
+          .map((e) => (e.dedupeKey && attempt > 1 ? { ...e, dedupeKey: `attempt${attempt}:${e.dedupeKey}` } : e));
 
-        const keys = events.map((e) => e.dedupeKey).filter((k): k is string => k !== undefined);
+        const keys = writable.map((e) => e.dedupeKey).filter((k): k is string => k !== undefined);
         const seen = new Set<string>();
         if (keys.length > 0) {
           const existing = await client.query<{ dedupe_key: string }>(
@@ -67,7 +76,7 @@ export function createEventLog(pool: Pool): EventLog {
           for (const row of existing.rows) seen.add(row.dedupe_key);
         }
         const fresh: Array<NewTurnEvent & { id: number }> = [];
-        for (const event of events) {
+        for (const event of writable) {
           if (event.dedupeKey !== undefined) {
             if (seen.has(event.dedupeKey)) continue;
             seen.add(event.dedupeKey);

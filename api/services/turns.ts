@@ -4,7 +4,7 @@
  */
 import type { Pool } from 'pg';
 import type { ErrorBody } from '../../contracts/errors';
-import type { Message, Turn, TurnContext, TurnResult, TurnStatus } from '../../contracts/turn';
+import type { Message, PreviousAttempt, Turn, TurnContext, TurnResult, TurnStatus } from '../../contracts/turn';
 import { newId } from '../../activities/services/ids';
 import { ApiError, notFound } from '../errors';
 
@@ -18,6 +18,8 @@ export interface TurnRow {
   error: ErrorBody | null;
   created_at: Date;
   completed_at: Date | null;
+  attempt: number;
+  previous_attempts: PreviousAttempt[];
 }
 
 export function toTurnResource(row: TurnRow): Turn {
@@ -29,10 +31,13 @@ export function toTurnResource(row: TurnRow): Turn {
     messages: row.messages,
     result: row.status === 'completed' ? row.result : null,
     error: row.status === 'failed' ? row.error : null,
+    attempt: row.attempt,
+    previous_attempts: row.previous_attempts,
   };
 }
 
-const TURN_COLUMNS = 'id, user_id, status, messages, context, result, error, created_at, completed_at';
+const TURN_COLUMNS =
+  'id, user_id, status, messages, context, result, error, created_at, completed_at, attempt, previous_attempts';
 
 /**
  * Inserts a queued turn unless the user already has `maxInFlight` queued or running turns. The

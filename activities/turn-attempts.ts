@@ -1,0 +1,107 @@
+/**
+ * Attempts of a turn. A failed turn is retried by resetting its workflow (`npm run turn:retry`, or
+ * "Reset" in the Temporal Web UI): Temporal starts a new run that replays the history up to the failed
+ * step and runs it again. The turn stays one turn, but its row and event log must say that a new
+ * attempt began, without rewriting what the failed one left behind.
+ *
+ * The first activity of every run calls `enterTurnRun` (see worker/turn-run-interceptor.ts):
+ * - the turn's first run claims it;
+ * - a run the turn has not seen before, on a failed turn, opens a new attempt: the row goes back to
+ *   `running` with `attempt + 1`, the failed attempt's error moves to `previous_attempts`, and
+ *   `turn.retried` is appended after its `turn.failed`;
+ * - an activity of a superseded run (a straggler of the failed attempt) is refused, so it cannot
+ *   write into the new attempt.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { Pool } from 'pg';
+import type { ErrorBody } from '../contracts/errors';
+import type { PreviousAttempt, TurnStatus } from '../contracts/turn';
+import type { EventLog } from './services/event-log';
+
+export type TurnRunEntry = 'claimed' | 'current' | 'reopened' | 'unknown_turn';
+
+interface LockedTurn {
+  status: TurnStatus;
+  attempt: number;
+  run_ids: string[];
+  error: ErrorBody | null;
+  completed_at: Date | null;
+  previous_attempts: PreviousAttempt[];
+}
+
+export async function enterTurnRun(
+  deps: { pool: Pool; events: EventLog; clock: () => Date },
+  turnId: string,
+  runId: string,
+): Promise<TurnRunEntry> {
+  const client = await deps.pool.connect();
+  let retried: { attempt: number; previous: PreviousAttempt } | null = null;
+  try {
+    await client.query('BEGIN');
+    const row = await client.query<LockedTurn>(
+      'SELECT status, attempt, run_ids, error, completed_at, previous_attempts FROM turns WHERE id = $1 FOR UPDATE',
+      [turnId],
+    );
+    const turn = row.rows[0];
+    let entry: TurnRunEntry;
+    if (!turn) {
+      entry = 'unknown_turn';
+    } else if (turn.run_ids.at(-1) === runId) {
+      entry = 'current';
+      const previous = turn.previous_attempts.at(-1);
+      if (turn.attempt > 1 && previous) retried = { attempt: turn.attempt, previous };
+    } else if (turn.run_ids.includes(runId)) {
+      throw ApplicationFailure.nonRetryable(
+        `run ${runId} of turn ${turnId} was superseded by a retry (run ${turn.run_ids.at(-1)})`,
+        'TurnRunSupersededError',
+      );
+    } else if (turn.run_ids.length === 0) {
+      await client.query('UPDATE turns SET run_ids = ARRAY[$2] WHERE id = $1', [turnId, runId]);
+      entry = 'claimed';
+    } else if (turn.status === 'failed') {
+      const previous: PreviousAttempt = {
+        attempt: turn.attempt,
+        error: turn.error,
+        ended_at: turn.completed_at?.toISOString() ?? null,
+      };
+      await client.query(
+        `UPDATE turns SET status = 'running', error = NULL, completed_at = NULL, attempt = attempt + 1,
+           previous_attempts = previous_attempts || $2::jsonb, run_ids = array_append(run_ids, $3)
+         WHERE id = $1`,
+        [turnId, JSON.stringify([previous]), runId],
+      );
+      retried = { attempt: turn.attempt + 1, previous };
+      entry = 'reopened';
+    } else {
+      // A reset of a running or completed turn is not a retry: a completed answer is never replaced,
+      // and a running turn has no failed step to resume at.
+      throw ApplicationFailure.nonRetryable(
+        `turn ${turnId} is ${turn.status}; only a failed turn can be retried (run ${runId} refused)`,
+        'TurnNotRetryableError',
+      );
+    }
+    await client.query('COMMIT');
+    if (retried) {
+      // After the commit, because the event log takes the same row lock. A crash in between is repaired
+      // by the run's next activity ('current' on a later attempt), and the dedupe key keeps it single.
+      await deps.events.append(turnId, [
+        {
+          type: 'turn.retried',
+          data: {
+            turn_id: turnId,
+            attempt: retried.attempt,
+            previous_error: retried.previous.error,
+            at: deps.clock().toISOString(),
+          },
+          dedupeKey: 'turn.retried',
+        },
+      ]);
+    }
+    return entry;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Every activity of a turn workflow first makes sure the turn knows which workflow run it belongs to
+ * (../activities/turn-attempts.ts). After a reset of a failed turn, the first activity of the new run
+ * opens the turn's new attempt before it writes anything, so `turn.retried` precedes the attempt's events.
+ */
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { enterTurnRun } from '../activities/turn-attempts';
+import type { StepDeps } from '../activities';
+import { TURN_WORKFLOW_TYPE } from '../workflows/definitions';
+
+/** Runs known to be current in this process, so a run costs one query per worker, not one per activity. */
+const MAX_REMEMBERED_RUNS = 10_000;
+
+export function turnRunInterceptors(deps: Pick<StepDeps, 'pool' | 'events' | 'clock'>): ActivityInterceptorsFactory {
+  const currentRuns = new Set<string>();
+  return (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        const { workflowType, workflowExecution: run } = ctx.info;
+        const key = run && `${run.workflowId}/${run.runId}`;
+        if (run && key && workflowType === TURN_WORKFLOW_TYPE && !currentRuns.has(key)) {
+          // The turn workflow's id is the turn id.
+          const entry = await enterTurnRun(deps, run.workflowId, run.runId);
+          if (entry !== 'unknown_turn') {
+            if (currentRuns.size >= MAX_REMEMBERED_RUNS) currentRuns.delete(currentRuns.values().next().value!);
+            currentRuns.add(key);
+          }
+        }
+        return next(input);
+      },
+    },
+  });
+}
