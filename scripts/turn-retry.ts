@@ -126,7 +126,7 @@ async function run() {
       requestId: randomUUID(),
     });
     console.log(
-      `turn ${turnId}: attempt ${turn.attempt + 1} resumes at ${step.summary ?? step.activityType} ` +
+      `turn ${turnId}: attempt ${turn.attempt + 1} resumes at ${step.summary ? `${step.summary} [${step.activityType}]` : step.activityType} ` +
         `(failed after ${step.attempts} attempt(s) with ${turn.error?.code}); ` +
         `workflow reset at event ${step.resetEventId.toString()}, run ${description.runId} → ${reset.runId}`,
     );

@@ -3,6 +3,7 @@
  * It resumes at the step that failed (earlier steps are not executed again: the ledger shows it) and
  * completes. The row and the event log record a second attempt; the failed attempt stays as it was.
  */
+import { defaultPayloadConverter } from '@temporalio/common';
 import { eventDataSchemas, type TurnEventType } from '../contracts/events';
 import { turnSchema } from '../contracts/turn';
 import { api, expectSchema } from './support/http';
@@ -65,7 +66,8 @@ test('a turn failed at synthesis resumes there, completes, and keeps its failed 
   expect(retried.stderr).not.toContain('error');
   expect(retried.code).toBe(0);
   expect(retried.stdout).toContain(`turn ${turnId}: attempt 2 resumes at`);
-  expect(retried.stdout).toContain('synthesise');
+  // The step as the Web UI's event history names it (its summary), and its activity type.
+  expect(retried.stdout).toContain('resumes at Synthesis (streamed, fact sheet) [synthesise]');
   expect(retried.stdout).toContain(`turn ${turnId}: attempt 2 completed`);
 
   const turn = expectSchema(turnSchema, (await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: user.apiKey })).body);
@@ -118,6 +120,29 @@ test('a turn failed at synthesis resumes there, completes, and keeps its failed 
   await resumed.closedByServer;
   expect(resumed.events.map((e) => e.id)).toEqual(events.slice(failedEventId).map((e) => e.id));
 }, 120_000);
+
+test('in the Temporal Web UI every step of the turn is named by its summary', async () => {
+  const { svc, user } = demo;
+  const res = await api(svc.url, 'POST', '/v1/turns', {
+    key: user.apiKey,
+    body: { messages: [{ role: 'user', content: 'What is heart rate variability?' }], stream: false },
+  });
+  const history = await svc.temporal.workflow.getHandle(res.body.id).fetchHistory();
+  const summaries = (history.events ?? [])
+    .filter((e) => e.activityTaskScheduledEventAttributes)
+    .map((e) => (e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : null));
+  expect(summaries).toEqual([
+    'Start the turn',
+    '1 · Classify vagueness',
+    '2 · Route to agents',
+    '3 · Rephrase the question per agent',
+    'Recall memory',
+    'Domain Expert (main)',
+    'Synthesis (streamed, fact sheet)',
+    'Memory · extract and store',
+    'Complete the turn',
+  ]);
+}, 60_000);
 
 test('only a failed turn can be retried: a completed one is refused and left alone', async () => {
   const { svc, user } = demo;

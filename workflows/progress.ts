@@ -1,4 +1,4 @@
-import { setHandler } from '@temporalio/workflow';
+import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { AgentName } from '../contracts/turn';
 import { progressQuery, type TurnProgress } from './definitions';
 
@@ -15,8 +15,9 @@ export function agentOfStep(name: string): AgentName | null {
 }
 
 /**
- * Only query-handler data changes here: no activities, timers or ordering, so histories recorded
- * before `agents_started` existed still replay.
+ * Only query-handler data changes here (the `progress` query, and the "current details" the Temporal
+ * Web UI shows on the workflow's page): no activities, timers or ordering, so histories recorded
+ * before either existed still replay.
  */
 export function trackProgress(): StepRunner {
   const running: string[] = [];
@@ -27,8 +28,11 @@ export function trackProgress(): StepRunner {
     completed_steps: [...completed],
     agents_started: [...agents],
   }));
+  const showDetails = () =>
+    setCurrentDetails(`**Running:** ${running.join(', ') || '—'}\n\n**Done:** ${completed.join(' → ') || '—'}`);
   return async (name, run) => {
     running.push(name);
+    showDetails();
     const agent = agentOfStep(name);
     if (agent && !agents.includes(agent)) agents.push(agent);
     try {
@@ -37,6 +41,7 @@ export function trackProgress(): StepRunner {
       return result;
     } finally {
       running.splice(running.lastIndexOf(name), 1);
+      showDetails();
     }
   };
 }

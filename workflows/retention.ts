@@ -1,8 +1,7 @@
 /** Started every 15 minutes by the `amy-retention` schedule (worker/retention-schedule.ts). */
-import { proxyActivities } from '@temporalio/workflow';
-import type { TurnActivities } from '../activities';
+import { proxyActivitiesWithSummaries } from './summaries';
 
-const { purgeExpiredTurnEvents } = proxyActivities<TurnActivities>({
+const { purgeExpiredTurnEvents } = proxyActivitiesWithSummaries({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
