@@ -85,11 +85,25 @@ export async function startEventHub(opts: {
     const client = new Client({ connectionString: opts.databaseUrl });
     client.on('notification', (msg) => onNotification(msg.payload));
     client.on('error', (err) => {
+      // Only the live listener's loss starts a reconnection. A client that failed while being set up
+      // is the reconnecting loop's own business: reacting to it as well would start a second loop,
+      // and two loops leave a listener connection behind.
+      if (client !== listener) return;
       logger.warn('event listener connection lost; reconnecting', { error: String(err) });
       void reconnect();
     });
-    await client.connect();
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (closed) {
+      // close() ran while we were connecting: this connection would outlive the hub.
+      await client.end().catch(() => undefined);
+      return;
+    }
     listener = client;
   }
 
@@ -100,6 +114,7 @@ export async function startEventHub(opts: {
     for (let delay = 250; !closed; delay = Math.min(delay * 2, 5000)) {
       try {
         await connectListener();
+        if (closed) return;
         // Anything appended while we were deaf is picked up by reading every open channel once.
         for (const [turnId, channel] of channels) void pump(turnId, channel);
         logger.info('event listener reconnected');

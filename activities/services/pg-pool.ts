@@ -1,8 +1,14 @@
 import { Pool } from 'pg';
 
 /**
- * A pg pool that survives Postgres going away: an idle client's connection error (a restart, a
- * failover) is reported instead of crashing the process; the next query simply reconnects.
+ * A pg pool that survives Postgres going away (a restart, a failover) without crashing the process:
+ * - an idle client's connection error is reported through `onIdleError`; the next query reconnects;
+ * - a checked-out client (a transaction in progress, e.g. an event append waiting on the turn's row
+ *   lock) gets no listener from the pool. When the server terminates its session, the query in flight
+ *   rejects and then the client emits 'error' ("Connection terminated unexpectedly") before the caller
+ *   has released it; unheard, that 'error' is thrown and kills the process. Every client therefore
+ *   carries a listener of its own. The failure is already reported by the rejected query, and
+ *   `release()` discards a client whose connection broke.
  */
 export function createPgPool(
   databaseUrl: string,
@@ -11,5 +17,6 @@ export function createPgPool(
 ): Pool {
   const pool = new Pool({ connectionString: databaseUrl, max });
   pool.on('error', onIdleError);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }

@@ -33,3 +33,18 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * A database the suite provides itself (e.g. on a cluster of its own that it restarts), already
+ * migrated; `drop()` only disconnects, since the suite owns its lifetime.
+ */
+export function openTestDatabase(url: string): TestDatabase {
+  const db = createDb(url);
+  return {
+    url,
+    db,
+    async drop() {
+      await db.$disconnect();
+    },
+  };
+}

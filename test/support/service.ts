@@ -13,7 +13,7 @@ import type { Logger } from '../../api/logger';
 import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model/server';
 import { createTurnWorker } from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';
-import { createTestDatabase, type TestDatabase } from './database';
+import { createTestDatabase, openTestDatabase, type TestDatabase } from './database';
 import { readTestEnv } from './test-env';
 
 // Worker lifecycle chatter would bury test output; warnings and errors still show.
@@ -41,10 +41,15 @@ export interface TestService {
 }
 
 export async function startTestService(
-  opts: { env?: Partial<Record<keyof Config, string>>; scripted?: ScriptedModelServerOptions } = {},
+  opts: {
+    env?: Partial<Record<keyof Config, string>>;
+    scripted?: ScriptedModelServerOptions;
+    /** A migrated database the suite owns (not dropped on close); a fresh clone of the template otherwise. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<TestService> {
   const env = readTestEnv();
-  const database = await createTestDatabase();
+  const database = opts.databaseUrl ? openTestDatabase(opts.databaseUrl) : await createTestDatabase();
   const scripted = await startScriptedModelServer({ port: 0, ...opts.scripted });
   const config = loadConfig({
     DATABASE_URL: database.url,
