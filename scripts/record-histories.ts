@@ -26,30 +26,74 @@ const REPRESENTATIVE_TURNS: Array<{ name: string; message: string }> = [
   },
 ];
 
+interface Stack {
+  api_url: string;
+  temporal_address: string;
+  postgres_url: string;
+  anthropic_base_url: string | null;
+  demo_api_key: string;
+}
+
+async function ask(stack: Stack, message: string): Promise<{ id: string; status: string }> {
+  const res = await fetch(`${stack.api_url}/v1/turns`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.demo_api_key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: message }], stream: false }),
+  });
+  return (await res.json()) as { id: string; status: string };
+}
+
+function writeHistory(stack: Stack, name: string, turn: { id: string; status: string }) {
+  // The CLI's JSON is the proto3 JSON form that Worker.runReplayHistory reads. Without a run id it
+  // shows the latest run: for a retried turn, the reset run, which holds the failed attempt's prefix.
+  const history = execFileSync(temporalCliPath(), [
+    'workflow',
+    'show',
+    '--address',
+    stack.temporal_address,
+    '--workflow-id',
+    turn.id,
+    '--output',
+    'json',
+  ]);
+  const file = path.join(root, 'test', 'histories', `${name}.json`);
+  fs.writeFileSync(file, history);
+  console.log(`${name}: turn ${turn.id} ended ${turn.status}; history written to ${path.relative(root, file)}`);
+}
+
+/**
+ * A turn failed by a 500 storm at synthesis (its failed run is recorded), then retried with
+ * `npm run turn:retry` once the storm is over (the reset run is recorded).
+ */
+async function recordFailedThenRetried(stack: Stack) {
+  if (!stack.anthropic_base_url) throw new Error('the failed-then-retried history needs the scripted model');
+  const fault = { kind: 'server_error', step: 'synthesis', times: 4 };
+  await fetch(`${stack.anthropic_base_url}/_control/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(fault),
+  });
+  const failed = await ask(stack, 'What is heart rate variability?');
+  if (failed.status !== 'failed') throw new Error(`expected the turn to fail, it ended ${failed.status}`);
+  // The failed run on its own: the workflow's failure path (record the failure, then fail the workflow).
+  writeHistory(stack, 'failed-upstream-unavailable', failed);
+  execFileSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'scripts', 'turn-retry.ts'), failed.id, '--wait'],
+    {
+      env: { ...process.env, DATABASE_URL: stack.postgres_url, TEMPORAL_ADDRESS: stack.temporal_address },
+      stdio: 'inherit',
+    },
+  );
+  writeHistory(stack, 'failed-then-retried', { id: failed.id, status: 'failed, then completed on retry' });
+}
+
 async function run() {
-  const stack = JSON.parse(fs.readFileSync(path.join(root, '.data', 'stack.json'), 'utf8'));
+  const stack = JSON.parse(fs.readFileSync(path.join(root, '.data', 'stack.json'), 'utf8')) as Stack;
   for (const { name, message } of REPRESENTATIVE_TURNS) {
-    const res = await fetch(`${stack.api_url}/v1/turns`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stack.demo_api_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: message }], stream: false }),
-    });
-    const turn = (await res.json()) as { id: string; status: string };
-    // The CLI's JSON is the proto3 JSON form that Worker.runReplayHistory reads.
-    const history = execFileSync(temporalCliPath(), [
-      'workflow',
-      'show',
-      '--address',
-      stack.temporal_address,
-      '--workflow-id',
-      turn.id,
-      '--output',
-      'json',
-    ]);
-    const file = path.join(root, 'test', 'histories', `${name}.json`);
-    fs.writeFileSync(file, history);
-    console.log(`${name}: turn ${turn.id} ended ${turn.status}; history written to ${path.relative(root, file)}`);
+    writeHistory(stack, name, await ask(stack, message));
   }
+  await recordFailedThenRetried(stack);
 }
 
 run().catch((err) => {
