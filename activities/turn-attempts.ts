@@ -6,9 +6,10 @@
  *
  * The first activity of every run calls `enterTurnRun` (see worker/turn-run-interceptor.ts):
  * - the turn's first run claims it;
- * - a run the turn has not seen before, on a failed turn, opens a new attempt: the row goes back to
- *   `running` with `attempt + 1`, the failed attempt's error moves to `previous_attempts`, and
- *   `turn.retried` is appended after its `turn.failed`;
+ * - a run the turn has not seen before opens a new attempt: the row goes back to `running` with
+ *   `attempt + 1`, the failed attempt's error moves to `previous_attempts`, and `turn.retried` is
+ *   appended after its `turn.failed` (a reset of a running turn works the same, with no error to
+ *   keep); a completed turn refuses it;
  * - an activity of a superseded run (a straggler of the failed attempt) is refused, so it cannot
  *   write into the new attempt.
  */
@@ -58,11 +59,13 @@ export async function enterTurnRun(
     } else if (turn.run_ids.length === 0) {
       await client.query('UPDATE turns SET run_ids = ARRAY[$2] WHERE id = $1', [turnId, runId]);
       entry = 'claimed';
-    } else if (turn.status === 'failed') {
+    } else if (turn.status !== 'completed') {
+      // A failed turn being retried; or a running one whose workflow an operator reset (Temporal
+      // terminated the old run): either way the old attempt is over and this run is the next one.
       const previous: PreviousAttempt = {
         attempt: turn.attempt,
-        error: turn.error,
-        ended_at: turn.completed_at?.toISOString() ?? null,
+        error: turn.status === 'failed' ? turn.error : null,
+        ended_at: (turn.status === 'failed' ? turn.completed_at : deps.clock())?.toISOString() ?? null,
       };
       await client.query(
         `UPDATE turns SET status = 'running', error = NULL, completed_at = NULL, attempt = attempt + 1,
@@ -73,10 +76,10 @@ export async function enterTurnRun(
       retried = { attempt: turn.attempt + 1, previous };
       entry = 'reopened';
     } else {
-      // A reset of a running or completed turn is not a retry: a completed answer is never replaced,
-      // and a running turn has no failed step to resume at.
+      // A completed answer is never replaced: every activity of such a run is refused, so the run
+      // fails without touching the turn.
       throw ApplicationFailure.nonRetryable(
-        `turn ${turnId} is ${turn.status}; only a failed turn can be retried (run ${runId} refused)`,
+        `turn ${turnId} is completed; its answer stands (run ${runId} refused)`,
         'TurnNotRetryableError',
       );
     }
