@@ -249,6 +249,47 @@ describe('cost warning', () => {
   });
 });
 
+describe('ledger while Postgres is away', () => {
+  test('a call whose row cannot be written is still billed: the row goes in with the next one', async () => {
+    const turnId = await newTurn();
+    let postgresAway = true;
+    // The real client, except that the ledger insert fails while "Postgres is away".
+    const flakyDb = new Proxy(t.db, {
+      get(target, prop, receiver) {
+        if (prop !== 'llmCall') return Reflect.get(target, prop, receiver);
+        return {
+          ...target.llmCall,
+          aggregate: target.llmCall.aggregate.bind(target.llmCall),
+          createMany: (args: Parameters<typeof target.llmCall.createMany>[0]) =>
+            postgresAway
+              ? Promise.reject(new Error('Connection terminated unexpectedly'))
+              : target.llmCall.createMany(args),
+        };
+      },
+    });
+    const flakyLlm = createLlm({ anthropic, db: flakyDb, events, costWarnUsd: 100 });
+    server.faults.inject({ kind: 'stream_cut', step: 'test_narration' });
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const err = await flakyLlm
+      .stream({ turnId, step: 'test_narration', attempt: 1 }, question('sleep?'), async () => {})
+      .catch((e) => e);
+    // The caller still learns what went wrong upstream, not that the ledger could not be written.
+    expect(err).toBeInstanceOf(UpstreamUnavailableError);
+    expect(await ledger(turnId)).toEqual([]);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('1 row(s) kept in memory until Postgres is back'));
+    warn.mockRestore();
+
+    postgresAway = false;
+    await flakyLlm.complete({ turnId, step: 'test_narration', attempt: 2 }, question('sleep?'));
+    const rows = await ledger(turnId);
+    expect(rows.map((r) => [r.attempt, r.outcome])).toEqual([
+      [1, 'stream_interrupted'],
+      [2, 'success'],
+    ]);
+    expect(rows[0].outputTokens).toBeGreaterThan(0);
+  });
+});
+
 describe('stream', () => {
   test('delivers deltas in order, one at a time, and records the call', async () => {
     const turnId = await newTurn();

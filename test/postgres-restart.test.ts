@@ -149,6 +149,11 @@ test('Postgres restarted mid-stream: the failed step is retried, the turn comple
 
   const turn = await api(apiProcess!.url, 'GET', `/v1/turns/${turnId}`, { key: user.apiKey });
   expect(turn.body.status).toBe('completed');
+  // The attempt cut short by the restart is billed too: its ledger row could not be written while
+  // Postgres was down, waited in the worker's memory, and went in with the next call's.
+  expect(calls.some((c) => c.step === 'fallback_reply' && c.attempt === 1 && c.outcome !== 'success')).toBe(true);
+  const billed = calls.reduce((sum, c) => sum + c.costUsd.toNumber(), 0);
+  expect(turn.body.result.cost_usd).toBeCloseTo(billed, 6);
   // The refused POST's transaction died with the server: it created nothing.
   expect(await svc.database.db.turn.count({ where: { userId: user.userId } })).toBe(1);
 }, 90_000);

@@ -8,6 +8,7 @@ import { ulid } from 'ulid';
 import type { ZodType } from 'zod';
 import { ConfigError, type Config } from './config';
 import type { Db } from './db';
+import type { Prisma } from '../../generated/prisma/client';
 import type { EventLog } from './event-log';
 import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './llm-errors';
 import { costUsd } from './prices';
@@ -68,6 +69,11 @@ export interface Llm {
   stream(ctx: LlmCallContext, req: LlmRequest, onDelta: (delta: string) => Promise<void>): Promise<LlmResponse>;
 }
 
+type LlmCallRow = Prisma.LlmCallCreateManyInput;
+
+/** Beyond this many unwritten ledger rows (a long outage), the oldest are dropped, with a warning. */
+const MAX_UNWRITTEN_ROWS = 10_000;
+
 export interface LlmDeps {
   anthropic: Anthropic;
   db: Db;
@@ -125,26 +131,45 @@ export function createLlm({ anthropic, db, events, costWarnUsd }: LlmDeps): Llm 
     ]);
   }
 
+  /**
+   * Ledger rows that could not be written because Postgres was away. The calls happened and were paid
+   * for, so their rows wait here and go in with the next row this process writes (a retried step's
+   * call, typically). Only a process that dies while Postgres is still down loses them.
+   */
+  const unwritten: LlmCallRow[] = [];
+
+  async function writeLedger(row: LlmCallRow): Promise<boolean> {
+    const batch = [...unwritten.splice(0), row];
+    try {
+      await db.llmCall.createMany({ data: batch });
+      return true;
+    } catch (err) {
+      unwritten.push(...batch.slice(-MAX_UNWRITTEN_ROWS));
+      console.warn(`llm_calls: ${unwritten.length} row(s) kept in memory until Postgres is back: ${String(err)}`);
+      return false;
+    }
+  }
+
   /** Writes the ledger row for a call that has ended; returns what it cost. */
   async function recordCall(ctx: LlmCallContext, model: string, startedAt: number, ending: CallEnding) {
     const cost = costUsd(model, ending.usage.input_tokens, ending.usage.output_tokens);
-    await db.llmCall.create({
-      data: {
-        id: `llm_${ulid()}`,
-        turnId: ctx.turnId,
-        step: ctx.step,
-        model,
-        attempt: ctx.attempt,
-        outcome: ending.outcome,
-        inputTokens: ending.usage.input_tokens,
-        outputTokens: ending.usage.output_tokens,
-        costUsd: cost,
-        durationMs: Date.now() - startedAt,
-        requestId: ending.requestId,
-        errorMessage: ending.errorMessage ?? null,
-      },
+    const written = await writeLedger({
+      id: `llm_${ulid()}`,
+      turnId: ctx.turnId,
+      step: ctx.step,
+      model,
+      attempt: ctx.attempt,
+      outcome: ending.outcome,
+      inputTokens: ending.usage.input_tokens,
+      outputTokens: ending.usage.output_tokens,
+      costUsd: cost,
+      durationMs: Date.now() - startedAt,
+      requestId: ending.requestId,
+      errorMessage: ending.errorMessage ?? null,
+      // When the call ended, not when a delayed row reached Postgres.
+      createdAt: new Date(),
     });
-    await warnIfOverBudget(ctx.turnId);
+    if (written) await warnIfOverBudget(ctx.turnId);
     return cost;
   }
 
