@@ -107,6 +107,26 @@ describe('POST /v1/turns/:id/cancel', () => {
     expect(await eventsOf(id)).toHaveLength(events.length);
   });
 
+  test('the cancellation reaches the step in flight: its model call is aborted, not waited out', async () => {
+    // Held far longer than cancellation takes to arrive through the activity's heartbeats.
+    await svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 30_000 });
+    const created = await api(svc.url, 'POST', '/v1/turns', { key: alice.apiKey, body: thanks });
+    const id = created.body.id as string;
+    await waitForStep(id, 'fallback_reply');
+    await api(svc.url, 'POST', `/v1/turns/${id}/cancel`, { key: alice.apiKey });
+    await waitForEnd(id);
+
+    // The held call ends in the ledger as aborted; had the step not heard of the cancellation, it would
+    // have waited the 30 s out and been billed as a success.
+    const deadline = Date.now() + 25_000;
+    let reply: Array<{ outcome: string }> = [];
+    while (reply.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      reply = await svc.database.db.llmCall.findMany({ where: { turnId: id, step: 'fallback_reply' } });
+    }
+    expect(reply.map((c) => c.outcome)).toEqual(['aborted']);
+  }, 60_000);
+
   test('a repeated cancel while the cancellation is still in flight is harmless', async () => {
     const id = await startSlowFallbackTurn();
     await waitForStep(id, 'fallback_reply');
