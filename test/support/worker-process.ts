@@ -5,11 +5,19 @@ import { readTestEnv } from './test-env';
 
 const root = path.resolve(__dirname, '..', '..');
 
-/** `npm run worker` as a real child process, so a test can SIGKILL it mid-turn. */
-export async function spawnWorkerProcess(config: Config): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'worker', 'main.ts')], {
+/**
+ * `npm run worker` as a real child process, so a test can SIGKILL it mid-turn. `script` runs another
+ * worker entry point instead (one that prints `worker polling` once it polls), with `env` added.
+ */
+export async function spawnWorkerProcess(
+  config: Config,
+  opts: { script?: string; env?: Record<string, string> } = {},
+): Promise<ChildProcess> {
+  const script = opts.script ?? path.join(root, 'worker', 'main.ts');
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: {
       ...process.env,
+      ...opts.env,
       DATABASE_URL: config.DATABASE_URL,
       TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
       TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,

@@ -1,0 +1,47 @@
+/**
+ * `npm run worker` as the suites spawn it, except that the LLM layer's SDK client gives up on a request
+ * after AMY_TEST_LLM_TIMEOUT_MS (production: two minutes, not configurable), so a suite can reach a
+ * model-call timeout in seconds. Everything else is the production wiring. It is a real process because
+ * only there does the SDK classify a timeout as it does in production: under jest, undici's AbortError
+ * comes from another realm and reads as a connection error (see test/llm.test.ts).
+ */
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from '../../activities/services/config';
+import { createAnthropicClient, createLlm } from '../../activities/services/llm';
+import { createTurnWorker } from '../../worker/create-worker';
+import { createStepDeps } from '../../worker/dependencies';
+
+async function run() {
+  const config = loadConfig();
+  const timeout = Number(process.env.AMY_TEST_LLM_TIMEOUT_MS);
+  if (!(timeout > 0)) throw new Error('AMY_TEST_LLM_TIMEOUT_MS must be a positive number of milliseconds');
+  const deps = createStepDeps(config);
+  const llm = createLlm({
+    anthropic: createAnthropicClient(config).withOptions({ timeout }),
+    db: deps.db,
+    events: deps.events,
+    costWarnUsd: config.AMY_COST_WARN_USD,
+  });
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const worker = await createTurnWorker({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    deps: { ...deps, llm },
+    ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
+  });
+  console.log(
+    JSON.stringify({ level: 'info', service: 'worker', msg: 'worker polling', task_queue: config.TEMPORAL_TASK_QUEUE }),
+  );
+  try {
+    await worker.run();
+  } finally {
+    await deps.close();
+    await connection.close();
+  }
+}
+
+run().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
