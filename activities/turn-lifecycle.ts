@@ -92,8 +92,14 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
     const stored = row.rows[0]?.error;
     // A turn that already completed keeps its completion; only a failed one gets turn.failed.
     if (stored) {
+      // What the failed turn cost: every call charged to it, each failed attempt included.
+      const cost = await turnCostUsd(pool, turnId);
       await events.append(turnId, [
-        { type: 'turn.failed', data: { turn_id: turnId, error: stored }, dedupeKey: 'turn.terminal' },
+        {
+          type: 'turn.failed',
+          data: { turn_id: turnId, error: stored, cost_usd: cost },
+          dedupeKey: 'turn.terminal',
+        },
       ]);
     }
   }

@@ -43,7 +43,8 @@ export const eventDataSchemas = {
   cost_warning: z.object({ cost_usd: z.number(), threshold_usd: z.number(), at: z.string() }),
   fact_check: z.object({ issues: z.array(z.object({ value: z.number(), severity: z.literal('warn') })) }),
   'turn.completed': z.object({ turn_id: z.string(), result: turnResultSchema }),
-  'turn.failed': z.object({ turn_id: z.string(), error: errorBodySchema }),
+  /** `cost_usd` (beyond seed 001): what the failed turn's model calls cost, failed attempts included. */
+  'turn.failed': z.object({ turn_id: z.string(), error: errorBodySchema, cost_usd: z.number() }),
   'turn.retried': z.object({
     turn_id: z.string(),
     attempt: z.number().int().min(2),

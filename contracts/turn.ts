@@ -102,6 +102,11 @@ export const turnSchema = z.object({
   attempt: z.number().int().min(1),
   /** The failed attempts before the current one, oldest first. */
   previous_attempts: z.array(previousAttemptSchema),
+  /**
+   * Once the turn has ended: every model call charged to it, failed attempts included (for a completed
+   * turn, `result.cost_usd`). Null while it runs; `progress.cost_usd_so_far` has the running total.
+   */
+  cost_usd: z.number().nullable(),
   /** Only on GET while the turn is queued or running, and left out when the workflow cannot be asked in time. */
   progress: turnProgressSchema.optional(),
 });

@@ -6,8 +6,9 @@
  *   each retry announced by `step.retry`, and the turn completes. Every failed attempt is in the
  *   `llm_calls` ledger, and the result's `cost_usd` is the ledger's sum, failed attempts included
  *   (a 529 carries no usage and costs 0; a cut stream and a malformed answer are billed, and counted).
- * - Past the budget: `turn.failed`, last and once, with `upstream_unavailable` (whose `request_id` is
- *   the last failed call's) or `model_output_invalid`, in the documented error shape.
+ * - Past the budget: `turn.failed`, last and once, with `upstream_unavailable` or `model_output_invalid`
+ *   in the documented error shape, whose `request_id` is the failing call's, and the turn's `cost_usd`
+ *   (every failed attempt included) on the event and on GET.
  * - A streamed step that is retried: a client can discard the failed attempt's partial text, since
  *   every delta carries its attempt and `step.retry` comes before the new attempt's deltas.
  *
@@ -90,9 +91,10 @@ function expectCompleted({ turn, events, ledger }: Asked) {
   expect(events.at(-1)!.type).toBe('turn.completed');
   // cost_usd is every call of the turn, failed attempts included.
   expect(turn.result!.cost_usd).toBeCloseTo(ledgerSum(ledger), 6);
+  expect(turn.cost_usd).toBe(turn.result!.cost_usd);
 }
 
-function expectFailed({ turn, events }: Asked, code: string) {
+function expectFailed({ turn, events, ledger }: Asked, code: string) {
   expect(turn.status).toBe('failed');
   expect(turn.result).toBeNull();
   expect(ofType(events, 'turn.completed')).toEqual([]);
@@ -104,6 +106,9 @@ function expectFailed({ turn, events }: Asked, code: string) {
   expect(error).toMatchObject({ code, docs_url: docsUrl(code) });
   expect(error.message).not.toBe('');
   expect(last.data.error).toEqual(turn.error);
+  // What the failed turn cost, every failed attempt included: on the event and on GET.
+  expect(last.data.cost_usd).toBeCloseTo(ledgerSum(ledger), 6);
+  expect(turn.cost_usd).toBeCloseTo(ledgerSum(ledger), 6);
   return error;
 }
 
@@ -219,7 +224,9 @@ describe('past the retry budget', () => {
   test('malformed JSON from route on every attempt: turn.failed with model_output_invalid', async () => {
     const asked = await askDemo(THANKS, [{ kind: 'malformed', step: 'route', times: MAX_ATTEMPTS }]);
     const error = expectFailed(asked, 'model_output_invalid');
-    expect(error.request_id).toMatch(/^req_/);
+    // The request id of the very answer that could not be used: the last attempt's.
+    expect(error.request_id).toBe(asked.ledger.filter((r) => r.step === 'route').at(-1)!.requestId);
+    expect(error.request_id).toMatch(/^req_scripted_/);
     expect(retriesOf(asked.events, 'route')).toEqual([2, 3, 4]);
     const route = asked.ledger.filter((r) => r.step === 'route');
     expect(route.map((r) => r.attempt)).toEqual([1, 2, 3, 4]);

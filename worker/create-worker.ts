@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type StepDeps } from '../activities';
 import { turnRunInterceptors } from './turn-run-interceptor';
+import { upstreamFailureInterceptors } from './upstream-failure-interceptor';
 
 export const workflowsPath = require.resolve('../workflows');
 
@@ -30,7 +31,7 @@ export async function createTurnWorker(opts: {
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: createActivities(opts.deps),
-    interceptors: { activity: [turnRunInterceptors(opts.deps)] },
+    interceptors: { activity: [turnRunInterceptors(opts.deps), upstreamFailureInterceptors] },
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath }),
   });
 }

@@ -31,6 +31,7 @@ const FAILURE_CODES: Record<string, TurnErrorCode> = {
 function turnError(err: unknown): ErrorBody {
   let code: TurnErrorCode = 'internal_error';
   let message = 'The turn failed unexpectedly.';
+  let requestId = '';
   if (isCancellation(err)) {
     code = 'cancelled';
     message = 'The turn was cancelled.';
@@ -39,14 +40,21 @@ function turnError(err: unknown): ErrorBody {
     if (cause instanceof ApplicationFailure) {
       code = FAILURE_CODES[cause.type ?? ''] ?? 'internal_error';
       message = `Step ${err.activityType} failed: ${cause.message}`;
+      requestId = requestIdOf(cause.details?.[0]);
     } else if (cause instanceof TimeoutFailure) {
       code = 'upstream_unavailable';
       message = `Step ${err.activityType} timed out after its retry budget.`;
     }
   }
-  // request_id is filled in by failTurn from the ledger's last failed upstream call, when there is one.
-  return { code, message, request_id: '', docs_url: docsUrl(code) };
+  // The failed model call's own request id when there was one (worker/upstream-failure-interceptor.ts);
+  // otherwise failTurn falls back to the ledger's last failed call, or a new id.
+  return { code, message, request_id: requestId, docs_url: docsUrl(code) };
 }
+
+const requestIdOf = (details: unknown): string => {
+  const id = (details as { request_id?: unknown } | undefined)?.request_id;
+  return typeof id === 'string' ? id : '';
+};
 
 /** Returns the turn's result, so the Web UI shows the answer, its cost and the agents that ran. */
 export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult> {

@@ -20,6 +20,15 @@ export interface TurnRow {
   completed_at: Date | null;
   attempt: number;
   previous_attempts: PreviousAttempt[];
+  /** The ledger's sum for the turn (numeric, as text), failed attempts included. */
+  ledger_cost_usd: string;
+}
+
+/** A completed turn's cost is its result's; a failed turn's is the ledger's (calls can only be added). */
+function costOf(row: TurnRow): number | null {
+  if (row.status === 'completed') return row.result?.cost_usd ?? null;
+  if (row.status === 'failed') return Number(Number(row.ledger_cost_usd).toFixed(6));
+  return null;
 }
 
 export function toTurnResource(row: TurnRow): Turn {
@@ -33,11 +42,12 @@ export function toTurnResource(row: TurnRow): Turn {
     error: row.status === 'failed' ? row.error : null,
     attempt: row.attempt,
     previous_attempts: row.previous_attempts,
+    cost_usd: costOf(row),
   };
 }
 
-const TURN_COLUMNS =
-  'id, user_id, status, messages, context, result, error, created_at, completed_at, attempt, previous_attempts';
+const TURN_COLUMNS = `id, user_id, status, messages, context, result, error, created_at, completed_at, attempt,
+  previous_attempts, (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text AS ledger_cost_usd`;
 
 /**
  * Inserts a queued turn unless the user already has `maxInFlight` queued or running turns. The
