@@ -1,0 +1,443 @@
+/**
+ * `npm run load`: many concurrent turns, each with several SSE subscribers, driven through the HTTP API
+ * against the whole service, with the results appended to docs/benchmarks.md ("## Load (npm run load)").
+ * A load script, not a test: a missed target is reported, never turned into an exit code.
+ *
+ * What runs: a throwaway Postgres (fsync off, commit timestamps on) and a headless Temporal dev server (or
+ * DATABASE_URL / TEMPORAL_ADDRESS), the scripted model in a process of its own (bench/model-process.ts),
+ * the API as `npm run api` runs it, and 1 or more workers as `npm run worker` runs them (with a workflow
+ * bundle built once). This process is only the load generator and the accounting.
+ *
+ * Target (issue): ≥ 5 turns/s sustained on this 2-core machine, with p99 overhead (turn wall − the
+ * scripted model's own time) ≤ 1 s. Data turns run a ~1 s Python sandbox each, so they are reported for
+ * honesty but not held to it.
+ *
+ *   npm run load -- [options]
+ *     --turns N            measured turns per phase                                     (default 200)
+ *     --subscribers M      SSE subscribers per turn, connected right after the 201      (default 3)
+ *     --concurrency C      most turns in flight; users = ⌈C / 3⌉ (the per-user cap)     (default 8)
+ *     --rate R             open loop: turn i is due at i / R s and timed from then;
+ *                          C still caps turns in flight. Default: closed loop, C slots
+ *     --kind K[,K…]        fallback | knowledge | data | mix, one phase each, in order  (default fallback)
+ *                          mix: fallback and knowledge alternating, every 10th a data turn
+ *     --warmup W           turns per phase run first and not counted                    (default max(5, C))
+ *     --workers K          worker processes                                              (default 1)
+ *     --chunk-delay-ms D   the scripted model's pause before each streamed delta        (default 0)
+ *     --turn-timeout-s T   a turn without a terminal event after T s is lost             (default 120)
+ *     --note TEXT          a note for the report, e.g. what else ran on the machine
+ *     --no-write           print the report only; do not append it to docs/benchmarks.md
+ *     --help
+ *
+ * How each number is measured is written out in docs/benchmarks.md with the first run (bench/load-report.ts).
+ * To profile the workers under load: LOAD_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (node
+ * flags for the worker processes only; a profile per thread is written when they stop).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { Pool } from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { createDb } from '../activities/services/db';
+import { seedDemoHealthData } from '../activities/services/health-data/store';
+import { createUserWithApiKey } from '../activities/services/users';
+import { quietBundlerLogger, workflowsPath } from '../worker/create-worker';
+import { startApiProcess, stopApiProcesses } from './api-process';
+import { newAgent } from './http-client';
+import { runPhase, type DriverOptions, type LoadUser, type PhaseResult, type TurnKind } from './load-driver';
+import { startLoadInfrastructure } from './load-infrastructure';
+import {
+  startModelProcess,
+  startWorkerProcess,
+  stopRoleProcesses,
+  type ModelCallTiming,
+  type RoleProcess,
+} from './load-processes';
+import { appendToBenchmarksDoc, computePhase, renderRun, type PhaseNumbers } from './load-report';
+import { cpuBetween, RoleCgroups, sampleCpu } from './proc-cpu';
+import { machineInfo } from './report';
+import { nowMs } from './stats';
+import { historyBreakdown, type HistoryBreakdown } from './turn-overhead';
+
+const PER_USER_CAP = 3;
+const IDLE_SECONDS = 5;
+/** Histories fetched per phase for the Temporal breakdown; each is a round trip, so a sample will do. */
+const HISTORY_SAMPLE = 40;
+const MIX: TurnKind[] = [
+  'fallback',
+  'knowledge',
+  'fallback',
+  'knowledge',
+  'fallback',
+  'knowledge',
+  'fallback',
+  'knowledge',
+  'fallback',
+  'data',
+];
+
+const USAGE = fs
+  .readFileSync(__filename, 'utf8')
+  .split('\n')
+  .filter((line) => line.startsWith(' *     ') || line.startsWith(' *   npm run load'))
+  .map((line) => line.slice(3))
+  .join('\n');
+
+const say = (msg: string) => console.log(`[load] ${msg}`);
+
+interface Options {
+  turns: number;
+  subscribers: number;
+  concurrency: number;
+  rate: number | undefined;
+  phases: Array<{ name: string; kinds: TurnKind[] }>;
+  warmup: number;
+  workers: number;
+  chunkDelayMs: number;
+  turnTimeoutMs: number;
+  note: string | null;
+  write: boolean;
+}
+
+function parseOptions(argv: string[]): Options | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      turns: { type: 'string' },
+      subscribers: { type: 'string' },
+      concurrency: { type: 'string' },
+      rate: { type: 'string' },
+      kind: { type: 'string' },
+      warmup: { type: 'string' },
+      workers: { type: 'string' },
+      'chunk-delay-ms': { type: 'string' },
+      'turn-timeout-s': { type: 'string' },
+      note: { type: 'string' },
+      'no-write': { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) return null;
+  const num = (name: string, raw: string | undefined, fallback: number, min: number) => {
+    const n = raw === undefined ? fallback : Number(raw);
+    if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number ≥ ${min}, not ${raw}`);
+    return n;
+  };
+  const concurrency = Math.floor(num('concurrency', values.concurrency, 8, 1));
+  const phases = (values.kind ?? 'fallback').split(',').map((name) => {
+    if (name === 'mix') return { name, kinds: [...new Set(MIX)] };
+    if (name === 'fallback' || name === 'knowledge' || name === 'data') return { name, kinds: [name as TurnKind] };
+    throw new Error(`--kind must be fallback, knowledge, data or mix, not ${name}`);
+  });
+  return {
+    turns: Math.floor(num('turns', values.turns, 200, 1)),
+    subscribers: Math.floor(num('subscribers', values.subscribers, 3, 1)),
+    concurrency,
+    rate: values.rate === undefined ? undefined : num('rate', values.rate, 0, 0.01),
+    phases,
+    warmup: Math.floor(num('warmup', values.warmup, Math.max(5, concurrency), 0)),
+    workers: Math.floor(num('workers', values.workers, 1, 1)),
+    chunkDelayMs: num('chunk-delay-ms', values['chunk-delay-ms'], 0, 0),
+    turnTimeoutMs: num('turn-timeout-s', values['turn-timeout-s'], 120, 1) * 1000,
+    note: values.note ?? null,
+    write: !values['no-write'],
+  };
+}
+
+const kindOf =
+  (phaseName: string) =>
+  (index: number): TurnKind =>
+    phaseName === 'mix' ? MIX[index % MIX.length] : (phaseName as TurnKind);
+
+/** Picks `n` records spread evenly over the phase, so the sample covers its start, middle and end. */
+function spread<T>(items: T[], n: number): T[] {
+  if (items.length <= n) return items;
+  return Array.from({ length: n }, (_, i) => items[Math.floor((i * items.length) / n)]);
+}
+
+async function run(opts: Options): Promise<number> {
+  const startedAt = nowMs();
+  const loadBefore = os.loadavg();
+  const stoppers: Array<() => Promise<void>> = [];
+  let stopping: Promise<void> | undefined;
+  let interrupted = false;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const stop of stoppers.reverse()) await stop().catch((err) => console.error('[load] stop failed:', err));
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      interrupted = true;
+      void stopAll().then(() => process.exit(130));
+    });
+  }
+
+  try {
+    say('starting Postgres (with commit timestamps) and Temporal');
+    const infra = await startLoadInfrastructure();
+    stoppers.push(() => infra.stop());
+
+    say('bundling the turn workflow once for every worker');
+    const bundle: WorkflowBundle = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+    const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-load-bundle-'));
+    stoppers.push(async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
+    const bundlePath = path.join(bundleDir, 'workflow-bundle.js');
+    fs.writeFileSync(bundlePath, bundle.code);
+
+    const model = await startModelProcess(opts.chunkDelayMs);
+    stoppers.push(() => model.stop());
+    // A task queue of our own, in case TEMPORAL_ADDRESS is a shared server; the API child inherits it.
+    const taskQueue = `amy-load-${Date.now().toString(36)}`;
+    process.env.TEMPORAL_TASK_QUEUE = taskQueue;
+    say(`starting ${opts.workers} worker process(es) and the API`);
+    const workers: RoleProcess[] = await Promise.all(
+      Array.from({ length: opts.workers }, () =>
+        startWorkerProcess({
+          DATABASE_URL: infra.databaseUrl,
+          TEMPORAL_ADDRESS: infra.temporalAddress,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          ANTHROPIC_BASE_URL: model.url,
+          WORKFLOW_BUNDLE_PATH: bundlePath,
+        }),
+      ),
+    );
+    stoppers.push(stopRoleProcesses);
+    const api = await startApiProcess({ DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress });
+    stoppers.push(stopApiProcesses);
+
+    const db = createDb(infra.databaseUrl);
+    stoppers.push(() => db.$disconnect());
+    const pool = new Pool({ connectionString: infra.databaseUrl, max: 2 });
+    stoppers.push(() => pool.end());
+    const temporalConnection = await Connection.connect({ address: infra.temporalAddress });
+    stoppers.push(() => temporalConnection.close());
+    const temporal = new Client({ connection: temporalConnection });
+    const agent = newAgent();
+    stoppers.push(async () => agent.destroy());
+
+    const userCount = Math.ceil(opts.concurrency / PER_USER_CAP);
+    say(`creating ${userCount} users with the demo health data`);
+    const suffix = Date.now().toString(36);
+    const users: LoadUser[] = [];
+    for (let i = 0; i < userCount; i++) {
+      const { user, apiKey } = await createUserWithApiKey(db, `load_${suffix}_${i}`);
+      // Data turns read these rows, the Domain Expert the profile and labs; every user gets the same.
+      await seedDemoHealthData(db, user.id);
+      users.push({ apiKey, inFlight: 0 });
+    }
+    const driver: DriverOptions = {
+      apiUrl: api.url,
+      agent,
+      users,
+      subscribers: opts.subscribers,
+      perUserCap: PER_USER_CAP,
+      turnTimeoutMs: opts.turnTimeoutMs,
+    };
+
+    // Date.now() − nowMs(), sampled through the run: client arrivals are on nowMs(), commits on the system
+    // clock. The mean of many 1-ms-resolution samples places the two within a fraction of a millisecond.
+    const offsets: number[] = [];
+    const sampleOffset = () => offsets.push(Date.now() - nowMs());
+    const offsetTimer = setInterval(sampleOffset, 100);
+    stoppers.push(async () => clearInterval(offsetTimer));
+
+    // Each role's processes into a CPU-accounting cgroup of its own, where the sandbox runs are counted too.
+    const cgroups = RoleCgroups.create();
+    if (cgroups) {
+      cgroups.adoptChildren();
+      stoppers.push(async () => cgroups.remove());
+    } else {
+      say('no writable cpuacct cgroup: CPU by role from /proc, without the sandbox runs');
+    }
+
+    // What the stack costs with no turns at all (pollers, timers), to tell fixed costs from per-turn ones.
+    const idleStart = sampleCpu(cgroups);
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+    const idle = cpuBetween(idleStart, sampleCpu(cgroups), os.availableParallelism());
+
+    const phases: PhaseNumbers[] = [];
+    for (const phase of opts.phases) {
+      if (interrupted) break;
+      const common = { concurrency: opts.concurrency, rate: opts.rate, kindOf: kindOf(phase.name) };
+      if (opts.warmup > 0) {
+        say(`${phase.name}: ${opts.warmup} warm-up turns`);
+        await runPhase(driver, { ...common, turns: opts.warmup, rate: undefined });
+      }
+      say(
+        `${phase.name}: ${opts.turns} turns × ${opts.subscribers} subscribers, ` +
+          (opts.rate === undefined ? `${opts.concurrency} in flight` : `${opts.rate}/s, at most ${opts.concurrency}`),
+      );
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      const cpuStart = sampleCpu(cgroups);
+      loop.enable();
+      const result: PhaseResult = await runPhase(driver, {
+        ...common,
+        turns: opts.turns,
+        onProgress: (done) => {
+          if (done % 50 === 0) say(`${phase.name}: ${done}/${opts.turns}`);
+        },
+      });
+      loop.disable();
+      const cpu = cpuBetween(cpuStart, sampleCpu(cgroups), os.availableParallelism());
+      say(`${phase.name}: collecting commit times, model timings and histories`);
+      phases.push(
+        computePhase({
+          name: phase.name,
+          kinds: phase.kinds,
+          concurrency: opts.concurrency,
+          rate: opts.rate,
+          result,
+          clockOffsetMs: offsets.reduce((a, b) => a + b, 0) / offsets.length,
+          ...(await collectServerSide(pool, temporal, result, infra.commitTimestamps, await model.timings())),
+          cpu,
+          loopDelay: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+        }),
+      );
+      const n = phases[phases.length - 1];
+      say(
+        `${phase.name}: ${n.completed}/${n.failed}/${n.lost} completed/failed/lost, ` +
+          `${n.steadyTurnsPerSecond.toFixed(2)} turns/s, overhead p50 ${n.overhead.p50.toFixed(0)} ms ` +
+          `p99 ${n.overhead.p99.toFixed(0)} ms, delivery p99 ${n.delivery?.p99.toFixed(1) ?? '—'} ms`,
+      );
+    }
+    clearInterval(offsetTimer);
+    if (interrupted || phases.length === 0) return 130;
+
+    const machine = machineInfo(infra.postgresVersion, '');
+    const temporalVersion = (await temporal.workflowService.getSystemInfo({})).serverVersion || 'unknown';
+    const half = Math.max(1, Math.floor(offsets.length / 10));
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const mb = (kb: number) => (kb * 1024) / 1e6;
+    const block = renderRun(
+      {
+        date: machine.date,
+        cpu: machine.cpu,
+        cores: machine.cores,
+        node: machine.node,
+        postgres: infra.postgresVersion + (process.env.DATABASE_URL ? ' (DATABASE_URL)' : ''),
+        temporal:
+          `server ${temporalVersion}` +
+          (process.env.TEMPORAL_ADDRESS ? ' (TEMPORAL_ADDRESS)' : ', dev server, in memory'),
+        workers: opts.workers,
+        subscribers: opts.subscribers,
+        chunkDelayMs: opts.chunkDelayMs,
+        warmup: opts.warmup,
+        loadBefore,
+        loadAfter: os.loadavg(),
+        commitTimestamps: infra.commitTimestamps,
+        clockDriftMs: mean(offsets.slice(-half)) - mean(offsets.slice(0, half)),
+        memory: [
+          { role: 'API', peakMb: mb(api.memoryKb('VmHWM')), endMb: mb(api.memoryKb('VmRSS')) },
+          ...workers.map((w, i) => ({
+            role: opts.workers === 1 ? 'worker' : `worker ${i + 1}`,
+            peakMb: mb(w.memoryKb('VmHWM')),
+            endMb: mb(w.memoryKb('VmRSS')),
+          })),
+        ],
+        durationSeconds: (nowMs() - startedAt) / 1000,
+        idle,
+        cpuAccounting: cgroups ? 'cgroup' : 'proc',
+        code: codeVersion(),
+        note: opts.note,
+        command: `npm run load -- ${process.argv.slice(2).join(' ')}`.trim(),
+      },
+      phases,
+    );
+    console.log(`\n${block}\n`);
+    if (opts.write) say(`appended to ${appendToBenchmarksDoc(block)}`);
+    return 0;
+  } finally {
+    say('stopping');
+    await stopAll();
+  }
+}
+
+/** The commit measured, and whether the service's files had uncommitted changes (others work in this tree). */
+function codeVersion(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: path.resolve(__dirname, '..') }).toString();
+    const head = git('rev-parse', '--short', 'HEAD').trim();
+    const dirty = git('status', '--porcelain', '--', '.', ':!bench', ':!docs').split('\n').filter(Boolean).length;
+    return dirty ? `${head} + uncommitted changes to ${dirty} files outside bench/ and docs/` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** What the server side recorded about a phase's turns: commits, model calls, turn rows and histories. */
+async function collectServerSide(
+  pool: Pool,
+  temporal: Client,
+  result: PhaseResult,
+  commitTimestamps: boolean,
+  timings: ModelCallTiming[],
+) {
+  const turnIds = result.records.flatMap((r) => (r.turnId ? [r.turnId] : []));
+  // Commit time in epoch ms. Without commit timestamps: the append transaction's start (created_at).
+  const committedAt = commitTimestamps
+    ? 'extract(epoch from pg_xact_commit_timestamp(xmin)) * 1000'
+    : 'extract(epoch from created_at) * 1000';
+  const events = await pool.query<{ turn_id: string; id: number; committed_ms: number }>(
+    `SELECT turn_id, id, (${committedAt})::float8 AS committed_ms FROM turn_events WHERE turn_id = ANY($1)`,
+    [turnIds],
+  );
+  const commits = new Map<string, Map<number, number>>();
+  for (const e of events.rows) {
+    if (!commits.has(e.turn_id)) commits.set(e.turn_id, new Map());
+    commits.get(e.turn_id)!.set(e.id, e.committed_ms);
+  }
+
+  const byRequest = new Map(timings.map((t) => [t.requestId, t]));
+  const calls = await pool.query<{ turn_id: string; request_id: string | null }>(
+    'SELECT turn_id, request_id FROM llm_calls WHERE turn_id = ANY($1)',
+    [turnIds],
+  );
+  const modelCalls = new Map<string, Array<{ startMs: number; durationMs: number }>>();
+  let untimedModelCalls = 0;
+  for (const call of calls.rows) {
+    const timing = call.request_id ? byRequest.get(call.request_id) : undefined;
+    if (!timing) {
+      untimedModelCalls++;
+      continue;
+    }
+    if (!modelCalls.has(call.turn_id)) modelCalls.set(call.turn_id, []);
+    modelCalls.get(call.turn_id)!.push(timing);
+  }
+
+  const turnRows = await pool.query<{ id: string; queued_ms: number | null; duration_ms: number | null }>(
+    `SELECT id, (extract(epoch from started_at - created_at) * 1000)::float8 AS queued_ms,
+            (result->>'duration_ms')::float8 AS duration_ms
+       FROM turns WHERE id = ANY($1)`,
+    [turnIds],
+  );
+  const rows = new Map(turnRows.rows.map((r) => [r.id, { queuedMs: r.queued_ms, durationMs: r.duration_ms }]));
+
+  const histories: HistoryBreakdown[] = [];
+  const completed = result.records.filter((r) => r.turnId && r.outcome === 'completed');
+  for (const r of spread(completed, HISTORY_SAMPLE)) histories.push(await historyBreakdown(temporal, r.turnId!));
+  return { commits, modelCalls, untimedModelCalls, rows, histories };
+}
+
+async function main(): Promise<void> {
+  let opts: Options | null;
+  try {
+    opts = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${err instanceof Error ? err.message : err}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (!opts) {
+    console.log(USAGE);
+    return;
+  }
+  // Exit explicitly: a stray handle (a pool's idle timer, an unref'd socket) must not keep the run alive.
+  process.exit(await run(opts));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
