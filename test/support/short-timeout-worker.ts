@@ -5,11 +5,10 @@
  * only there does the SDK classify a timeout as it does in production: under jest, undici's AbortError
  * comes from another realm and reads as a connection error (see test/llm.test.ts).
  */
-import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../../activities/services/config';
 import { createAnthropicClient, createLlm } from '../../activities/services/llm';
-import { createTurnWorker } from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';
+import { runTurnWorker } from '../../worker/run-worker';
 
 async function run() {
   const config = loadConfig();
@@ -22,23 +21,7 @@ async function run() {
     events: deps.events,
     costWarnUsd: config.AMY_COST_WARN_USD,
   });
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const worker = await createTurnWorker({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    deps: { ...deps, llm },
-    ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
-  });
-  console.log(
-    JSON.stringify({ level: 'info', service: 'worker', msg: 'worker polling', task_queue: config.TEMPORAL_TASK_QUEUE }),
-  );
-  try {
-    await worker.run();
-  } finally {
-    await deps.close();
-    await connection.close();
-  }
+  await runTurnWorker(config, { ...deps, llm });
 }
 
 run().catch((err) => {
