@@ -342,7 +342,7 @@ async function run(opts: Options): Promise<number> {
         cpuAccounting: cgroups ? 'cgroup' : 'proc',
         code: codeVersion(),
         note: opts.note,
-        command: `npm run load -- ${process.argv.slice(2).join(' ')}`.trim(),
+        command: commandLine(process.argv.slice(2)),
       },
       phases,
     );
@@ -353,6 +353,13 @@ async function run(opts: Options): Promise<number> {
     say('stopping');
     await stopAll();
   }
+}
+
+/** The command as typed (shell-quoted), without the note, which the report shows on its own. */
+function commandLine(args: string[]): string {
+  const shown = args.filter((arg, i) => arg !== '--note' && args[i - 1] !== '--note' && !arg.startsWith('--note='));
+  const quote = (arg: string) => (/[\s'"]/.test(arg) ? `'${arg.replace(/'/g, `'\\''`)}'` : arg);
+  return ['npm run load --', ...shown.map(quote)].join(' ');
 }
 
 /** The commit measured, and whether the service's files had uncommitted changes (others work in this tree). */
