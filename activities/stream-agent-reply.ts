@@ -51,15 +51,48 @@ export async function announceAgentCompleted(
   ]);
 }
 
-/** Streams one model reply as the agent's `agent.thought` deltas, with no started/completed brackets. */
-export function streamThoughts(
+/** Past this much unwritten text, the model stream waits for the event log to catch up. */
+const MAX_UNWRITTEN_CHARS = 4096;
+
+/**
+ * Streams one model reply as the agent's `agent.thought` deltas, with no started/completed brackets.
+ * One append is in flight at a time; text that arrives meanwhile is written by the next append as one
+ * delta. A slow model gives one event per delta, as before; a fast one costs far fewer transactions
+ * than it sends deltas, and the text reaches clients as soon as the log can take it.
+ */
+export async function streamThoughts(
   { llm, events }: Pick<StepDeps, 'llm' | 'events'>,
   call: { turnId: string; step: string; attempt: number; signal: AbortSignal; agent: StreamAgent; request: LlmRequest },
 ): Promise<LlmResponse> {
   const { turnId, agent, attempt } = call;
-  return llm.stream({ turnId, step: call.step, attempt, signal: call.signal }, call.request, async (delta) => {
-    await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt } }]);
+  const log: { unwritten: string; writing: Promise<void> | null; failed: { error: unknown } | null } = {
+    unwritten: '',
+    writing: null,
+    failed: null,
+  };
+  const writeAll = async () => {
+    while (log.unwritten !== '') {
+      const delta = log.unwritten;
+      log.unwritten = '';
+      await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt } }]);
+    }
+  };
+  const startWriting = () =>
+    (log.writing ??= writeAll()
+      .catch((error: unknown) => void (log.failed = { error }))
+      .finally(() => (log.writing = null)));
+  const stream = { turnId, step: call.step, attempt, signal: call.signal };
+  const response = await llm.stream(stream, call.request, async (delta) => {
+    // Throwing here aborts the model call: a log that cannot be written cannot take more text.
+    if (log.failed) throw log.failed.error;
+    log.unwritten += delta;
+    const inFlight = startWriting();
+    if (log.unwritten.length > MAX_UNWRITTEN_CHARS) await inFlight;
   });
+  // Text can land just as a writer finishes, after its last look: keep writing until none is left.
+  while (!log.failed && (log.writing || log.unwritten !== '')) await (log.writing ?? startWriting());
+  if (log.failed) throw log.failed.error;
+  return response;
 }
 
 /** One model reply streamed as a whole agent turn: started, thoughts, completed. */

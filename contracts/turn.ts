@@ -12,11 +12,7 @@ export const messageSchema = z
   .strict();
 export type Message = z.infer<typeof messageSchema>;
 
-/** What the user asked this turn: the conversation's last user message. */
-export function lastUserMessage(messages: Message[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') return messages[i].content;
-  throw new Error('conversation has no user message');
-}
+export { lastUserMessage } from './last-user-message';
 
 export const turnContextSchema = z
   .object({

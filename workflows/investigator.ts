@@ -4,7 +4,8 @@
  * finding → a briefing with the verdicts appended → fact-check → memory. Synthesis does not run: the
  * briefing is the answer.
  */
-import { lastUserMessage, type TurnResult } from '../contracts/turn';
+import { lastUserMessage } from '../contracts/last-user-message';
+import type { TurnResult } from '../contracts/turn';
 import { bookkeeping, modelSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
 import type { StepRunner } from './progress';

@@ -12,7 +12,8 @@ import {
   log,
 } from '@temporalio/workflow';
 import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
-import { lastUserMessage, type AgentName, type TurnResult } from '../contracts/turn';
+import { lastUserMessage } from '../contracts/last-user-message';
+import type { AgentName, TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
 import type { RememberTurnInput } from '../activities/memory-step';
 import type { ValidatedFinding } from '../activities/validation';
