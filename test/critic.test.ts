@@ -352,7 +352,7 @@ describe('when the model fails', () => {
     const ruleless = await startScriptedModelServer({ rules: defaultRules.filter((r) => r.step !== 'critic') });
     const llm = createLlm({
       anthropic: createAnthropicClient({ ANTHROPIC_BASE_URL: ruleless.url }),
-      db: h.deps.db,
+      pool: h.deps.pool,
       events: h.deps.events,
       costWarnUsd: 100,
     });

@@ -50,7 +50,7 @@ beforeAll(async () => {
   server = await startScriptedModelServer({ rules });
   pacedServer = await startScriptedModelServer({ rules, streamChunkDelayMs: 20 });
   anthropic = createAnthropicClient({ ANTHROPIC_BASE_URL: server.url });
-  llm = createLlm({ anthropic, db: t.db, events, costWarnUsd: 100 });
+  llm = createLlm({ anthropic, pool, events, costWarnUsd: 100 });
   userId = newId('user');
   await t.db.user.create({ data: { id: userId, name: 'llm-test' } });
 });
@@ -107,6 +107,8 @@ describe('complete', () => {
     });
     expect(rows[0].id).toMatch(/^llm_/);
     expect(rows[0].costUsd.toNumber()).toBe(response.costUsd);
+    // Written as UTC, as Prisma writes timestamps, whatever the session's time zone.
+    expect(Math.abs(rows[0].createdAt.getTime() - Date.now())).toBeLessThan(60_000);
     expect(server.requests.entries().at(-1)).toMatchObject({ step: 'classify_vagueness', model: MODEL });
   });
 
@@ -158,7 +160,7 @@ describe('complete', () => {
     await closed.close();
     const unreachable = createLlm({
       anthropic: createAnthropicClient({ ANTHROPIC_BASE_URL: closed.url }),
-      db: t.db,
+      pool,
       events,
       costWarnUsd: 100,
     });
@@ -179,7 +181,7 @@ describe('complete', () => {
     server.faults.inject({ kind: 'hang' });
     const impatient = createLlm({
       anthropic: new Anthropic({ baseURL: server.url, apiKey: 'scripted', maxRetries: 0, timeout: 200 }),
-      db: t.db,
+      pool,
       events,
       costWarnUsd: 100,
     });
@@ -230,7 +232,7 @@ describe('cost warning', () => {
     const first = await llm.complete({ turnId, step: 'route', attempt: 1 }, question('What is HRV?'));
     // Crossed by the second call, not by the first alone.
     const threshold = first.costUsd * 1.5;
-    const watched = createLlm({ anthropic, db: t.db, events, costWarnUsd: threshold });
+    const watched = createLlm({ anthropic, pool, events, costWarnUsd: threshold });
     expect(await costWarnings(turnId)).toEqual([]);
 
     const second = await watched.complete({ turnId, step: 'route', attempt: 1 }, question('What is HRV?'));
@@ -253,21 +255,14 @@ describe('ledger while Postgres is away', () => {
   test('a call whose row cannot be written is still billed: the row goes in with the next one', async () => {
     const turnId = await newTurn();
     let postgresAway = true;
-    // The real client, except that the ledger insert fails while "Postgres is away".
-    const flakyDb = new Proxy(t.db, {
-      get(target, prop, receiver) {
-        if (prop !== 'llmCall') return Reflect.get(target, prop, receiver);
-        return {
-          ...target.llmCall,
-          aggregate: target.llmCall.aggregate.bind(target.llmCall),
-          createMany: (args: Parameters<typeof target.llmCall.createMany>[0]) =>
-            postgresAway
-              ? Promise.reject(new Error('Connection terminated unexpectedly'))
-              : target.llmCall.createMany(args),
-        };
-      },
-    });
-    const flakyLlm = createLlm({ anthropic, db: flakyDb, events, costWarnUsd: 100 });
+    // The real pool, except that the ledger insert fails while "Postgres is away".
+    const flakyPool = {
+      query: ((text: string, values?: unknown[]) =>
+        postgresAway && text.includes('INSERT INTO llm_calls')
+          ? Promise.reject(new Error('Connection terminated unexpectedly'))
+          : pool.query(text, values)) as Pool['query'],
+    };
+    const flakyLlm = createLlm({ anthropic, pool: flakyPool, events, costWarnUsd: 100 });
     server.faults.inject({ kind: 'stream_cut', step: 'test_narration' });
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const err = await flakyLlm
@@ -356,7 +351,7 @@ describe('stream', () => {
     const turnId = await newTurn();
     const paced = createLlm({
       anthropic: createAnthropicClient({ ANTHROPIC_BASE_URL: pacedServer.url }),
-      db: t.db,
+      pool,
       events,
       costWarnUsd: 100,
     });

@@ -14,7 +14,7 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
   const events = createEventLog(pool);
   const llm = createLlm({
     anthropic: createAnthropicClient(config),
-    db,
+    pool,
     events,
     costWarnUsd: config.AMY_COST_WARN_USD,
   });

@@ -7,8 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ulid } from 'ulid';
 import type { ZodType } from 'zod';
 import { ConfigError, type Config } from './config';
-import type { Db } from './db';
-import type { Prisma } from '../../generated/prisma/client';
+import type { Pool } from 'pg';
 import type { EventLog } from './event-log';
 import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './llm-errors';
 import { costUsd } from './prices';
@@ -69,14 +68,29 @@ export interface Llm {
   stream(ctx: LlmCallContext, req: LlmRequest, onDelta: (delta: string) => Promise<void>): Promise<LlmResponse>;
 }
 
-type LlmCallRow = Prisma.LlmCallCreateManyInput;
+/** A row of `llm_calls`, written through `pg`: the ledger is on every model call's path. */
+interface LlmCallRow {
+  id: string;
+  turnId: string;
+  step: string;
+  model: string;
+  attempt: number;
+  outcome: LlmCallOutcome;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  durationMs: number;
+  requestId: string | null;
+  errorMessage: string | null;
+  createdAt: Date;
+}
 
 /** Beyond this many unwritten ledger rows (a long outage), the oldest are dropped, with a warning. */
 const MAX_UNWRITTEN_ROWS = 10_000;
 
 export interface LlmDeps {
   anthropic: Anthropic;
-  db: Db;
+  pool: Pick<Pool, 'query'>;
   events: EventLog;
   /** A turn whose recorded calls add up to this much gets one `cost_warning` event. */
   costWarnUsd: number;
@@ -103,7 +117,7 @@ const textOf = (message: Anthropic.Message) =>
 const errorMessageOf = (err: unknown) =>
   (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, MAX_ERROR_MESSAGE_CHARS);
 
-export function createLlm({ anthropic, db, events, costWarnUsd }: LlmDeps): Llm {
+export function createLlm({ anthropic, pool, events, costWarnUsd }: LlmDeps): Llm {
   function toParams(req: LlmRequest): Anthropic.MessageStreamParams {
     return {
       model: req.model,
@@ -118,8 +132,11 @@ export function createLlm({ anthropic, db, events, costWarnUsd }: LlmDeps): Llm 
   const requestOptions = (ctx: LlmCallContext) => ({ headers: { [STEP_HEADER]: ctx.step }, signal: ctx.signal });
 
   async function warnIfOverBudget(turnId: string): Promise<void> {
-    const total = await db.llmCall.aggregate({ where: { turnId }, _sum: { costUsd: true } });
-    const costSoFar = total._sum.costUsd?.toNumber() ?? 0;
+    const total = await pool.query<{ cost: string }>(
+      'SELECT COALESCE(SUM(cost_usd), 0)::text AS cost FROM llm_calls WHERE turn_id = $1',
+      [turnId],
+    );
+    const costSoFar = Number(total.rows[0].cost);
     if (costSoFar < costWarnUsd) return;
     // The dedupe key makes this a no-op once the turn has its warning.
     await events.append(turnId, [
@@ -141,7 +158,33 @@ export function createLlm({ anthropic, db, events, costWarnUsd }: LlmDeps): Llm 
   async function writeLedger(row: LlmCallRow): Promise<boolean> {
     const batch = [...unwritten.splice(0), row];
     try {
-      await db.llmCall.createMany({ data: batch });
+      const column = <K extends keyof LlmCallRow>(key: K) => batch.map((row) => row[key]);
+      await pool.query(
+        // created_at is UTC without a zone, as Prisma writes it, whatever the session's TimeZone.
+        `INSERT INTO llm_calls (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd,
+           duration_ms, request_id, error_message, created_at)
+         SELECT id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,
+           request_id, error_message, ended_at AT TIME ZONE 'UTC'
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $8::int[],
+           $9::numeric[], $10::int[], $11::text[], $12::text[], $13::timestamptz[])
+           AS c (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,
+             request_id, error_message, ended_at)`,
+        [
+          column('id'),
+          column('turnId'),
+          column('step'),
+          column('model'),
+          column('attempt'),
+          column('outcome'),
+          column('inputTokens'),
+          column('outputTokens'),
+          column('costUsd'),
+          column('durationMs'),
+          column('requestId'),
+          column('errorMessage'),
+          batch.map((row) => row.createdAt.toISOString()),
+        ],
+      );
       return true;
     } catch (err) {
       unwritten.push(...batch.slice(-MAX_UNWRITTEN_ROWS));

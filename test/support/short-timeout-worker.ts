@@ -17,7 +17,7 @@ async function run() {
   const deps = createStepDeps(config);
   const llm = createLlm({
     anthropic: createAnthropicClient(config).withOptions({ timeout }),
-    db: deps.db,
+    pool: deps.pool,
     events: deps.events,
     costWarnUsd: config.AMY_COST_WARN_USD,
   });

@@ -33,7 +33,7 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
   const scripted = await startScriptedModelServer(scriptedOptions);
   const llm = createLlm({
     anthropic: createAnthropicClient({ ANTHROPIC_BASE_URL: scripted.url }),
-    db: database.db,
+    pool,
     events,
     costWarnUsd: 100,
   });
