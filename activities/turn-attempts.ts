@@ -18,6 +18,7 @@ import type { Pool } from 'pg';
 import type { ErrorBody } from '../contracts/errors';
 import type { PreviousAttempt, TurnStatus } from '../contracts/turn';
 import type { EventLog } from './services/event-log';
+import { inTransaction } from './services/pg-pool';
 
 export type TurnRunEntry = 'claimed' | 'current' | 'reopened' | 'unknown_turn';
 
@@ -30,36 +31,44 @@ interface LockedTurn {
   previous_attempts: PreviousAttempt[];
 }
 
+type Retried = { attempt: number; previous: PreviousAttempt } | null;
+
 export async function enterTurnRun(
   deps: { pool: Pool; events: EventLog; clock: () => Date },
   turnId: string,
   runId: string,
 ): Promise<TurnRunEntry> {
-  const client = await deps.pool.connect();
-  let retried: { attempt: number; previous: PreviousAttempt } | null = null;
-  try {
-    await client.query('BEGIN');
-    const row = await client.query<LockedTurn>(
-      'SELECT status, attempt, run_ids, error, completed_at, previous_attempts FROM turns WHERE id = $1 FOR UPDATE',
-      [turnId],
-    );
-    const turn = row.rows[0];
-    let entry: TurnRunEntry;
-    if (!turn) {
-      entry = 'unknown_turn';
-    } else if (turn.run_ids.at(-1) === runId) {
-      entry = 'current';
-      const previous = turn.previous_attempts.at(-1);
-      if (turn.attempt > 1 && previous) retried = { attempt: turn.attempt, previous };
-    } else if (turn.run_ids.includes(runId)) {
-      throw ApplicationFailure.nonRetryable(
-        `run ${runId} of turn ${turnId} was superseded by a retry (run ${turn.run_ids.at(-1)})`,
-        'TurnRunSupersededError',
+  const { entry, retried } = await inTransaction(
+    deps.pool,
+    async (client): Promise<{ entry: TurnRunEntry; retried: Retried }> => {
+      const row = await client.query<LockedTurn>(
+        'SELECT status, attempt, run_ids, error, completed_at, previous_attempts FROM turns WHERE id = $1 FOR UPDATE',
+        [turnId],
       );
-    } else if (turn.run_ids.length === 0) {
-      await client.query('UPDATE turns SET run_ids = ARRAY[$2] WHERE id = $1', [turnId, runId]);
-      entry = 'claimed';
-    } else if (turn.status !== 'completed') {
+      const turn = row.rows[0];
+      if (!turn) return { entry: 'unknown_turn', retried: null };
+      if (turn.run_ids.at(-1) === runId) {
+        const previous = turn.previous_attempts.at(-1);
+        return { entry: 'current', retried: turn.attempt > 1 && previous ? { attempt: turn.attempt, previous } : null };
+      }
+      if (turn.run_ids.includes(runId)) {
+        throw ApplicationFailure.nonRetryable(
+          `run ${runId} of turn ${turnId} was superseded by a retry (run ${turn.run_ids.at(-1)})`,
+          'TurnRunSupersededError',
+        );
+      }
+      if (turn.run_ids.length === 0) {
+        await client.query('UPDATE turns SET run_ids = ARRAY[$2] WHERE id = $1', [turnId, runId]);
+        return { entry: 'claimed', retried: null };
+      }
+      if (turn.status === 'completed') {
+        // A completed answer is never replaced: every activity of such a run is refused, so the run
+        // fails without touching the turn.
+        throw ApplicationFailure.nonRetryable(
+          `turn ${turnId} is completed; its answer stands (run ${runId} refused)`,
+          'TurnNotRetryableError',
+        );
+      }
       // A failed turn being retried; or a running one whose workflow an operator reset (Temporal
       // terminated the old run): either way the old attempt is over and this run is the next one.
       const previous: PreviousAttempt = {
@@ -69,42 +78,28 @@ export async function enterTurnRun(
       };
       await client.query(
         `UPDATE turns SET status = 'running', error = NULL, completed_at = NULL, attempt = attempt + 1,
-           previous_attempts = previous_attempts || $2::jsonb, run_ids = array_append(run_ids, $3)
-         WHERE id = $1`,
+         previous_attempts = previous_attempts || $2::jsonb, run_ids = array_append(run_ids, $3)
+       WHERE id = $1`,
         [turnId, JSON.stringify([previous]), runId],
       );
-      retried = { attempt: turn.attempt + 1, previous };
-      entry = 'reopened';
-    } else {
-      // A completed answer is never replaced: every activity of such a run is refused, so the run
-      // fails without touching the turn.
-      throw ApplicationFailure.nonRetryable(
-        `turn ${turnId} is completed; its answer stands (run ${runId} refused)`,
-        'TurnNotRetryableError',
-      );
-    }
-    await client.query('COMMIT');
-    if (retried) {
-      // After the commit, because the event log takes the same row lock. A crash in between is repaired
-      // by the run's next activity ('current' on a later attempt), and the dedupe key keeps it single.
-      await deps.events.append(turnId, [
-        {
-          type: 'turn.retried',
-          data: {
-            turn_id: turnId,
-            attempt: retried.attempt,
-            previous_error: retried.previous.error,
-            at: deps.clock().toISOString(),
-          },
-          dedupeKey: 'turn.retried',
+      return { entry: 'reopened', retried: { attempt: turn.attempt + 1, previous } };
+    },
+  );
+  if (retried) {
+    // After the commit, because the event log takes the same row lock. A crash in between is repaired
+    // by the run's next activity ('current' on a later attempt), and the dedupe key keeps it single.
+    await deps.events.append(turnId, [
+      {
+        type: 'turn.retried',
+        data: {
+          turn_id: turnId,
+          attempt: retried.attempt,
+          previous_error: retried.previous.error,
+          at: deps.clock().toISOString(),
         },
-      ]);
-    }
-    return entry;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
+        dedupeKey: 'turn.retried',
+      },
+    ]);
   }
+  return entry;
 }

@@ -11,7 +11,8 @@
  * failed turn (a parallel agent still running when its sibling failed) cannot append after the end.
  * The commit notifies `turn_events` with `<turn_id>:<last_id>`; API processes LISTEN and fan out.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { inTransaction } from './pg-pool';
 import { TERMINAL_EVENTS, type TurnEvent, type TurnEventType } from '../../contracts/events';
 
 export const EVENTS_CHANNEL = 'turn_events';
@@ -32,21 +33,6 @@ export interface EventLog {
   append(turnId: string, events: NewTurnEvent[]): Promise<TurnEvent[]>;
   /** Events with id > afterId, in order. */
   readAfter(turnId: string, afterId: number, limit?: number): Promise<TurnEvent[]>;
-}
-
-async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 export function createEventLog(pool: Pool): EventLog {

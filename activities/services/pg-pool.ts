@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 
 /**
  * A pg pool that survives Postgres going away (a restart, a failover) without crashing the process:
@@ -19,4 +19,20 @@ export function createPgPool(
   pool.on('error', onIdleError);
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/** Runs `work` in one transaction on a client of its own: committed if it resolves, rolled back if not. */
+export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }

@@ -20,8 +20,8 @@ export interface TurnRow {
   completed_at: Date | null;
   attempt: number;
   previous_attempts: PreviousAttempt[];
-  /** The ledger's sum for the turn (numeric, as text), failed attempts included. */
-  ledger_cost_usd: string;
+  /** A failed turn's ledger sum (numeric, as text), failed attempts included; null for other turns. */
+  ledger_cost_usd: string | null;
 }
 
 /** A completed turn's cost is its result's; a failed turn's is the ledger's (calls can only be added). */
@@ -47,7 +47,10 @@ export function toTurnResource(row: TurnRow): Turn {
 }
 
 const TURN_COLUMNS = `id, user_id, status, messages, context, result, error, created_at, completed_at, attempt,
-  previous_attempts, (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text AS ledger_cost_usd`;
+  previous_attempts,
+  -- Only a failed turn needs the ledger's sum (a completed one has it in its result): CASE skips the rest.
+  CASE WHEN status = 'failed' THEN (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text
+  END AS ledger_cost_usd`;
 
 /**
  * Inserts a queued turn unless the user already has `maxInFlight` queued or running turns. The
