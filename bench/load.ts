@@ -48,7 +48,7 @@ import { quietBundlerLogger, workflowsPath } from '../worker/create-worker';
 import { startApiProcess, stopApiProcesses } from './api-process';
 import { newAgent } from './http-client';
 import { runPhase, type DriverOptions, type LoadUser, type PhaseResult, type TurnKind } from './load-driver';
-import { startLoadInfrastructure } from './load-infrastructure';
+import { startInfrastructure } from './infrastructure';
 import {
   startModelProcess,
   startWorkerProcess,
@@ -177,7 +177,7 @@ async function run(opts: Options): Promise<number> {
 
   try {
     say('starting Postgres (with commit timestamps) and Temporal');
-    const infra = await startLoadInfrastructure();
+    const infra = await startInfrastructure({ commitTimestamps: true });
     stoppers.push(() => infra.stop());
 
     say('bundling the turn workflow once for every worker');
