@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { AGENTS, turnResultSchema } from './turn';
 import { errorBodySchema } from './errors';
 import { GATE_NAMES } from './findings';
+import { TURN_EVENT_TYPES, type TurnEventType } from './event-types';
+
+export { TERMINAL_EVENTS, TURN_EVENT_TYPES, type TurnEventType } from './event-types';
 
 /** Agents as they appear on the event stream: the four specialists plus the synthesis channel. */
 export const STREAM_AGENTS = [...AGENTS, 'synthesis', 'memory'] as const;
@@ -51,11 +54,10 @@ export const eventDataSchemas = {
     previous_error: errorBodySchema.nullable(),
     at: z.string(),
   }),
-} as const;
+  // `satisfies` fails the build when the zod-free list and the schemas name different events.
+} as const satisfies Record<TurnEventType, z.ZodType>;
 
-export type TurnEventType = keyof typeof eventDataSchemas;
 export type TurnEventData<T extends TurnEventType> = z.infer<(typeof eventDataSchemas)[T]>;
-export const TERMINAL_EVENTS: readonly TurnEventType[] = ['turn.completed', 'turn.failed'];
 
 /** An event as stored and as delivered over SSE. */
 export interface TurnEvent {
@@ -66,6 +68,6 @@ export interface TurnEvent {
 
 export const turnEventSchema = z.object({
   id: z.number().int().min(1),
-  type: z.enum(Object.keys(eventDataSchemas) as [TurnEventType, ...TurnEventType[]]),
+  type: z.enum(TURN_EVENT_TYPES),
   data: z.record(z.string(), z.unknown()),
 });

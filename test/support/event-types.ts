@@ -1,3 +1,1 @@
-import { eventDataSchemas } from '../../contracts/events';
-
-export const STREAM_EVENT_TYPES = Object.keys(eventDataSchemas);
+export { TURN_EVENT_TYPES as STREAM_EVENT_TYPES } from '../../contracts/event-types';
