@@ -103,6 +103,11 @@ export const turnSchema = z.object({
    * turn, `result.cost_usd`). Null while it runs; `progress.cost_usd_so_far` has the running total.
    */
   cost_usd: z.number().nullable(),
+  /**
+   * The id of the last event in the turn's log when the Turn was read (0 before the first), so
+   * `stream(id, { lastEventId: turn.last_event_id })` continues exactly after this snapshot.
+   */
+  last_event_id: z.number().int().min(0),
   /** Only on GET while the turn is queued or running, and left out when the workflow cannot be asked in time. */
   progress: turnProgressSchema.optional(),
 });

@@ -42,6 +42,7 @@ describe('POST /v1/turns', () => {
     expect(turn.result).toBeNull();
     expect(turn.error).toBeNull();
     expect(turn.messages).toEqual(thanks.messages);
+    expect(turn.last_event_id).toBe(0);
     // The turn id is the workflow id.
     const description = await svc.temporal.workflow.getHandle(turn.id).describe();
     expect(description.workflowId).toBe(turn.id);
@@ -81,6 +82,19 @@ describe('POST /v1/turns', () => {
     const again = await api(svc.url, 'GET', `/v1/turns/${turn.id}`, { key: alice.apiKey });
     expect(again.status).toBe(200);
     expect(expectSchema(turnSchema, again.body)).toEqual(turn);
+  });
+
+  test("once the turn has ended, last_event_id is the id of its log's last event: the terminal one", async () => {
+    const created = await api(svc.url, 'POST', '/v1/turns', { key: alice.apiKey, body: { ...thanks, stream: false } });
+    const turn = expectSchema(
+      turnSchema,
+      (await api(svc.url, 'GET', `/v1/turns/${created.body.id}`, { key: alice.apiKey })).body,
+    );
+    const log = await svc.database.db.turnEvent.findMany({ where: { turnId: turn.id }, orderBy: { id: 'asc' } });
+    expect(log.length).toBeGreaterThan(1);
+    expect(turn.last_event_id).toBe(log[log.length - 1].id);
+    expect(log[log.length - 1].type).toBe('turn.completed');
+    expect(expectSchema(turnSchema, created.body).last_event_id).toBe(turn.last_event_id);
   });
 
   test('a vague question goes to the Investigator, which answers even for a user with no data', async () => {

@@ -20,6 +20,7 @@ export interface TurnRow {
   completed_at: Date | null;
   attempt: number;
   previous_attempts: PreviousAttempt[];
+  last_event_id: number;
   /** A failed turn's ledger sum (numeric, as text), failed attempts included; null for other turns. */
   ledger_cost_usd: string | null;
 }
@@ -43,11 +44,12 @@ export function toTurnResource(row: TurnRow): Turn {
     attempt: row.attempt,
     previous_attempts: row.previous_attempts,
     cost_usd: costOf(row),
+    last_event_id: row.last_event_id,
   };
 }
 
 const TURN_COLUMNS = `id, user_id, status, messages, context, result, error, created_at, completed_at, attempt,
-  previous_attempts,
+  previous_attempts, last_event_id,
   -- Only a failed turn needs the ledger's sum (a completed one has it in its result): CASE skips the rest.
   CASE WHEN status = 'failed' THEN (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text
   END AS ledger_cost_usd`;
