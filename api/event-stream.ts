@@ -13,7 +13,7 @@ import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';
 import type { Logger } from './logger';
-import { getTurnForUserOrThrow, toTurnResource } from './services/turns';
+import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
 import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
 
 const EVENTS_PATH = /^\/v1\/turns\/([^/]+)\/events\/?$/;
@@ -60,6 +60,13 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
       );
       if (lastEventId === null) {
         throw new ApiError('invalid_field', 'Last-Event-Id must be a non-negative integer.', 'Last-Event-Id');
+      }
+      if (lastEventId >= turn.last_event_id && (await hasTurnLogEnded(pool, turn))) {
+        // Nothing is left to send. Every native EventSource reconnects like this after the server
+        // closes, so it gets the close again at once rather than a subscription that never ends.
+        openSseStream(res, requestId);
+        res.end();
+        return;
       }
       stream(res, turn.id, lastEventId, requestId);
     } catch (err) {

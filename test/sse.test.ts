@@ -97,6 +97,55 @@ test('Last-Event-Id on a finished turn replays only the later events, then close
   expect(stream.events.map((e) => e.id)).toEqual(stored.filter((e) => e.id > 3).map((e) => e.id));
 });
 
+/** A raw SSE request that resolves when the server ends the response; the old hang fails it after 5 s. */
+async function fetchStream(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${user.apiKey}`, accept: 'text/event-stream', ...headers },
+    signal: AbortSignal.timeout(5000),
+  });
+  return { status: res.status, contentType: res.headers.get('content-type'), body: await res.text() };
+}
+
+describe('a reconnect after the end (every native EventSource makes one) is answered with an empty stream, closed at once', () => {
+  let turnId: string;
+  let lastId: number;
+  beforeAll(async () => {
+    turnId = await startTurn();
+    await svc.temporal.workflow.getHandle(turnId).result();
+    lastId = (await storedEvents(turnId)).at(-1)!.id;
+  });
+
+  test.each([
+    ['Last-Event-Id at the terminal event', () => fetchStream(eventsUrl(turnId), { 'last-event-id': String(lastId) })],
+    ['Last-Event-Id past it', () => fetchStream(eventsUrl(turnId), { 'last-event-id': String(lastId + 5) })],
+    ['?last_event_id= at the terminal event', () => fetchStream(`${eventsUrl(turnId)}?last_event_id=${lastId}`)],
+  ])('%s', async (_name, reconnect) => {
+    expect(await reconnect()).toEqual({
+      status: 200,
+      contentType: expect.stringMatching(/^text\/event-stream/),
+      body: '',
+    });
+  });
+
+  test('an ended turn whose terminal event is not written yet keeps the subscription and gets it when it lands', async () => {
+    const other = await startTurn();
+    await svc.temporal.workflow.getHandle(other).result();
+    // Back to the moment between completeTurn's two writes: the row says completed, the log has no end yet.
+    const terminal = (await storedEvents(other)).at(-1)!;
+    expect(terminal.type).toBe('turn.completed');
+    await pool.query('DELETE FROM turn_events WHERE turn_id = $1 AND id = $2', [other, terminal.id]);
+    await pool.query('UPDATE turns SET last_event_id = $2 WHERE id = $1', [other, terminal.id - 1]);
+
+    const stream = openEventStream(eventsUrl(other), { apiKey: user.apiKey, lastEventId: terminal.id - 1 });
+    await stream.responseHeaders;
+    await createEventLog(pool).append(other, [
+      { type: terminal.type, data: terminal.data, dedupeKey: 'turn.terminal' },
+    ]);
+    await stream.closedByServer;
+    expect(stream.events.map(({ id, type, data }) => ({ id, type, data }))).toEqual([terminal]);
+  });
+});
+
 test('two parallel subscribers receive the same events', async () => {
   const turnId = await startTurn();
   const a = openEventStream(eventsUrl(turnId), { apiKey: user.apiKey });

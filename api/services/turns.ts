@@ -4,6 +4,7 @@
  */
 import type { Pool } from 'pg';
 import type { ErrorBody } from '../../contracts/errors';
+import { TERMINAL_EVENTS, type TurnEventType } from '../../contracts/events';
 import type { Message, PreviousAttempt, Turn, TurnContext, TurnResult, TurnStatus } from '../../contracts/turn';
 import { newId } from '../../activities/services/ids';
 import { ApiError, notFound } from '../errors';
@@ -115,6 +116,20 @@ export async function turnCostSoFar(pool: Pool, turnId: string): Promise<number>
     [turnId],
   );
   return Number(rows.rows[0].cost);
+}
+
+/**
+ * Whether the turn has ended and its log already ends with the terminal event, so nothing follows its
+ * `last_event_id` (until an operator retries it). The status alone does not say so: completeTurn and
+ * failTurn update the row first and append the terminal event in a later statement.
+ */
+export async function hasTurnLogEnded(pool: Pool, row: TurnRow): Promise<boolean> {
+  if (row.status !== 'completed' && row.status !== 'failed') return false;
+  const last = await pool.query<{ type: TurnEventType }>(
+    'SELECT type FROM turn_events WHERE turn_id = $1 AND id = $2',
+    [row.id, row.last_event_id],
+  );
+  return last.rowCount === 1 && TERMINAL_EVENTS.includes(last.rows[0].type);
 }
 
 export const isTurnInFlight = (row: TurnRow) => row.status === 'queued' || row.status === 'running';
