@@ -27,6 +27,7 @@ export default tseslint.config(
       'gates-py/',
       '**/*.mjs',
       'jest.config.js',
+      'sdk/dist/',
     ],
   },
   js.configs.recommended,
@@ -57,6 +58,25 @@ export default tseslint.config(
         },
       ],
       'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'fetch', 'process'],
+    },
+  },
+  {
+    // The SDK runs in browsers, Deno and Bun as well as Node: web platform APIs only.
+    files: ['sdk/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules.flatMap((m) => [m, `node:${m}`]),
+          patterns: [
+            {
+              group: ['../../../api/*', '../../../activities/*', '../../../workflows/*'],
+              message: 'the SDK talks HTTP only',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
     },
   },
 );

@@ -1,0 +1,34 @@
+// Builds dist/: one ESM bundle that runs in Node, browsers, Deno and Bun (no Node built-ins, no
+// runtime dependencies), and the type declarations. Run by the repository's postinstall.
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+
+const result = await build({
+  entryPoints: [path.join(root, 'src/index.ts')],
+  outfile: path.join(root, 'dist/index.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+  sourcemap: true,
+  metafile: true,
+  logLevel: 'warning',
+});
+// The contracts are shared with the server, which validates with zod; the SDK only takes their
+// types. A value import of a zod module would drag the schema library into every client.
+const foreign = Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'));
+if (foreign.length > 0) {
+  console.error(`@amy/sdk must bundle no dependency, but it imports: ${foreign.join(', ')}`);
+  process.exit(1);
+}
+
+execFileSync(process.execPath, [path.join(root, '../node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+  cwd: root,
+  stdio: 'inherit',
+});

@@ -1,0 +1,34 @@
+/**
+ * The typed events `amy.turns.stream()` yields: `{ id, type, ...fields }`, a union discriminated
+ * on `type` with one member per event of the catalog (seed 001 plus this service's additions), as
+ * the API's own contracts define them. An event this SDK version does not know is yielded as
+ * `{ id, type: 'unknown', event, data }` rather than thrown, so an older client keeps working
+ * against a newer server.
+ */
+import type { TurnEventData, TurnEventType } from '../../contracts/events';
+
+export type { TurnEventType };
+
+/** A terminal event built from the stored Turn (the replay window had passed) carries `snapshot: true`. */
+interface FromSnapshot {
+  snapshot?: true;
+}
+
+export type KnownTurnEvent = {
+  [K in TurnEventType]: { id: number; type: K } & TurnEventData<K> &
+    (K extends 'turn.completed' | 'turn.failed' ? FromSnapshot : unknown);
+}[TurnEventType];
+
+export interface UnknownTurnEvent {
+  id: number;
+  type: 'unknown';
+  /** The event name as the server sent it. */
+  event: string;
+  data: unknown;
+}
+
+export type TurnStreamEvent = KnownTurnEvent | UnknownTurnEvent;
+
+export type TurnEventOf<T extends TurnEventType> = Extract<KnownTurnEvent, { type: T }>;
+export type TurnCompletedEvent = TurnEventOf<'turn.completed'>;
+export type TurnFailedEvent = TurnEventOf<'turn.failed'>;

@@ -1,0 +1,26 @@
+/**
+ * `@amy/sdk`: the TypeScript client of Amy's turn service. Runs on `fetch`, WHATWG streams and
+ * `AbortSignal` alone, so the same code works in Node ≥ 20, browsers, Deno and Bun.
+ */
+export { Amy, DEFAULT_BASE_URL, type AmyOptions } from './client';
+export * from './core/errors';
+export type { RequestOptions, FetchLike } from './core/http';
+export type { TurnCreateParams, TurnCreateOptions } from './resources/turns';
+export { Page, PagePromise, type MemoryListParams, type MemoryCreateParams } from './resources/memory';
+export { TurnStream, type TurnStreamOptions, type ReconnectInfo } from './streaming/turn-stream';
+export type { EventSourceConstructor, EventSourceLike, EventSourceEvent } from './streaming/transport';
+export type {
+  TurnStreamEvent,
+  KnownTurnEvent,
+  UnknownTurnEvent,
+  TurnEventOf,
+  TurnCompletedEvent,
+  TurnFailedEvent,
+  TurnEventType,
+} from './events';
+export { LineDecoder } from './streaming/line-decoder';
+export { SseDecoder, type SseMessage } from './streaming/sse-decoder';
+export type { Turn, TurnResult, Message, TurnContext, FactEntry, TurnProgress } from '../../contracts/turn';
+export type { Memory } from '../../contracts/memory';
+export type { ErrorBody } from '../../contracts/errors';
+export type { StreamAgent } from '../../contracts/events';

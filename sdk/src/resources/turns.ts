@@ -1,0 +1,79 @@
+import type { z } from 'zod';
+import type { createTurnRequestSchema, Turn } from '../../../contracts/turn';
+import type { HttpClient, RequestOptions } from '../core/http';
+import { newIdempotencyKey } from '../core/idempotency';
+import type { StreamTransport } from '../streaming/transport';
+import { TurnStream, type StreamSettings, type TurnStreamOptions } from '../streaming/turn-stream';
+
+/** `POST /v1/turns`'s body: `messages`, and optionally `stream` (default true) and `context`. */
+export type TurnCreateParams = z.input<typeof createTurnRequestSchema>;
+
+export interface TurnCreateOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key`; a fresh one is made for every `create` call. The same key is sent
+   * on every retry of that call, so a response lost on the way back never starts a second turn.
+   */
+  idempotencyKey?: string;
+}
+
+/** A blocking create (`stream: false`) waits for the whole turn, which can take minutes. */
+const BLOCKING_CREATE_TIMEOUT_MS = 15 * 60_000;
+
+export class Turns {
+  constructor(
+    private readonly http: HttpClient,
+    private readonly transport: StreamTransport,
+    private readonly streamSettings: StreamSettings,
+  ) {}
+
+  /** Starts a turn: the queued Turn at once, or with `stream: false` the finished Turn. */
+  async create(params: TurnCreateParams, options: TurnCreateOptions = {}): Promise<Turn> {
+    const { body } = await this.http.request<Turn>({
+      method: 'POST',
+      path: '/v1/turns',
+      body: params,
+      ...options,
+      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+      timeoutMs: options.timeoutMs ?? (params.stream === false ? BLOCKING_CREATE_TIMEOUT_MS : undefined),
+    });
+    return body;
+  }
+
+  /** The Turn, readable forever; while it runs it carries `progress`. */
+  async get(turnId: string, options: RequestOptions = {}): Promise<Turn> {
+    return (
+      await this.http.request<Turn>({ method: 'GET', path: `/v1/turns/${encodeURIComponent(turnId)}`, ...options })
+    ).body;
+  }
+
+  /**
+   * Asks the turn to stop; it then ends `failed` with code `cancelled`. Returns the Turn as it stands
+   * (unchanged if it had already ended). Safe to repeat.
+   */
+  async cancel(turnId: string, options: RequestOptions = {}): Promise<Turn> {
+    return (
+      await this.http.request<Turn>({
+        method: 'POST',
+        path: `/v1/turns/${encodeURIComponent(turnId)}/cancel`,
+        // Cancelling twice is the same as once: safe to send again after a network failure.
+        repeatable: true,
+        ...options,
+      })
+    ).body;
+  }
+
+  /** The turn's events, replayed then live, resuming across dropped connections. Nothing is sent until you iterate. */
+  stream(turnId: string, options: TurnStreamOptions = {}): TurnStream {
+    return new TurnStream(
+      turnId,
+      {
+        transport: this.transport,
+        url: this.http.url(`/v1/turns/${encodeURIComponent(turnId)}/events`),
+        headers: this.http.authHeaders(),
+        getTurn: (signal) => this.get(turnId, { signal }),
+      },
+      this.streamSettings,
+      options,
+    );
+  }
+}
