@@ -8,8 +8,8 @@ const SUMMARY_CHARS = 160;
 /**
  * An agent's narration on the event log. `agent.started` and `agent.completed` are deterministic:
  * keyed by agent and `invocation` (the step, or the agent's role in the turn), so a retried activity
- * never announces them twice. The `agent.thought` deltas in between carry the attempt number, so
- * clients can drop a failed attempt's partial text.
+ * never announces them twice. The `agent.thought` deltas in between carry their step and its attempt
+ * number, so clients can drop a failed attempt's partial text.
  */
 export async function announceAgentStarted(
   events: EventLog,
@@ -62,9 +62,19 @@ const MAX_UNWRITTEN_CHARS = 4096;
  */
 export async function streamThoughts(
   { llm, events }: Pick<StepDeps, 'llm' | 'events'>,
-  call: { turnId: string; step: string; attempt: number; signal: AbortSignal; agent: StreamAgent; request: LlmRequest },
+  call: {
+    turnId: string;
+    /** The step being attempted (runStepAttempt's), named on every delta as `step.retry` names it. */
+    step: string;
+    /** The model call's own step in the ledger, when the step makes several calls (the coach's `hc_main`). */
+    llmStep?: string;
+    attempt: number;
+    signal: AbortSignal;
+    agent: StreamAgent;
+    request: LlmRequest;
+  },
 ): Promise<LlmResponse> {
-  const { turnId, agent, attempt } = call;
+  const { turnId, agent, step, attempt } = call;
   const log: { unwritten: string; writing: Promise<void> | null; failed: { error: unknown } | null } = {
     unwritten: '',
     writing: null,
@@ -74,14 +84,14 @@ export async function streamThoughts(
     while (log.unwritten !== '') {
       const delta = log.unwritten;
       log.unwritten = '';
-      await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt } }]);
+      await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt, step } }]);
     }
   };
   const startWriting = () =>
     (log.writing ??= writeAll()
       .catch((error: unknown) => void (log.failed = { error }))
       .finally(() => (log.writing = null)));
-  const stream = { turnId, step: call.step, attempt, signal: call.signal };
+  const stream = { turnId, step: call.llmStep ?? step, attempt, signal: call.signal };
   const response = await llm.stream(stream, call.request, async (delta) => {
     // Throwing here aborts the model call: a log that cannot be written cannot take more text.
     if (log.failed) throw log.failed.error;

@@ -14,14 +14,20 @@ const streamAgent = z.enum(STREAM_AGENTS);
 /**
  * The event catalog (seed 001) plus `cost_warning`, `fact_check`, `step.retry` and `turn.retried`.
  * `step.retry` announces that a step is running again after a failed attempt; token deltas carry
- * their `attempt`, so a client discards the partial text of earlier attempts (invariant 3).
+ * their `attempt` and the `step` they belong to (the name `step.retry` gives it), so a client discards
+ * the partial text of exactly that step's earlier attempts (invariant 3).
  * `turn.retried` follows a `turn.failed` when an operator retries the failed turn: a new attempt of
  * the turn resumes at the step that failed, and ends with its own terminal event.
  */
 export const eventDataSchemas = {
   'turn.started': z.object({ turn_id: z.string(), at: z.string() }),
   'agent.started': z.object({ agent: streamAgent, at: z.string(), question: z.string() }),
-  'agent.thought': z.object({ agent: streamAgent, delta: z.string(), attempt: z.number().int().min(1) }),
+  'agent.thought': z.object({
+    agent: streamAgent,
+    delta: z.string(),
+    attempt: z.number().int().min(1),
+    step: z.string(),
+  }),
   'agent.completed': z.object({
     agent: streamAgent,
     at: z.string(),

@@ -183,6 +183,10 @@ describe('a streamed step cut off mid-answer (synthesis of a routed turn)', () =
     const retried = deltas(2);
     const retry = ofType(events, 'step.retry');
     expect(retry.map((e) => e.data)).toEqual([expect.objectContaining({ step: 'synthesis', attempt: 2 })]);
+    // Every delta names its step, and the cut attempt's name the very step `step.retry` names: a client
+    // drops exactly those.
+    for (const thought of ofType(events, 'agent.thought')) expect(typeof thought.data.step).toBe('string');
+    for (const thought of [...partial, ...retried]) expect(thought.data.step).toBe(retry[0].data.step);
     expect(partial.length).toBeGreaterThan(0);
     // How many events the text comes in depends on how fast the log takes it; the text is what counts.
     expect(retried.length).toBeGreaterThan(0);

@@ -10,10 +10,11 @@ import type { Llm, LlmResponse } from '../activities/services/llm';
 const REPLY = ['Your ', 'resting ', 'heart ', 'rate ', 'averaged ', '58 ', 'bpm ', 'over ', '90 ', 'days.'];
 
 /** A model that sends the reply's deltas back to back, each awaited as the real SDK loop does. */
-function fakeLlm(deltas: string[]): Llm {
+function fakeLlm(deltas: string[], steps: string[] = []): Llm {
   return {
     complete: () => Promise.reject(new Error('not used')),
-    async stream(_ctx, _req, onDelta) {
+    async stream(ctx, _req, onDelta) {
+      steps.push(ctx.step);
       for (const delta of deltas) await onDelta(delta);
       return { text: deltas.join('') } as LlmResponse;
     },
@@ -45,12 +46,25 @@ const call = {
   request: { model: 'm', maxTokens: 10, messages: [] },
 };
 
-test('every character is written, in order, as the attempt’s agent.thought deltas', async () => {
+test('every character is written, in order, as the attempt’s agent.thought deltas, each naming its step', async () => {
   const { events, written } = fakeLog(0);
   const response = await streamThoughts({ llm: fakeLlm(REPLY), events }, call);
   expect(response.text).toBe(REPLY.join(''));
   expect(written.map((e) => e.data.delta).join('')).toBe(REPLY.join(''));
-  for (const e of written) expect(e).toEqual({ type: 'agent.thought', data: expect.objectContaining({ attempt: 2 }) });
+  for (const e of written) {
+    expect(e).toEqual({ type: 'agent.thought', data: expect.objectContaining({ attempt: 2, step: 'synthesis' }) });
+  }
+});
+
+test('a model call under its own ledger step (the coach’s hc_main) still names the step being attempted on its deltas', async () => {
+  const { events, written } = fakeLog(0);
+  const ledgerSteps: string[] = [];
+  await streamThoughts(
+    { llm: fakeLlm(REPLY, ledgerSteps), events },
+    { ...call, step: 'health_coach', llmStep: 'hc_main', agent: 'health_coach' },
+  );
+  expect(ledgerSteps).toEqual(['hc_main']);
+  expect(new Set(written.map((e) => e.data.step))).toEqual(new Set(['health_coach']));
 });
 
 test('deltas that arrive while an append is in flight go out together in the next one', async () => {

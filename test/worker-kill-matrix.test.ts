@@ -453,10 +453,12 @@ describe.each(BATCHES.map((batch) => [batch.map((c) => c.step).join(', '), batch
         const critics = ofType(events, 'validator.critic').map((e) => String(e.data.finding_id));
         expect(duplicates(critics)).toEqual([]);
         expect(ofType(events, 'fact_check').length).toBeLessThanOrEqual(1);
-        // Deltas of the second attempt only follow its announcement.
+        // Deltas of the second attempt only follow its announcement, and name the step it names (the
+        // coach's, not its model calls' hc_main): a client drops exactly the killed attempt's text.
         const retryId = ofType(events, 'step.retry')[0]?.id ?? Infinity;
         for (const thought of ofType(events, 'agent.thought').filter((e) => e.data.attempt !== 1)) {
           expect(thought.id).toBeGreaterThan(retryId);
+          expect(thought.data.step).toBe(step);
         }
       },
     );

@@ -78,7 +78,8 @@ function narration(run: AnalysisRun): string {
 
 export function createRunAnalysis(deps: StepDeps) {
   return async function runAnalysis(input: RunAnalysisInput): Promise<AnalysisRun> {
-    return runStepAttempt(deps.events, input.turnId, 'ds_run', async ({ attempt }) => {
+    const step = 'ds_run';
+    return runStepAttempt(deps.events, input.turnId, step, async ({ attempt }) => {
       let run: AnalysisRun;
       try {
         run = await runOnce(deps, input);
@@ -88,7 +89,7 @@ export function createRunAnalysis(deps: StepDeps) {
         run = { status: 'error', kind: 'unavailable', error: err.message, debuggable: false };
       }
       await deps.events.append(input.turnId, [
-        { type: 'agent.thought', data: { agent: 'data_science', delta: narration(run), attempt } },
+        { type: 'agent.thought', data: { agent: 'data_science', delta: narration(run), attempt, step } },
       ]);
       return run;
     });

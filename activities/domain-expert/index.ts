@@ -78,7 +78,7 @@ async function consult(
     includeBiomarkers: input.includeBiomarkers ?? true,
   };
   const think = (delta: string) =>
-    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt } }]);
+    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt, step: STEP } }]);
 
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: domainExpertUserPrompt(input) }];
   const toolUrls = new Set<string>();

@@ -60,13 +60,13 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
     return response;
   };
   const stream = async (step: string, request: LlmRequest): Promise<LlmResponse> => {
-    const response = await streamThoughts(deps, { ...context(step), agent: AGENT, request });
+    const response = await streamThoughts(deps, { ...context(STEP), llmStep: step, agent: AGENT, request });
     costUsd += response.costUsd;
     return response;
   };
   /** Text the reply gains outside a streamed call, so the thoughts still show all of it. */
   const thought = (delta: string) =>
-    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt } }]);
+    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt, step: STEP } }]);
 
   const findings = input.findings.filter(isShownFinding);
   if (findings.length < input.findings.length) {
