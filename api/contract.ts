@@ -48,13 +48,17 @@ export const ROUTES = {
     path: '/v1/turns',
     operationId: 'createTurn',
     summary:
-      'Start a turn. Returns the queued Turn at once, or with "stream": false blocks until the turn ends and returns it whole.',
+      'Start a turn. Returns the queued Turn at once, or with "stream": false blocks until the turn ends and returns it whole. With an Idempotency-Key, a retry of the same request within 24 h starts nothing: it is answered like the original, with the same turn as it stands now, and the header Idempotent-Replayed: true.',
     authenticated: true,
     body: createTurnRequestSchema,
+    headers: {
+      'Idempotency-Key':
+        'Makes the request safe to retry: 1-255 visible ASCII characters, unique per request (a UUID). Within 24 h, the same key with the same body gives the same turn; with another body, 422 idempotency_key_reused.',
+    },
     responses: {
       200: { description: 'The finished turn ("stream": false)', schema: turnSchema },
       201: { description: 'The queued turn', schema: turnSchema },
-      ...errors(400, 401, 413, 415, 429, 503),
+      ...errors(400, 401, 413, 415, 422, 429, 503),
     },
   },
   getTurn: {

@@ -4,3 +4,4 @@ export * from './turn';
 export * from './events';
 export * from './findings';
 export * from './memory';
+export * from './idempotency';

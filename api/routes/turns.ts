@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Router, type Request } from 'express';
 import type { Pool } from 'pg';
 import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
@@ -6,10 +7,17 @@ import { createTurnRequestSchema, type Turn, type TurnProgress } from '../../con
 import { TURN_WORKFLOW_TYPE, progressQuery, type TurnWorkflowInput } from '../../workflows/definitions';
 import { ROUTES } from '../contract';
 import { ApiError, notFound } from '../errors';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  hashCreateTurnRequest,
+  parseIdempotencyKey,
+} from '../idempotency';
 import type { Logger } from '../logger';
 import {
   createQueuedTurn,
   discardQueuedTurn,
+  findTurnForUser,
   getTurnForUserOrThrow,
   isTurnInFlight,
   toTurnResource,
@@ -28,6 +36,10 @@ export interface TurnRoutesDeps {
 
 /** A GET must not hang on a busy or absent worker: past this, the turn is returned without progress. */
 const PROGRESS_QUERY_TIMEOUT_MS = 1_000;
+/** How long a blocking replay looks for a workflow that the request holding its key has yet to start. */
+const WORKFLOW_START_GRACE_MS = 10_000;
+
+const notStarted = () => new ApiError('service_unavailable', 'The turn could not be started; try again shortly.');
 
 const turnIdFrom = (req: Request) => {
   const id = String(req.params.id);
@@ -46,6 +58,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
         'Send the request body as JSON with Content-Type: application/json.',
       );
     }
+    const idempotencyKey = parseIdempotencyKey(req.get(IDEMPOTENCY_KEY_HEADER));
     const body = parseRequest(ROUTES.createTurn.body, req.body ?? {}, 'body') as ReturnType<
       typeof createTurnRequestSchema.parse
     >;
@@ -53,12 +66,25 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       throw new ApiError('invalid_request', 'The last message must be from the user.', 'messages');
     }
     const userId = res.locals.userId as string;
-    const turn = await createQueuedTurn(pool, {
+    const { turn, replayed } = await createQueuedTurn(pool, {
       userId,
       messages: body.messages,
       context: body.context,
       maxInFlight: deps.maxInFlightTurns,
+      idempotency:
+        idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: hashCreateTurnRequest(body) },
     });
+    if (replayed) {
+      // The request that created the turn started its workflow; this one answers as that one did.
+      logger.info('turn request replayed', { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream });
+      res.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      if (body.stream) {
+        res.status(201).json(toTurnResource(turn));
+        return;
+      }
+      res.status(200).json(toTurnResource(await endOfReplayedTurn(userId, turn.id)));
+      return;
+    }
     const input: TurnWorkflowInput = { turnId: turn.id, userId, messages: body.messages, context: body.context };
     let handle;
     try {
@@ -71,7 +97,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     } catch (err) {
       await discardQueuedTurn(pool, turn.id);
       logger.error('could not start turn workflow', { turn_id: turn.id, error: String(err) });
-      throw new ApiError('service_unavailable', 'The turn could not be started; try again shortly.');
+      throw notStarted();
     }
     logger.info('turn started', { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream });
     if (body.stream) {
@@ -82,6 +108,35 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     await handle.result().catch(() => undefined);
     res.status(200).json(toTurnResource(await getTurnForUserOrThrow(pool, userId, turn.id)));
   });
+
+  /**
+   * A blocking replay waits for the turn's end like the original request. It can arrive before that
+   * request has started the workflow (between its commit and `workflow.start`), so while the turn is
+   * still queued a workflow not found is looked for again. A turn whose workflow never came (its
+   * start failed, and the turn was discarded) gets the original's answer: 503.
+   */
+  async function endOfReplayedTurn(userId: string, turnId: string): Promise<TurnRow> {
+    const deadline = Date.now() + WORKFLOW_START_GRACE_MS;
+    for (;;) {
+      try {
+        await temporal.workflow.getHandle(turnId).result();
+      } catch (err) {
+        // Any other error is the workflow's own failure, recorded on the turn row.
+        if (err instanceof WorkflowNotFoundError) {
+          const row = await findTurnForUser(pool, userId, turnId);
+          if (!row) throw notStarted();
+          if (row.status === 'queued') {
+            if (Date.now() >= deadline) throw notStarted();
+            await sleep(100);
+            continue;
+          }
+          // Ended so long ago that Temporal no longer keeps the workflow: the row has the outcome.
+          return row;
+        }
+      }
+      return getTurnForUserOrThrow(pool, userId, turnId);
+    }
+  }
 
   /** The workflow's own progress plus the ledger's cost so far; null when the workflow does not answer in time. */
   async function progressOf(turnId: string): Promise<TurnProgress | null> {

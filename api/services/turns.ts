@@ -1,13 +1,15 @@
 /**
- * The turn service owns the `turns` table for the API: creation under the per-user concurrency cap,
- * reads scoped to the owner, and the Turn resource shape.
+ * The turn service owns the `turns` table for the API: creation under the per-user concurrency cap and
+ * its Idempotency-Keys, reads scoped to the owner, and the Turn resource shape.
  */
 import type { Pool } from 'pg';
 import type { ErrorBody } from '../../contracts/errors';
 import { TERMINAL_EVENTS, type TurnEventType } from '../../contracts/events';
+import { IDEMPOTENCY_KEY_TTL_HOURS } from '../../contracts/idempotency';
 import type { Message, PreviousAttempt, Turn, TurnContext, TurnResult, TurnStatus } from '../../contracts/turn';
 import { newId } from '../../activities/services/ids';
 import { ApiError, notFound } from '../errors';
+import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
 
 export interface TurnRow {
   id: string;
@@ -55,18 +57,57 @@ const TURN_COLUMNS = `id, user_id, status, messages, context, result, error, cre
   CASE WHEN status = 'failed' THEN (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text
   END AS ledger_cost_usd`;
 
+export interface IdempotentRequest {
+  key: string;
+  /** See hashCreateTurnRequest: the same key with another body is refused. */
+  requestHash: string;
+}
+
 /**
  * Inserts a queued turn unless the user already has `maxInFlight` queued or running turns. The
  * user's row lock serialises concurrent creations, so the cap holds under any number of racing POSTs.
+ *
+ * With an Idempotency-Key that the user sent with the same body in the last 24 h, the turn it created
+ * is returned instead (`replayed`), cap or not: the request is the one already admitted. Racing
+ * requests with one key wait on the same lock, so only the first creates a turn.
  */
 export async function createQueuedTurn(
   pool: Pool,
-  args: { userId: string; messages: Message[]; context: TurnContext; maxInFlight: number },
-): Promise<TurnRow> {
+  args: {
+    userId: string;
+    messages: Message[];
+    context: TurnContext;
+    maxInFlight: number;
+    idempotency?: IdempotentRequest;
+  },
+): Promise<{ turn: TurnRow; replayed: boolean }> {
+  const { idempotency } = args;
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [args.userId]);
+    if (idempotency) {
+      // A key past its 24 h is as good as absent: the INSERT below replaces it.
+      const used = await client.query<{ request_hash: string; turn_id: string }>(
+        `SELECT request_hash, turn_id FROM idempotency_keys
+         WHERE user_id = $1 AND key = $2 AND created_at > now() - make_interval(hours => $3)`,
+        [args.userId, idempotency.key, IDEMPOTENCY_KEY_TTL_HOURS],
+      );
+      if (used.rowCount === 1) {
+        if (used.rows[0].request_hash !== idempotency.requestHash) {
+          throw new ApiError(
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+            IDEMPOTENCY_KEY_HEADER,
+          );
+        }
+        const existing = await client.query<TurnRow>(`SELECT ${TURN_COLUMNS} FROM turns WHERE id = $1`, [
+          used.rows[0].turn_id,
+        ]);
+        await client.query('COMMIT');
+        return { turn: existing.rows[0], replayed: true };
+      }
+    }
     const inFlight = await client.query<{ n: number }>(
       `SELECT COUNT(*)::int AS n FROM turns WHERE user_id = $1 AND status IN ('queued', 'running')`,
       [args.userId],
@@ -84,8 +125,17 @@ export async function createQueuedTurn(
        RETURNING ${TURN_COLUMNS}`,
       [newId('turn'), args.userId, JSON.stringify(args.messages), JSON.stringify(args.context)],
     );
+    const turn = inserted.rows[0];
+    if (idempotency) {
+      await client.query(
+        `INSERT INTO idempotency_keys (user_id, key, request_hash, turn_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (user_id, key) DO UPDATE
+           SET request_hash = EXCLUDED.request_hash, turn_id = EXCLUDED.turn_id, created_at = now()`,
+        [args.userId, idempotency.key, idempotency.requestHash, turn.id],
+      );
+    }
     await client.query('COMMIT');
-    return inserted.rows[0];
+    return { turn, replayed: false };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
@@ -94,19 +144,27 @@ export async function createQueuedTurn(
   }
 }
 
-/** Used when the workflow could not be started: the turn never existed as far as the client knows. */
+/**
+ * Used when the workflow could not be started: the turn never existed as far as the client knows. Its
+ * Idempotency-Key goes with it (ON DELETE CASCADE), so a retry with that key starts afresh.
+ */
 export async function discardQueuedTurn(pool: Pool, turnId: string): Promise<void> {
   await pool.query(`DELETE FROM turns WHERE id = $1 AND status = 'queued' AND last_event_id = 0`, [turnId]);
 }
 
-/** Another user's turn is indistinguishable from a missing one (404), by design. */
-export async function getTurnForUserOrThrow(pool: Pool, userId: string, turnId: string): Promise<TurnRow> {
+export async function findTurnForUser(pool: Pool, userId: string, turnId: string): Promise<TurnRow | null> {
   const rows = await pool.query<TurnRow>(`SELECT ${TURN_COLUMNS} FROM turns WHERE id = $1 AND user_id = $2`, [
     turnId,
     userId,
   ]);
-  if (rows.rowCount === 0) throw notFound('Turn');
-  return rows.rows[0];
+  return rows.rows[0] ?? null;
+}
+
+/** Another user's turn is indistinguishable from a missing one (404), by design. */
+export async function getTurnForUserOrThrow(pool: Pool, userId: string, turnId: string): Promise<TurnRow> {
+  const row = await findTurnForUser(pool, userId, turnId);
+  if (!row) throw notFound('Turn');
+  return row;
 }
 
 /** What the turn has spent so far: every ledger entry written for it (calls that ended, failed attempts included). */
