@@ -1,9 +1,11 @@
 /**
  * Retention: a turn's event log exists for SSE replay, which ends AMY_REPLAY_WINDOW_SECONDS after the
  * turn completes (the stream then answers turn_events_expired). Past that the rows are dead weight, so
- * they are deleted; the turns themselves, with their results, are kept forever.
+ * they are deleted; the turns themselves, with their results, are kept forever. So are Idempotency-Keys
+ * past their 24 h, which no request can use any more.
  */
 import { Context, log } from '@temporalio/activity';
+import { IDEMPOTENCY_KEY_TTL_HOURS } from '../contracts/idempotency';
 import type { StepDeps } from './step-deps';
 
 export interface PurgeExpiredTurnEventsInput {
@@ -15,7 +17,10 @@ export interface PurgeExpiredTurnEventsInput {
 export const PURGE_BATCH_SIZE = 10_000;
 
 export function createPurgeExpiredTurnEvents({ pool }: Pick<StepDeps, 'pool'>, batchSize = PURGE_BATCH_SIZE) {
-  /** Deletes the expired events batch by batch; returns how many rows went. Running turns are never touched. */
+  /**
+   * Deletes the expired events batch by batch, then the expired Idempotency-Keys; returns how many
+   * events went. Running turns are never touched.
+   */
   return async function purgeExpiredTurnEvents({ olderThanSeconds }: PurgeExpiredTurnEventsInput): Promise<number> {
     let deleted = 0;
     for (;;) {
@@ -37,7 +42,16 @@ export function createPurgeExpiredTurnEvents({ pool }: Pick<StepDeps, 'pool'>, b
       Context.current().heartbeat(deleted);
       if (batch < batchSize) break;
     }
-    log.info('purged expired turn events', { deleted, olderThanSeconds });
+    // One statement: a run every 15 minutes finds only the keys that expired since the last one.
+    const keys = await pool.query(
+      'DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)',
+      [IDEMPOTENCY_KEY_TTL_HOURS],
+    );
+    log.info('purged expired turn events and idempotency keys', {
+      deleted,
+      olderThanSeconds,
+      idempotencyKeysDeleted: keys.rowCount ?? 0,
+    });
     return deleted;
   };
 }

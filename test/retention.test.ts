@@ -1,6 +1,7 @@
 /**
  * Retention of the SSE event log: events of turns past the replay window are deleted, the turns are
- * kept, running turns are untouched; and the schedule that runs the purge is created once.
+ * kept, running turns are untouched; Idempotency-Keys past their 24 h are deleted; and the schedule
+ * that runs the purge is created once.
  */
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -69,6 +70,27 @@ describe('purgeExpiredTurnEvents', () => {
     // Nothing left to purge: a second run is a no-op.
     expect(await new MockActivityEnvironment().run(purge, { olderThanSeconds: WINDOW_SECONDS })).toBe(0);
     expect(await eventCount(recent)).toBe(3);
+  });
+
+  test('deletes the Idempotency-Keys older than 24 h, and only those; their turns stay', async () => {
+    const { userId, turnId } = await insertUserAndTurn(database.url);
+    const key = async (name: string, ageMinutes: number) =>
+      pool.query(
+        `INSERT INTO idempotency_keys (user_id, key, request_hash, turn_id, created_at)
+         VALUES ($1, $2, 'hash', $3, now() - make_interval(mins => $4))`,
+        [userId, name, turnId, ageMinutes],
+      );
+    await key('expired', 25 * 60);
+    await key('just-expired', 24 * 60 + 1);
+    await key('fresh', 23 * 60);
+
+    await new MockActivityEnvironment().run(createPurgeExpiredTurnEvents({ pool }), {
+      olderThanSeconds: WINDOW_SECONDS,
+    });
+
+    const left = await pool.query('SELECT key FROM idempotency_keys WHERE user_id = $1', [userId]);
+    expect(left.rows.map((r) => r.key)).toEqual(['fresh']);
+    expect((await pool.query('SELECT id FROM turns WHERE id = $1', [turnId])).rowCount).toBe(1);
   });
 });
 

@@ -12,7 +12,10 @@ export interface RetentionInput {
   olderThanSeconds: number;
 }
 
-/** Deletes the event logs of turns whose replay window has passed; returns how many events went. */
+/**
+ * Deletes the event logs of turns whose replay window has passed, and Idempotency-Keys past their 24 h;
+ * returns how many events went.
+ */
 export async function RetentionWorkflow({ olderThanSeconds }: RetentionInput): Promise<number> {
   return purgeExpiredTurnEvents({ olderThanSeconds });
 }

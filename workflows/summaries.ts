@@ -48,7 +48,7 @@ export const ACTIVITY_SUMMARIES: Record<keyof TurnActivities, (input: Input) => 
     const error = i?.error as { code?: unknown } | undefined;
     return `Fail the turn${typeof error?.code === 'string' ? ` (${error.code})` : ''}`;
   },
-  purgeExpiredTurnEvents: () => 'Retention · purge expired turn events',
+  purgeExpiredTurnEvents: () => 'Retention · purge expired turn events and idempotency keys',
 };
 
 /** Like proxyActivities, with each call's summary taken from ACTIVITY_SUMMARIES and its input. */
