@@ -5,20 +5,16 @@
  * two paths under it (`page.route`), so the SDK's requests are same-origin and the API needs no CORS;
  * every other request goes to the API. What the page saw is compared with the turn's stored event log.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import type { TurnEvent } from '../contracts/events';
 import type { TurnResult } from '../contracts/turn';
 import { createEventLog } from '../activities/services/event-log';
 import { collectPageErrors, launchChromium } from './support/browser';
+import { ensureSdkBuilt } from './support/sdk-dist';
 import { startDemoService, type DemoService } from './support/service';
 
 jest.setTimeout(180_000);
-
-const ROOT = path.resolve(__dirname, '..');
-const BUNDLE = path.join(ROOT, 'sdk/dist/index.js');
 
 /**
  * The page: `askAmy(apiKey, content)` creates a turn and reads its stream to the end. Events are also
@@ -77,10 +73,7 @@ let pageErrors: string[];
 let bundle: string;
 
 beforeAll(async () => {
-  if (!existsSync(BUNDLE)) {
-    execFileSync('npm', ['run', 'build', '--workspace', '@amy/sdk'], { cwd: ROOT, stdio: 'inherit' });
-  }
-  bundle = readFileSync(BUNDLE, 'utf8');
+  bundle = readFileSync(ensureSdkBuilt(), 'utf8');
   // Before the service: a missing Chromium fails at once, with how to install it.
   browser = await launchChromium();
   demo = await startDemoService();

@@ -160,6 +160,34 @@ describe('the terminal event always arrives', () => {
     await expect(stream.finalResult()).rejects.toBeInstanceOf(TurnFailedError);
   });
 
+  test("resumed at the terminal event (a Turn snapshot's last_event_id): the empty stream ends, and finalResult() has the outcome", async () => {
+    const completed = log[log.length - 1].data as { result: { answer: string } };
+    const api = fakeApi(log, [{}], {
+      [`GET /v1/turns/${TURN_ID}`]: () =>
+        json({
+          id: TURN_ID,
+          status: 'completed',
+          result: completed.result,
+          error: null,
+          last_event_id: log.length,
+          cost_usd: 0,
+        }),
+    });
+    const stream = client(api.fetch).turns.stream(TURN_ID, { lastEventId: log.length });
+    expect(await collect(stream)).toEqual([]);
+    expect(api.streamRequests()).toHaveLength(1);
+    expect((await stream.finalResult()).answer).toBe(completed.result.answer);
+  });
+
+  test('a clean close of a turn still running is a disconnect, even when the stored Turn is read', async () => {
+    const api = fakeApi(log, [{ events: 3, then: 'close' }, {}], {
+      [`GET /v1/turns/${TURN_ID}`]: () =>
+        json({ id: TURN_ID, status: 'running', result: null, error: null, last_event_id: 5 }),
+    });
+    const events = await collect(client(api.fetch).turns.stream(TURN_ID));
+    expect(ids(events)).toEqual(oneToN(log.length));
+  });
+
   test('once the terminal event is in, a clean close ends the stream without reconnecting', async () => {
     const api = fakeApi(log, [{}]);
     await collect(client(api.fetch).turns.stream(TURN_ID));

@@ -180,7 +180,7 @@ export class TurnStream implements AsyncIterable<TurnStreamEvent> {
             this.record(event);
             yield event;
           }
-          if (this.terminal) return;
+          if (this.terminal || (await this.endedBeforeResume())) return;
           cause = new APIConnectionError('The stream closed before the turn ended.');
         } catch (err) {
           if (signal?.aborted) throw new APIUserAbortError();
@@ -220,6 +220,20 @@ export class TurnStream implements AsyncIterable<TurnStreamEvent> {
   }
 
   /**
+   * A stream resumed at or after the turn's terminal event (from a Turn's `last_event_id`, or an id
+   * saved earlier) is closed at once with nothing in it. The stored Turn tells that apart from a
+   * disconnect: it has ended and its log holds nothing after our position. Its outcome is kept for
+   * `finalResult()` without yielding an event the caller has already seen.
+   */
+  private async endedBeforeResume(): Promise<boolean> {
+    const turn = await this.deps.getTurn(this.options.signal).catch(() => null);
+    if (!turn || (turn.status !== 'completed' && turn.status !== 'failed')) return false;
+    if (turn.last_event_id > this.lastEventId) return false;
+    this.terminal = terminalFromTurn(turn, turn.last_event_id);
+    return true;
+  }
+
+  /**
    * The terminal event rebuilt from the stored Turn once its events have expired. An EventSource
    * reports a bare 404 without the error code: the Turn tells an expired log from a missing turn.
    */
@@ -227,26 +241,19 @@ export class TurnStream implements AsyncIterable<TurnStreamEvent> {
     const turn = await this.deps.getTurn(this.options.signal);
     if (turn.status !== 'completed' && turn.status !== 'failed') throw cause;
     if (this.terminal) return null;
-    const id = Math.max(turn.last_event_id, this.lastEventId + 1);
-    const end: TurnCompletedEvent | TurnFailedEvent =
-      turn.status === 'completed' && turn.result
-        ? { id, type: 'turn.completed', turn_id: turn.id, result: turn.result, snapshot: true }
-        : {
-            id,
-            type: 'turn.failed',
-            turn_id: turn.id,
-            error: turn.error ?? {
-              code: 'internal_error',
-              message: 'The turn failed.',
-              request_id: '',
-              docs_url: '',
-            },
-            cost_usd: turn.cost_usd ?? 0,
-            snapshot: true,
-          };
+    const end = terminalFromTurn(turn, Math.max(turn.last_event_id, this.lastEventId + 1));
     this.record(end);
     return end;
   }
+}
+
+/** The terminal event an ended Turn stands for. */
+function terminalFromTurn(turn: Turn, id: number): TurnCompletedEvent | TurnFailedEvent {
+  if (turn.status === 'completed' && turn.result) {
+    return { id, type: 'turn.completed', turn_id: turn.id, result: turn.result, snapshot: true };
+  }
+  const error = turn.error ?? { code: 'internal_error', message: 'The turn failed.', request_id: '', docs_url: '' };
+  return { id, type: 'turn.failed', turn_id: turn.id, error, cost_usd: turn.cost_usd ?? 0, snapshot: true };
 }
 
 const isExpiry = (err: unknown): err is APIError =>
