@@ -1,5 +1,5 @@
 // Builds dist/: one ESM bundle that runs in Node, browsers, Deno and Bun (no Node built-ins, no
-// runtime dependencies), and the type declarations. Run by the repository's postinstall.
+// runtime dependencies), and one declaration file. Run by the repository's postinstall.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -28,7 +28,19 @@ if (foreign.length > 0) {
   process.exit(1);
 }
 
-execFileSync(process.execPath, [path.join(root, '../node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-  cwd: root,
-  stdio: 'inherit',
-});
+// One declaration file, its contract types inlined: a consumer on any module resolution (NodeNext
+// included, which wants extensions on relative imports) resolves it without the repository around it.
+execFileSync(
+  process.execPath,
+  [
+    path.join(root, '../node_modules/dts-bundle-generator/dist/bin/dts-bundle-generator.js'),
+    '--project',
+    'tsconfig.json',
+    '--no-banner',
+    '--silent',
+    '-o',
+    'dist/index.d.ts',
+    'src/index.ts',
+  ],
+  { cwd: root, stdio: 'inherit' },
+);
