@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { errorEnvelopeSchema } from '../contracts/errors';
-import { createTurnRequestSchema, turnSchema } from '../contracts/turn';
+import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
 import { turnEventSchema } from '../contracts/events';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
 
@@ -60,6 +60,16 @@ export const ROUTES = {
       201: { description: 'The queued turn', schema: turnSchema },
       ...errors(400, 401, 413, 415, 422, 429, 503),
     },
+  },
+  listTurns: {
+    method: 'get',
+    path: '/v1/turns',
+    operationId: 'listTurns',
+    summary:
+      'List your turns, newest first (created_at, then id), a page at a time, optionally only those with one status. Each is the Turn as stored, without progress (GET /v1/turns/{id} has it).',
+    authenticated: true,
+    query: listTurnsQuerySchema,
+    responses: { 200: { description: 'A page of turns', schema: turnListSchema }, ...errors(400, 401) },
   },
   getTurn: {
     method: 'get',

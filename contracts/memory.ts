@@ -4,10 +4,9 @@
  */
 import { z } from 'zod';
 import { ID_PREFIXES } from './ids';
+import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 
 export const MAX_MEMORY_TEXT_CHARS = 500;
-export const MEMORY_PAGE_SIZE_DEFAULT = 20;
-export const MEMORY_PAGE_SIZE_MAX = 100;
 
 /** The categories a client may write. */
 export const MEMORY_CATEGORIES = ['goal', 'insight', 'preference', 'history'] as const;
@@ -44,11 +43,7 @@ export const memorySchema = z.object({
 });
 export type Memory = z.infer<typeof memorySchema>;
 
-export const memoryListSchema = z.object({
-  data: z.array(memorySchema),
-  next_cursor: z.string().nullable(),
-  has_more: z.boolean(),
-});
+export const memoryListSchema = pageSchema(memorySchema);
 export type MemoryList = z.infer<typeof memoryListSchema>;
 
 const isoDateTime = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with Z or an offset' });
@@ -66,14 +61,8 @@ export const listMemoryQuerySchema = z
     include: z.enum([TESTED_HYPOTHESIS]).optional().describe('Also list tested_hypothesis entries.'),
     after: isoDateTime.optional().describe('Only entries created strictly after this instant.'),
     before: isoDateTime.optional().describe('Only entries created strictly before this instant.'),
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(MEMORY_PAGE_SIZE_MAX)
-      .default(MEMORY_PAGE_SIZE_DEFAULT)
-      .describe('Page size.'),
-    cursor: z.string().min(1).optional().describe('The next_cursor of the previous page, with the same filters.'),
+    limit: pageLimitSchema,
+    cursor: pageCursorSchema,
   })
   .strict();
 export type ListMemoryQuery = z.infer<typeof listMemoryQuerySchema>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { errorBodySchema } from './errors';
+import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 
 export const MAX_MESSAGES = 100;
 export const MAX_MESSAGE_CHARS = 20_000;
@@ -112,3 +113,18 @@ export const turnSchema = z.object({
   progress: turnProgressSchema.optional(),
 });
 export type Turn = z.infer<typeof turnSchema>;
+
+/** A Turn as a list carries it: as stored, without `progress`, which only GET /v1/turns/:id asks the workflow for. */
+export const listedTurnSchema = turnSchema.omit({ progress: true });
+
+export const turnListSchema = pageSchema(listedTurnSchema);
+export type TurnList = z.infer<typeof turnListSchema>;
+
+export const listTurnsQuerySchema = z
+  .object({
+    status: z.enum(TURN_STATUSES).optional().describe('Only turns with this status.'),
+    limit: pageLimitSchema,
+    cursor: pageCursorSchema,
+  })
+  .strict();
+export type ListTurnsQuery = z.infer<typeof listTurnsQuerySchema>;

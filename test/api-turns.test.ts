@@ -2,8 +2,9 @@
  * The Turns API contract (seed 000) over real HTTP, a real worker and a real Temporal server.
  * Every response is checked against the zod schema the API publishes in /openapi.json.
  */
+import { newId } from '../activities/services/ids';
 import { errorEnvelopeSchema } from '../contracts/errors';
-import { turnSchema } from '../contracts/turn';
+import { turnListSchema, turnSchema, type TurnList, type TurnStatus } from '../contracts/turn';
 import { healthSchema } from '../api/contract';
 import { api, expectSchema, thanks } from './support/http';
 import { startTestService, type TestService } from './support/service';
@@ -205,6 +206,190 @@ describe('authentication and isolation', () => {
 
   test('a malformed turn id is simply not found', async () => {
     expectError(await api(svc.url, 'GET', '/v1/turns/not-a-turn', { key: alice.apiKey }), 404, 'not_found');
+  });
+});
+
+describe('GET /v1/turns', () => {
+  /** A turn row as the worker leaves it, at a chosen created_at (a UTC wall time, millisecond precision). */
+  async function insertTurn(userId: string, createdAt: string, status: TurnStatus = 'completed'): Promise<string> {
+    const id = newId('turn');
+    const messages = JSON.stringify([{ role: 'user', content: `asked at ${createdAt}` }]);
+    const error =
+      status === 'failed'
+        ? JSON.stringify({ code: 'cancelled', message: 'Cancelled.', request_id: 'req_x', docs_url: 'https://d/#c' })
+        : null;
+    await svc.database.db.$executeRaw`
+      INSERT INTO turns (id, user_id, status, messages, context, error, created_at)
+      VALUES (${id}, ${userId}, ${status}::"TurnStatus", ${messages}::jsonb, '{}'::jsonb, ${error}::jsonb,
+              ${createdAt}::timestamp)`;
+    return id;
+  }
+
+  async function listTurns(key: string, query = ''): Promise<TurnList> {
+    const res = await api(svc.url, 'GET', `/v1/turns${query}`, { key });
+    expect(res.status).toBe(200);
+    return expectSchema(turnListSchema, res.body);
+  }
+
+  /** Every page of a list, following next_cursor; the pages' sizes too. */
+  async function allPages(key: string, query: string) {
+    const ids: string[] = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: TurnList = await listTurns(key, `${query}${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.has_more).toBe(page.next_cursor !== null);
+      ids.push(...page.data.map((t) => t.id));
+      sizes.push(page.data.length);
+      cursor = page.next_cursor;
+    } while (cursor && sizes.length < 20);
+    return { ids, sizes };
+  }
+
+  const newestFirst = (turns: Array<{ id: string; createdAt: string }>) =>
+    [...turns]
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0))
+      .map((t) => t.id);
+
+  test('the caller’s turns, newest first, each the Turn that GET /v1/turns/:id returns (without progress)', async () => {
+    const gina = await svc.createUser('gina');
+    const first = await api(svc.url, 'POST', '/v1/turns', { key: gina.apiKey, body: { ...thanks, stream: false } });
+    const second = await api(svc.url, 'POST', '/v1/turns', { key: gina.apiKey, body: { ...thanks, stream: false } });
+    const page = await listTurns(gina.apiKey);
+    expect(page.data.map((t) => t.id)).toEqual([second.body.id, first.body.id]);
+    expect(page).toMatchObject({ has_more: false, next_cursor: null });
+    for (const listed of page.data) {
+      expect(listed).not.toHaveProperty('progress');
+      expect(listed).toEqual((await api(svc.url, 'GET', `/v1/turns/${listed.id}`, { key: gina.apiKey })).body);
+      expect(listed.status).toBe('completed');
+      expect(listed.result!.answer.length).toBeGreaterThan(0);
+    }
+  });
+
+  test('a running turn is listed as it stands, without progress', async () => {
+    const hana = await svc.createUser('hana');
+    await svc.scripted.faults.inject({ kind: 'slow', step: 'classify_vagueness', times: 1, delay_ms: 1500 });
+    const created = await api(svc.url, 'POST', '/v1/turns', { key: hana.apiKey, body: thanks });
+    const [listed] = (await listTurns(hana.apiKey)).data;
+    expect(listed.id).toBe(created.body.id);
+    expect(['queued', 'running']).toContain(listed.status);
+    expect(listed).not.toHaveProperty('progress');
+    expect(listed.result).toBeNull();
+    await svc.temporal.workflow.getHandle(listed.id).result();
+  });
+
+  describe('pages', () => {
+    let ivan: { userId: string; apiKey: string };
+    const stored: Array<{ id: string; createdAt: string; status: TurnStatus }> = [];
+
+    beforeAll(async () => {
+      ivan = await svc.createUser('ivan');
+      const add = async (createdAt: string, status: TurnStatus = 'completed') =>
+        stored.push({ id: await insertTurn(ivan.userId, createdAt, status), createdAt, status });
+      await add('2026-05-01T10:00:00.000', 'failed');
+      // Three turns in the same millisecond: only the id orders them, across a page boundary.
+      for (let i = 0; i < 3; i++) await add('2026-05-02T10:00:00.123', i === 1 ? 'failed' : 'completed');
+      await add('2026-05-03T10:00:00.000');
+      await add('2026-05-02T12:00:00.000', 'failed');
+      await add('2026-04-30T23:59:59.999');
+    });
+
+    test('limit=2 pages cover every turn exactly once, in order', async () => {
+      const { ids, sizes } = await allPages(ivan.apiKey, '?limit=2');
+      expect(sizes).toEqual([2, 2, 2, 1]);
+      expect(ids).toEqual(newestFirst(stored));
+      expect((await listTurns(ivan.apiKey, '?limit=100')).data.map((t) => t.id)).toEqual(newestFirst(stored));
+    });
+
+    test('the last full page says there is nothing more', async () => {
+      const firstSix = await listTurns(ivan.apiKey, '?limit=6');
+      expect(firstSix.has_more).toBe(true);
+      const rest = await listTurns(ivan.apiKey, `?limit=6&cursor=${firstSix.next_cursor}`);
+      expect(rest.data.map((t) => t.id)).toEqual([newestFirst(stored)[6]]);
+      expect(rest).toMatchObject({ has_more: false, next_cursor: null });
+    });
+
+    test('status filters, and pages keep honouring it', async () => {
+      const failed = newestFirst(stored.filter((t) => t.status === 'failed'));
+      expect(failed).toHaveLength(3);
+      const { ids, sizes } = await allPages(ivan.apiKey, '?status=failed&limit=1');
+      expect(sizes).toEqual([1, 1, 1]);
+      expect(ids).toEqual(failed);
+      const page = await listTurns(ivan.apiKey, '?status=failed');
+      expect(page.data.every((t) => t.status === 'failed' && t.error?.code === 'cancelled')).toBe(true);
+      expect((await listTurns(ivan.apiKey, '?status=running')).data).toEqual([]);
+    });
+
+    test('the default page size is 20', async () => {
+      const jack = await svc.createUser('jack');
+      for (let i = 0; i < 21; i++) await insertTurn(jack.userId, `2026-06-01T00:00:${String(i).padStart(2, '0')}.000`);
+      const page = await listTurns(jack.apiKey);
+      expect(page.data).toHaveLength(20);
+      expect(page.has_more).toBe(true);
+      expect(page.data[0].messages[0].content).toBe('asked at 2026-06-01T00:00:20.000');
+    });
+
+    test('another user’s turns never appear, on any page', async () => {
+      const mine = new Set((await allPages(alice.apiKey, '?limit=3')).ids);
+      expect(stored.some((t) => mine.has(t.id))).toBe(false);
+      const kim = await svc.createUser('kim');
+      expect(await listTurns(kim.apiKey)).toEqual({ data: [], next_cursor: null, has_more: false });
+      // A cursor from someone else's list only positions the caller's own list: Ivan's older turns stay his.
+      const kims = await insertTurn(kim.userId, '2026-04-01T00:00:00.000');
+      const ivansFirst = await listTurns(ivan.apiKey, '?limit=1');
+      const after = await listTurns(kim.apiKey, `?cursor=${ivansFirst.next_cursor}`);
+      expect(after.data.map((t) => t.id)).toEqual([kims]);
+    });
+
+    test('api_key in the query authenticates and is not taken for a filter', async () => {
+      const res = await api(svc.url, 'GET', `/v1/turns?api_key=${ivan.apiKey}&status=completed&limit=100`);
+      expect(res.status).toBe(200);
+      expect(expectSchema(turnListSchema, res.body).data.map((t) => t.id)).toEqual(
+        newestFirst(stored.filter((t) => t.status === 'completed')),
+      );
+    });
+  });
+
+  const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const badQueries: Array<[string, string, string]> = [
+    ['limit=0', '?limit=0', 'limit'],
+    ['limit=101', '?limit=101', 'limit'],
+    ['limit=abc', '?limit=abc', 'limit'],
+    ['limit=1.5', '?limit=1.5', 'limit'],
+    ['an empty limit', '?limit=', 'limit'],
+    ['a status that does not exist', '?status=done', 'status'],
+    ['a cursor that is not base64 JSON', '?cursor=not-a-cursor', 'cursor'],
+    ['an empty cursor', '?cursor=', 'cursor'],
+    ['a memory list’s cursor', `?cursor=${cursorOf(['2026-01-01T00:00:00.000Z', newId('memory')])}`, 'cursor'],
+    ['a cursor at no real instant', `?cursor=${cursorOf(['2026-02-30T10:00:00.000', newId('turn')])}`, 'cursor'],
+    ['an unknown parameter', '?sort=asc', 'sort'],
+  ];
+  test.each(badQueries)('%s is 400 invalid_field', async (_name, query, field) => {
+    const error = expectError(
+      await api(svc.url, 'GET', `/v1/turns${query}`, { key: alice.apiKey }),
+      400,
+      'invalid_field',
+    );
+    expect(error.field).toBe(field);
+  });
+
+  test('no key is 401, a wrong key 401 invalid_api_key', async () => {
+    expectError(await api(svc.url, 'GET', '/v1/turns'), 401, 'authentication_required');
+    expectError(await api(svc.url, 'GET', '/v1/turns', { key: 'amy_live_nope' }), 401, 'invalid_api_key');
+  });
+
+  test('/openapi.json describes it from its contract', async () => {
+    const list = (await api(svc.url, 'GET', '/openapi.json')).body.paths['/v1/turns'].get;
+    expect(list.operationId).toBe('listTurns');
+    const params = Object.fromEntries(list.parameters.map((p: { name: string }) => [p.name, p]));
+    expect(Object.keys(params).sort()).toEqual(['cursor', 'limit', 'status']);
+    expect(params.limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(params.status.schema.enum).toEqual(['queued', 'running', 'completed', 'failed']);
+    const page = list.responses['200'].content['application/json'].schema;
+    expect(Object.keys(page.properties).sort()).toEqual(['data', 'has_more', 'next_cursor']);
+    expect(page.properties.data.items.properties).not.toHaveProperty('progress');
+    expect(page.properties.data.items.properties).toHaveProperty('last_event_id');
+    expect(list.responses['400']).toBeDefined();
   });
 });
 

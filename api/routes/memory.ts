@@ -4,7 +4,7 @@ import { isMemoryId } from '../../contracts/memory';
 import { ROUTES } from '../contract';
 import { ApiError, notFound } from '../errors';
 import { createMemoryForUser, deleteMemoryForUserOrThrow, listMemoryForUser } from '../services/memory';
-import { parseRequest } from '../validation';
+import { listFilters, parseRequest } from '../validation';
 
 export interface MemoryRoutesDeps {
   pool: Pool;
@@ -16,18 +16,11 @@ const memoryIdFrom = (req: Request) => {
   return id;
 };
 
-/** The query string without `api_key`, which authenticates (api/auth.ts) rather than filters. */
-function filtersFrom(req: Request): Record<string, unknown> {
-  const filters = { ...(req.query as Record<string, unknown>) };
-  delete filters.api_key;
-  return filters;
-}
-
 export function memoryRoutes({ pool }: MemoryRoutesDeps): Router {
   const router = Router();
 
   router.get('/v1/memory', async (req, res) => {
-    const query = parseRequest(ROUTES.listMemory.query, filtersFrom(req), 'query');
+    const query = parseRequest(ROUTES.listMemory.query, listFilters(req), 'query');
     res.json(await listMemoryForUser(pool, res.locals.userId as string, query));
   });
 

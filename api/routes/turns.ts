@@ -20,11 +20,12 @@ import {
   findTurnForUser,
   getTurnForUserOrThrow,
   isTurnInFlight,
+  listTurnsForUser,
   toTurnResource,
   turnCostSoFar,
   type TurnRow,
 } from '../services/turns';
-import { parseRequest } from '../validation';
+import { listFilters, parseRequest } from '../validation';
 
 export interface TurnRoutesDeps {
   pool: Pool;
@@ -161,6 +162,11 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       cost_usd_so_far: cost,
     };
   }
+
+  router.get('/v1/turns', async (req, res) => {
+    const query = parseRequest(ROUTES.listTurns.query, listFilters(req), 'query');
+    res.json(await listTurnsForUser(pool, res.locals.userId as string, query));
+  });
 
   router.get('/v1/turns/:id', async (req, res) => {
     const row = await getTurnForUserOrThrow(pool, res.locals.userId as string, turnIdFrom(req));

@@ -3,10 +3,21 @@
  * its Idempotency-Keys, reads scoped to the owner, and the Turn resource shape.
  */
 import type { Pool } from 'pg';
+import { z } from 'zod';
 import type { ErrorBody } from '../../contracts/errors';
 import { TERMINAL_EVENTS, type TurnEventType } from '../../contracts/events';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '../../contracts/idempotency';
-import type { Message, PreviousAttempt, Turn, TurnContext, TurnResult, TurnStatus } from '../../contracts/turn';
+import { turnIdSchema } from '../../contracts/ids';
+import type {
+  ListTurnsQuery,
+  Message,
+  PreviousAttempt,
+  Turn,
+  TurnContext,
+  TurnList,
+  TurnResult,
+  TurnStatus,
+} from '../../contracts/turn';
 import { newId } from '../../activities/services/ids';
 import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
@@ -158,6 +169,69 @@ export async function findTurnForUser(pool: Pool, userId: string, turnId: string
     userId,
   ]);
   return rows.rows[0] ?? null;
+}
+
+/**
+ * A list's position: the last turn's `created_at` exactly as stored, then its id. The column is a
+ * timestamp without time zone written in the session's zone, so the cursor carries that wall time
+ * (millisecond text, Prisma's precision) and compares it as a timestamp, never through a JS Date.
+ */
+const TURN_POSITION = `to_char(created_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS')`;
+const turnCursorSchema = z.tuple([
+  z.string().refine((wall) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/.test(wall) && isCalendarTime(wall)),
+  turnIdSchema,
+]);
+
+/** A wall time Postgres accepts as a timestamp: a real day of a real month (not 2026-02-30). */
+function isCalendarTime(wall: string): boolean {
+  const parsed = new Date(`${wall}Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 23) === wall;
+}
+
+function encodeTurnCursor(position: string, id: string): string {
+  return Buffer.from(JSON.stringify([position, id])).toString('base64url');
+}
+
+function decodeTurnCursor(cursor: string): [position: string, id: string] {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  const parsed = turnCursorSchema.safeParse(decoded);
+  if (!parsed.success) {
+    throw new ApiError('invalid_field', 'cursor: not a next_cursor this API returned.', 'cursor');
+  }
+  return parsed.data;
+}
+
+/**
+ * One page of the user's turns, newest first by created_at then id, so pages neither repeat nor skip
+ * a turn even when several share a millisecond. Only the user's own turns: the WHERE starts there.
+ */
+export async function listTurnsForUser(pool: Pool, userId: string, query: ListTurnsQuery): Promise<TurnList> {
+  const params: unknown[] = [userId];
+  const param = (value: unknown) => params.push(value);
+  const where = ['user_id = $1'];
+  if (query.status) where.push(`status = $${param(query.status)}`);
+  if (query.cursor) {
+    const [position, id] = decodeTurnCursor(query.cursor);
+    where.push(`(created_at, id) < ($${param(position)}::timestamp, $${param(id)})`);
+  }
+  const { rows } = await pool.query<TurnRow & { position: string }>(
+    `SELECT ${TURN_COLUMNS}, ${TURN_POSITION} AS position FROM turns WHERE ${where.join(' AND ')}
+     ORDER BY created_at DESC, id DESC LIMIT $${param(query.limit + 1)}`,
+    params,
+  );
+  const hasMore = rows.length > query.limit;
+  const page = rows.slice(0, query.limit);
+  const last = page[page.length - 1];
+  return {
+    data: page.map(toTurnResource),
+    next_cursor: hasMore ? encodeTurnCursor(last.position, last.id) : null,
+    has_more: hasMore,
+  };
 }
 
 /** Another user's turn is indistinguishable from a missing one (404), by design. */
