@@ -5,8 +5,9 @@
 export { Amy, DEFAULT_BASE_URL, type AmyOptions } from './client';
 export * from './core/errors';
 export type { RequestOptions, FetchLike } from './core/http';
-export type { TurnCreateParams, TurnCreateOptions } from './resources/turns';
-export { Page, PagePromise, type MemoryListParams, type MemoryCreateParams } from './resources/memory';
+export type { TurnCreateParams, TurnCreateOptions, TurnListParams } from './resources/turns';
+export type { MemoryListParams, MemoryCreateParams } from './resources/memory';
+export { Page, PagePromise } from './core/pagination';
 export { TurnStream, type TurnStreamOptions, type ReconnectInfo } from './streaming/turn-stream';
 export type { EventSourceConstructor, EventSourceLike, EventSourceEvent } from './streaming/transport';
 export type {

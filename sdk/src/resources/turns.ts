@@ -1,12 +1,19 @@
 import type { z } from 'zod';
-import type { createTurnRequestSchema, Turn } from '../../../contracts/turn';
+import type { createTurnRequestSchema, listTurnsQuerySchema, Turn } from '../../../contracts/turn';
 import type { HttpClient, RequestOptions } from '../core/http';
 import { newIdempotencyKey } from '../core/idempotency';
+import { listPages, type PagePromise } from '../core/pagination';
 import type { StreamTransport } from '../streaming/transport';
 import { TurnStream, type StreamSettings, type TurnStreamOptions } from '../streaming/turn-stream';
 
 /** `POST /v1/turns`'s body: `messages`, and optionally `stream` (default true) and `context`. */
 export type TurnCreateParams = z.input<typeof createTurnRequestSchema>;
+
+/** `status` to list only turns in that state, page size (1–100, default 20); `cursor` starts from a page you already have. */
+export type TurnListParams = Omit<z.input<typeof listTurnsQuerySchema>, 'cursor' | 'limit'> & {
+  cursor?: string;
+  limit?: number;
+};
 
 export interface TurnCreateOptions extends RequestOptions {
   /**
@@ -44,6 +51,11 @@ export class Turns {
     return (
       await this.http.request<Turn>({ method: 'GET', path: `/v1/turns/${encodeURIComponent(turnId)}`, ...options })
     ).body;
+  }
+
+  /** Your turns, newest first, each as stored (without `progress`). */
+  list(params: TurnListParams = {}, options: RequestOptions = {}): PagePromise<Turn> {
+    return listPages<Turn>(this.http, '/v1/turns', params, options);
   }
 
   /**
