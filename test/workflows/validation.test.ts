@@ -1,0 +1,157 @@
+/**
+ * Validation as the workflow sequences it (workflows/validation.ts): gates, then the Critic on what the
+ * gates judged, then the Assessment on what is not rejected; the coach's pre-validation hop; every
+ * finding validated exactly once; a gate runner that cannot run rejects instead of failing the turn.
+ */
+import {
+  AGENT,
+  agentFinding,
+  completed,
+  criticSaying,
+  gatesSaying,
+  routing,
+  upstreamUnavailable,
+  useWorkflowEnvironment,
+  type Fakes,
+} from './support';
+
+const { runTurn } = useWorkflowEnvironment();
+const { DS, DE, HC } = AGENT;
+
+const threeFindings: Fakes['extractFindings'] = async ({ idPrefix }) => ({
+  findings: [agentFinding(`${idPrefix}-001`), agentFinding(`${idPrefix}-002`), agentFinding(`${idPrefix}-003`)],
+  descriptive: false,
+  costUsd: 0,
+});
+
+test('the pre-validation hop: the coach sees only validated and conditional findings, and nothing is validated twice', async () => {
+  const run = await runTurn({
+    route: async () => routing(HC, [DS]),
+    extractFindings: threeFindings,
+    // ds-001 validated; ds-002 downgraded by the Critic to conditional; ds-003 rejected by the gates.
+    runGates: gatesSaying({ 'ds-003': 'rejected' }),
+    critiqueFinding: criticSaying({ 'ds-002': 'downgrade' }),
+  });
+
+  const names = run.calls.names;
+  expect(names.indexOf('runGates')).toBeLessThan(names.indexOf('coachUser'));
+  expect(run.calls.only('runGates').findings.map((f) => f.finding.id)).toEqual(['ds-001', 'ds-002', 'ds-003']);
+  // The Critic judges everything the gates could judge; the Assessment only what is not rejected.
+  expect(run.calls.inputsOf('critiqueFinding').map((c) => c.finding.id)).toEqual(['ds-001', 'ds-002', 'ds-003']);
+  expect(
+    run.calls
+      .inputsOf('assessFinding')
+      .map((a) => a.finding.id)
+      .sort(),
+  ).toEqual(['ds-001', 'ds-002']);
+  expect(names.lastIndexOf('assessFinding')).toBeLessThan(names.indexOf('coachUser'));
+
+  const coach = run.calls.only('coachUser');
+  expect(coach.findings.map((f) => [f.finding.id, f.verdict])).toEqual([
+    ['ds-001', 'validated'],
+    ['ds-002', 'conditional'],
+  ]);
+  expect(coach.findings[1].assessment).toEqual({ mechanism: 'Mechanism of ds-002', strategy: 'Strategy for ds-002' });
+
+  // Synthesis gets every finding, the rejected one with its verdict, from the one validation.
+  expect(run.calls.only('synthesise').findings.map((f) => [f.finding.id, f.verdict, f.assessment?.mechanism])).toEqual([
+    ['ds-001', 'validated', 'Mechanism of ds-001'],
+    ['ds-002', 'conditional', 'Mechanism of ds-002'],
+    ['ds-003', 'rejected', undefined],
+  ]);
+  expect(run.calls.only('rememberTurn').validated.map((v) => v.verdict)).toEqual([
+    'validated',
+    'conditional',
+    'rejected',
+  ]);
+  expect(completed(run).validator).toEqual({
+    findings_total: 3,
+    findings_validated: 1,
+    findings_conditional: 1,
+    findings_rejected: 1,
+  });
+});
+
+test('the coach with a reflection follow-up: pre-validated findings are not validated again, the follow-up’s are', async () => {
+  const run = await runTurn({
+    route: async () => routing(HC, [DS]),
+    reflect: async () => ({ dataScience: 'And on weekdays?', domainExpert: null }),
+  });
+
+  expect(run.calls.inputsOf('runGates').map((g) => g.findings.map((f) => f.finding.id))).toEqual([
+    ['ds-001'],
+    ['dsr-001'],
+  ]);
+  expect(run.calls.inputsOf('critiqueFinding').map((c) => c.finding.id)).toEqual(['ds-001', 'dsr-001']);
+  const names = run.calls.names;
+  expect(names.indexOf('coachUser')).toBeGreaterThan(names.indexOf('runGates'));
+  expect(names.lastIndexOf('runGates')).toBeGreaterThan(names.indexOf('reflect'));
+  expect(run.calls.only('synthesise').findings.map((f) => f.finding.id)).toEqual(['ds-001', 'dsr-001']);
+  expect(completed(run).validator.findings_validated).toBe(2);
+});
+
+test('the Critic’s reject overrides the gates, and a rejected finding gets no assessment', async () => {
+  const run = await runTurn({
+    route: async () => routing(DS),
+    extractFindings: threeFindings,
+    critiqueFinding: criticSaying({ 'ds-001': 'reject', 'ds-002': 'downgrade' }),
+    runGates: gatesSaying({ 'ds-003': 'conditional' }),
+  });
+
+  expect(
+    run.calls
+      .inputsOf('assessFinding')
+      .map((a) => a.finding.id)
+      .sort(),
+  ).toEqual(['ds-002', 'ds-003']);
+  // The Critic gets the gates' outcome to judge.
+  expect(run.calls.inputsOf('critiqueFinding').map((c) => c.gates.verdict)).toEqual([
+    'validated',
+    'validated',
+    'conditional',
+  ]);
+  expect(run.calls.only('synthesise').findings.map((f) => f.verdict)).toEqual([
+    'rejected',
+    'conditional',
+    'conditional',
+  ]);
+  expect(completed(run).validator).toEqual({
+    findings_total: 3,
+    findings_validated: 0,
+    findings_conditional: 2,
+    findings_rejected: 1,
+  });
+});
+
+test('a gate runner that cannot run rejects every finding, without Critic or Assessment, and the turn completes', async () => {
+  const run = await runTurn({
+    route: async () => routing(DE, [DS]),
+    extractFindings: threeFindings,
+    runGates: async () => {
+      throw upstreamUnavailable();
+    },
+  });
+
+  expect(run.calls.count('runGates')).toBe(1);
+  expect(run.calls.names).not.toContain('critiqueFinding');
+  expect(run.calls.names).not.toContain('assessFinding');
+  expect(run.calls.names).not.toContain('failTurn');
+  expect(run.calls.only('synthesise').findings.map((f) => f.verdict)).toEqual(['rejected', 'rejected', 'rejected']);
+  expect(completed(run).validator).toEqual({
+    findings_total: 3,
+    findings_validated: 0,
+    findings_conditional: 0,
+    findings_rejected: 3,
+  });
+});
+
+test('no findings: no validation activity runs at all', async () => {
+  const run = await runTurn({
+    route: async () => routing(DE, [DS]),
+    extractFindings: async () => ({ findings: [], descriptive: true, costUsd: 0 }),
+  });
+
+  expect(run.calls.names).not.toContain('runGates');
+  expect(run.calls.only('synthesise').findings).toEqual([]);
+  expect(completed(run).validator.findings_total).toBe(0);
+});
