@@ -1,0 +1,88 @@
+/**
+ * `amy`'s commands: finds the one asked for, prints help, runs it, and turns whatever it threw into
+ * one plain line on stderr and an exit code (./errors.ts).
+ */
+import { ask } from './commands/ask';
+import { memoryAdd, memoryList, memoryRm } from './commands/memory';
+import { reset } from './commands/reset';
+import { trace } from './commands/trace';
+import { turnsCancel, turnsGet } from './commands/turns';
+import { watch } from './commands/watch';
+import type { Command, CommandContext } from './context';
+import { describeError, EXIT, exitCodeFor } from './errors';
+
+const COMMANDS: Command[] = [ask, watch, trace, turnsGet, turnsCancel, memoryList, memoryAdd, memoryRm, reset];
+
+const HELP = `amy: ask Amy and watch her think.
+
+Usage: amy <command> [options]      amy <command> --help for its details
+
+${COMMANDS.map((c) => `  ${c.name.padEnd(14)} ${c.summary}`).join('\n')}
+
+A terminal shows the live view: the agents at work with their timers and thoughts, a line per
+finding (its gates ✓ passed, ✗ failed, – skipped, then the Critic's verdict), the answer, its
+fact sheet, agents, cost and duration. Piped, the same blocks come as plain text; NO_COLOR turns
+colour off. --json prints the events themselves, one JSON object per line.
+
+Configuration: AMY_API_KEY and AMY_BASE_URL; when unset, the .data/stack.json that \`npm start\`
+writes (looked for in this directory and its parents). AMY_MAX_RETRIES (default 5) and
+AMY_RETRY_DELAY_MS (default 1000) tune retries and stream reconnects.
+
+Exit codes: 0 completed · 1 the turn failed · 2 usage or configuration error (a bad key included)
+· 3 the turn was cancelled · 4 the API could not be reached or the stream gave up · 130 detached
+with Ctrl-C. The first Ctrl-C stops watching (the turn keeps running) and prints the command that
+resumes; a second one within 3 s cancels the turn and waits for it to end.`;
+
+export async function runAmy(argv: string[], ctx: CommandContext): Promise<number> {
+  const [first] = argv;
+  if (first === undefined) {
+    ctx.stderr.write(`${HELP}\n`);
+    return EXIT.usage;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    ctx.stdout.write(`${HELP}\n`);
+    return EXIT.completed;
+  }
+  const command = findCommand(argv);
+  if (!command) {
+    const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
+    if (group.length > 0 && wantsHelp(argv.slice(1))) {
+      ctx.stdout.write(`${group.map((c) => `amy ${c.name.padEnd(14)} ${c.summary}`).join('\n')}\n`);
+      return EXIT.completed;
+    }
+    const hint =
+      group.length > 0
+        ? `amy ${first} takes one of: ${group.map((c) => c.name.split(' ')[1]).join(', ')}`
+        : `Unknown command ${JSON.stringify(first)}`;
+    ctx.stderr.write(`error: ${hint}. Run \`amy --help\` for the commands.\n`);
+    return EXIT.usage;
+  }
+  const args = argv.slice(command.name.split(' ').length);
+  if (wantsHelp(args)) {
+    ctx.stdout.write(`${command.help}\n`);
+    return EXIT.completed;
+  }
+  try {
+    return await command.run(args, ctx);
+  } catch (err) {
+    const code = exitCodeFor(err);
+    ctx.stderr.write(`error: ${describeError(err)}\n`);
+    const config = ctx.config();
+    if (code === EXIT.unreachable && config) {
+      ctx.stderr.write(
+        `Is the API running at ${config.baseUrl} (${config.baseUrlSource})? \`npm start\` starts one.\n`,
+      );
+    }
+    return code;
+  }
+}
+
+function findCommand(argv: string[]): Command | undefined {
+  return COMMANDS.find((c) => c.name.split(' ').every((word, i) => argv[i] === word));
+}
+
+/** `--help` or `-h` anywhere before a `--` that ends the options. */
+function wantsHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}

@@ -1,0 +1,76 @@
+import readline from 'node:readline';
+import { NotFoundError, type Memory } from '@amy/sdk';
+import { parseCommandLine } from '../args';
+import type { Command, CommandContext } from '../context';
+import { EXIT, UsageError } from '../errors';
+import { everything } from './memory';
+
+export const reset: Command = {
+  name: 'reset',
+  summary: 'delete everything Amy remembers about you (asks first; --yes to skip)',
+  help: `Usage: amy reset [--yes]
+
+Deletes every memory entry of your user, tested hypotheses included (what \`amy memory list --all\`
+lists): there is no bulk delete in the API, so amy lists them and deletes them one by one. Deletion
+is immediate and for good. Your turns and health data are not touched.
+
+It asks for confirmation on the terminal first (exit 1 if you decline). Without a terminal it
+refuses (exit 2) unless --yes is given.
+
+Options
+  --yes  delete without asking`,
+
+  async run(args, ctx) {
+    const { values } = parseCommandLine('reset', args, { yes: { type: 'boolean' } }, { names: [] });
+    if (!values.yes && !ctx.stdin.isTTY) {
+      throw new UsageError(
+        'amy reset deletes all of your memory and asks first on a terminal; pass --yes to skip asking.',
+      );
+    }
+    const amy = ctx.amy();
+    const entries: Memory[] = [];
+    // Everything is listed before anything is deleted: deleting while paging would move the cursor's ground.
+    for await (const memory of amy.memory.list(everything({}))) entries.push(memory);
+    if (entries.length === 0) {
+      ctx.stdout.write('There is no memory to delete.\n');
+      return EXIT.completed;
+    }
+    if (!values.yes && !(await confirm(ctx, `Delete all ${describeEntries(entries)}? This cannot be undone. [y/N] `))) {
+      ctx.stderr.write('Nothing was deleted.\n');
+      return EXIT.failed;
+    }
+    for (const memory of entries) {
+      // Gone already (another client deleted it meanwhile) is what we wanted.
+      await amy.memory.delete(memory.id).catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) throw err;
+      });
+    }
+    ctx.stdout.write(`Deleted ${describeEntries(entries)}.\n`);
+    return EXIT.completed;
+  },
+};
+
+/** "12 memory entries (3 goal, 2 preference, 7 tested_hypothesis)" */
+function describeEntries(entries: Memory[]): string {
+  const counts = new Map<string, number>();
+  for (const { category } of entries) counts.set(category, (counts.get(category) ?? 0) + 1);
+  const parts = [...counts].map(([category, n]) => `${n} ${category}`).join(', ');
+  return `${entries.length} memory ${entries.length === 1 ? 'entry' : 'entries'} (${parts})`;
+}
+
+/** A yes/no question on the terminal; Ctrl-C or end of input is a no. */
+function confirm(ctx: CommandContext, question: string): Promise<boolean> {
+  const rl = readline.createInterface({ input: ctx.stdin, output: ctx.stderr, terminal: true });
+  return new Promise((resolve) => {
+    let answer: string | null = null;
+    rl.on('SIGINT', () => rl.close());
+    rl.on('close', () => {
+      if (answer === null) ctx.stderr.write('\n');
+      resolve(answer !== null && /^y(es)?$/i.test(answer.trim()));
+    });
+    rl.question(question, (line) => {
+      answer = line;
+      rl.close();
+    });
+  });
+}
