@@ -37,9 +37,12 @@ try {
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => {
       workerLog.push(entry);
-      // Fakes fail on purpose, so warnings are expected; errors still show.
+      // Fakes fail on purpose, and cancelled fakes complete after their workflow closed, so warnings
+      // are expected; errors still show.
       if (entry.level === 'ERROR') console.error(`[worker] ${entry.message}`, entry.meta ?? '');
     }),
+    // The SDK core's own logs go through the same logger instead of straight to stderr.
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'WARN' }, forward: {} } },
   });
 } catch {
   // A runtime is already installed in this jest worker: logs go wherever it sends them.
