@@ -61,6 +61,26 @@ export default tseslint.config(
     },
   },
   {
+    // The web console's modules are served to the browser as written (no build step): browser globals only.
+    files: ['console/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'location',
+          'sessionStorage',
+          'requestAnimationFrame',
+          'cancelAnimationFrame',
+          'setInterval',
+          'clearInterval',
+          'AbortController',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+  {
     // The SDK runs in browsers, Deno and Bun as well as Node: web platform APIs only.
     files: ['sdk/src/**/*.ts'],
     rules: {

@@ -3,6 +3,7 @@ import { newId } from '../activities/services/ids';
 import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';
+import { consoleRoutes } from './routes/console';
 import { healthRoutes } from './routes/health';
 import { memoryRoutes } from './routes/memory';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
@@ -25,6 +26,7 @@ export function createApp(deps: AppDeps): express.Express {
   const openapi = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(healthRoutes(deps));
+  app.use(consoleRoutes());
   app.use('/v1', requireApiKey(deps.pool));
   app.use(turnRoutes(deps));
   app.use(memoryRoutes(deps));

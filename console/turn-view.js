@@ -1,0 +1,450 @@
+/**
+ * The live view of one turn, built from its events as the SDK yields them (replayed, then live): the
+ * agents with their timers and narration, the gates per finding, the Critic's verdicts, the answer
+ * with its fact-sheet numbers marked, the fact-check's warnings, cost and duration.
+ *
+ * Narration arrives a few words per event, faster than a page should re-lay itself out, so
+ * `agent.thought` only marks its agent; once per animation frame each marked agent's text is set
+ * from `stream.text(agent)`, which already leaves out the deltas of attempts that `step.retry`
+ * superseded.
+ */
+import { append, byId, fill, h } from './dom.js';
+import { factSheetNumbers } from './fact-numbers.js';
+import { formatCost, formatDateTime, formatDuration, formatFactValue } from './format.js';
+
+/** The seven gates in the seed's order (contracts/findings.ts GATE_NAMES): the columns of the gates table. */
+export const GATES = [
+  ['sample_size', 'Sample size'],
+  ['effect_vs_noise', 'Effect vs noise'],
+  ['construct_validity', 'Construct validity'],
+  ['bootstrap', 'Bootstrap'],
+  ['subgroup_consistency', 'Subgroups'],
+  ['method_triangulation', 'Triangulation'],
+  ['discriminative_power', 'Discriminative power'],
+];
+
+const GATE_MARKS = { passed: '✓', failed: '✗', skipped: '–' };
+
+const AGENT_LABELS = {
+  data_science: 'Data Science',
+  domain_expert: 'Domain Expert',
+  health_coach: 'Health Coach',
+  investigator: 'Hypothesis Investigator',
+  synthesis: 'Synthesis',
+  memory: 'Memory',
+};
+
+const TICK_MS = 250;
+
+/** A gate's numbers as a tooltip: `n: 160 · min_required: 10`. */
+function describeDetail(detail) {
+  return Object.entries(detail ?? {})
+    .filter(([key]) => key !== 'applicable')
+    .map(([key, value]) => `${key}: ${typeof value === 'object' ? JSON.stringify(value) : value}`)
+    .join(' · ');
+}
+
+export class TurnView {
+  #root = byId('turn');
+  #els = {
+    question: byId('turn-question'),
+    status: byId('turn-status'),
+    id: byId('turn-id'),
+    created: byId('turn-created'),
+    connection: byId('turn-connection'),
+    cost: byId('turn-cost'),
+    duration: byId('turn-duration'),
+    notes: byId('turn-notes'),
+    agentsSection: byId('agents-section'),
+    agents: byId('agents'),
+    validationSection: byId('validation-section'),
+    gates: byId('gates'),
+    critic: byId('critic'),
+    answer: byId('answer'),
+    validatorSummary: byId('validator-summary'),
+    factCheck: byId('fact-check'),
+    factSheet: byId('fact-sheet'),
+    factSheetBlock: byId('fact-sheet-block'),
+  };
+  #stream = null;
+  #agents = new Map();
+  #findings = new Map();
+  #dirty = new Set();
+  #frame = 0;
+  #ticker = 0;
+  #createdAt = null;
+  #endedAt = null;
+  #reconnects = 0;
+  #answered = false;
+
+  constructor() {
+    fill(
+      this.#els.gates.tHead,
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, 'Finding'),
+        GATES.map(([gate, label]) => h('th', { scope: 'col', dataset: { gate }, title: gate }, label)),
+        h('th', { scope: 'col' }, 'Critic'),
+      ),
+    );
+  }
+
+  /** Empties the view for `turnId`; `stream` is the TurnStream whose events will follow. */
+  open(turnId, stream) {
+    this.#stopTicking();
+    cancelAnimationFrame(this.#frame);
+    this.#stream = stream;
+    this.#agents.clear();
+    this.#findings.clear();
+    this.#dirty.clear();
+    this.#frame = 0;
+    this.#createdAt = null;
+    this.#endedAt = null;
+    this.#reconnects = 0;
+    this.#answered = false;
+    this.#root.hidden = false;
+    this.#root.dataset.turnId = turnId;
+    this.#root.dataset.reconnects = '0';
+    this.#root.dataset.answered = 'false';
+    this.#els.id.textContent = turnId;
+    for (const key of ['question', 'created', 'cost', 'duration', 'answer', 'validatorSummary']) {
+      this.#els[key].textContent = '';
+    }
+    for (const key of ['notes', 'agents', 'critic', 'factCheck', 'factSheet']) fill(this.#els[key]);
+    fill(this.#els.gates.tBodies[0]);
+    this.#els.agentsSection.hidden = true;
+    this.#els.validationSection.hidden = true;
+    this.#els.factCheck.hidden = true;
+    this.#els.factSheetBlock.hidden = true;
+    this.#setStatus('queued');
+    this.setConnection('connecting', 'Connecting…');
+    this.#ticker = setInterval(() => requestAnimationFrame(() => this.#tick()), TICK_MS);
+  }
+
+  /** What the stored Turn says before any event: the question, when it was asked, and how it ended if it has. */
+  showTurn(turn) {
+    const question = [...turn.messages].reverse().find((m) => m.role === 'user');
+    this.#els.question.textContent = question?.content ?? '';
+    this.#els.created.textContent = `asked ${formatDateTime(turn.created_at)}`;
+    this.#createdAt = Date.parse(turn.created_at);
+    if (turn.completed_at) this.#endedAt = Date.parse(turn.completed_at);
+    this.#setStatus(turn.status);
+    this.#tick();
+  }
+
+  setConnection(state, text) {
+    this.#els.connection.dataset.state = state;
+    this.#els.connection.textContent = text;
+  }
+
+  /** The SDK lost the connection and is about to resume after the last event it yielded. */
+  noteReconnect({ attempt, delayMs }) {
+    this.#reconnects += 1;
+    this.#root.dataset.reconnects = String(this.#reconnects);
+    this.setConnection('reconnecting', `Connection lost; reconnecting in ${formatDuration(delayMs)} (try ${attempt})`);
+  }
+
+  apply(event) {
+    if (this.#els.connection.dataset.state !== 'live') {
+      const resumed = this.#reconnects ? ` · resumed after ${this.#reconnects} reconnect(s)` : '';
+      this.setConnection('live', `Live${resumed}`);
+    }
+    switch (event.type) {
+      case 'turn.started':
+        this.#setStatus('running');
+        break;
+      case 'agent.started':
+        this.#agentStarted(event);
+        break;
+      case 'agent.thought':
+        this.#markText(event.agent);
+        break;
+      case 'agent.completed':
+        this.#agentCompleted(event);
+        break;
+      case 'step.retry':
+        // The superseded attempt's text goes at the next frame: every agent is re-read from the stream.
+        for (const agent of [...this.#agents.keys(), 'synthesis']) this.#markText(agent);
+        this.#note('retry', `Step ${event.step} is running again (attempt ${event.attempt}): ${event.reason}`);
+        break;
+      case 'validator.gate':
+        this.#gate(event);
+        break;
+      case 'validator.critic':
+        this.#critic(event);
+        break;
+      case 'fact_check':
+        this.#factCheck(event.issues);
+        break;
+      case 'cost_warning':
+        this.#note(
+          'warning',
+          `This turn has cost ${formatCost(event.cost_usd)}, past the ${formatCost(event.threshold_usd)} warning threshold.`,
+        );
+        break;
+      case 'turn.completed':
+        this.#completed(event);
+        break;
+      case 'turn.failed':
+        this.#failed(event);
+        break;
+      case 'turn.retried':
+        this.#endedAt = null;
+        this.#setStatus('running');
+        this.#note('retry', `An operator retried the turn: attempt ${event.attempt} resumes where it failed.`);
+        break;
+    }
+  }
+
+  /** The stream has ended, or the view is about to show another turn. */
+  close() {
+    this.#stopTicking();
+    this.#flushText();
+    this.#tick();
+  }
+
+  /** Nothing of the turn stays on screen (the key was forgotten). */
+  hide() {
+    this.#stopTicking();
+    cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    this.#root.hidden = true;
+  }
+
+  #setStatus(status) {
+    this.#els.status.dataset.status = status;
+    this.#els.status.textContent = status;
+    this.#root.dataset.status = status;
+  }
+
+  #note(kind, text) {
+    append(this.#els.notes, [h('li', { className: `note note-${kind}` }, text)]);
+  }
+
+  #agentStarted({ agent, at, question }) {
+    let card = this.#agents.get(agent);
+    if (!card) {
+      const els = {
+        state: h('span', { className: 'agent-state' }),
+        timer: h('span', { className: 'agent-timer' }),
+        cost: h('span', { className: 'agent-cost' }),
+        question: h('p', { className: 'agent-question' }),
+        thoughts: h('div', { className: 'agent-thoughts', hidden: true }),
+        summary: h('p', { className: 'agent-summary' }),
+      };
+      const item = h(
+        'li',
+        { className: 'agent', dataset: { agent } },
+        h('div', { className: 'agent-head' }, h('span', { className: 'agent-name' }, AGENT_LABELS[agent] ?? agent), [
+          els.state,
+          els.timer,
+          els.cost,
+        ]),
+        els.question,
+        els.thoughts,
+        els.summary,
+      );
+      card = { item, els, startedAt: 0, durationMs: null };
+      this.#agents.set(agent, card);
+      this.#els.agents.append(item);
+      this.#els.agentsSection.hidden = false;
+    }
+    // A reflection follow-up starts the same agent again: the card runs again.
+    Object.assign(card, { startedAt: Date.parse(at), durationMs: null });
+    card.item.dataset.state = 'running';
+    card.els.state.textContent = 'working';
+    card.els.question.textContent = question;
+    card.els.cost.textContent = '';
+    card.els.summary.textContent = '';
+  }
+
+  #agentCompleted({ agent, duration_ms, cost_usd, output_summary }) {
+    const card = this.#agents.get(agent);
+    if (!card) return;
+    card.durationMs = duration_ms;
+    card.item.dataset.state = 'done';
+    card.els.state.textContent = 'done';
+    card.els.timer.textContent = formatDuration(duration_ms);
+    card.els.cost.textContent = formatCost(cost_usd);
+    // Synthesis's summary is the start of the answer, which the answer panel shows whole.
+    if (agent !== 'synthesis') card.els.summary.textContent = output_summary;
+  }
+
+  #markText(agent) {
+    this.#dirty.add(agent);
+    this.#frame ||= requestAnimationFrame(() => this.#flushText());
+  }
+
+  #flushText() {
+    cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    for (const agent of this.#dirty) {
+      const text = this.#stream.text(agent);
+      // Synthesis streams the answer itself; once the turn has completed, the result's answer stands.
+      if (agent === 'synthesis') {
+        if (!this.#answered) this.#els.answer.textContent = text;
+        continue;
+      }
+      const card = this.#agents.get(agent);
+      if (!card) continue;
+      const box = card.els.thoughts;
+      const following = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+      box.textContent = text;
+      box.hidden = text === '';
+      if (following) box.scrollTop = box.scrollHeight;
+    }
+    this.#dirty.clear();
+  }
+
+  #findingRow(findingId, claim) {
+    let finding = this.#findings.get(findingId);
+    if (!finding) {
+      const cells = new Map(
+        GATES.map(([gate]) => [gate, h('td', { className: 'gate', dataset: { gate }, title: 'not run' })]),
+      );
+      const claimEl = h('span', { className: 'finding-claim' });
+      const critic = h('td', { className: 'critic-verdict' });
+      const row = h(
+        'tr',
+        { dataset: { finding: findingId } },
+        h('th', { scope: 'row' }, h('code', {}, findingId), claimEl),
+        [...cells.values()],
+        critic,
+      );
+      finding = { row, cells, claimEl, critic };
+      this.#findings.set(findingId, finding);
+      this.#els.gates.tBodies[0].append(row);
+      this.#els.validationSection.hidden = false;
+    }
+    if (claim) finding.claimEl.textContent = claim;
+    return finding;
+  }
+
+  #gate({ finding_id, claim, gate, verdict, detail }) {
+    const cell = this.#findingRow(finding_id, claim).cells.get(gate);
+    if (!cell) return;
+    cell.textContent = GATE_MARKS[verdict] ?? verdict;
+    cell.dataset.verdict = verdict;
+    cell.title = `${gate}: ${verdict}${detail ? ` — ${describeDetail(detail)}` : ''}`;
+  }
+
+  #critic({ finding_id, verdict, reasoning, concerns }) {
+    const finding = this.#findingRow(finding_id);
+    finding.critic.textContent = verdict;
+    finding.critic.dataset.verdict = verdict;
+    const concernItems = concerns.map((c) =>
+      h(
+        'li',
+        { className: 'concern', dataset: { severity: c.severity ?? '' } },
+        c.category ? `${c.category.replace(/_/g, ' ')} (${c.severity}): ${c.detail}` : JSON.stringify(c),
+      ),
+    );
+    append(this.#els.critic, [
+      h(
+        'li',
+        { dataset: { finding: finding_id } },
+        h('p', {}, h('code', {}, finding_id), ' ', h('span', { className: 'verdict', dataset: { verdict } }, verdict)),
+        h('p', { className: 'reasoning' }, reasoning),
+        concernItems.length ? h('ul', { className: 'concerns' }, concernItems) : null,
+      ),
+    ]);
+  }
+
+  #factCheck(issues) {
+    const list = this.#els.factCheck;
+    list.hidden = false;
+    fill(
+      list,
+      issues.length === 0
+        ? h('li', { className: 'fact-check-ok' }, 'Fact-check: every number in the answer traces to the fact sheet.')
+        : issues.map((issue) =>
+            h(
+              'li',
+              { className: 'fact-check-warning' },
+              `Fact-check warning: ${issue.value} does not trace to the fact sheet.`,
+            ),
+          ),
+    );
+  }
+
+  #completed({ result, snapshot }) {
+    this.#answered = true;
+    this.#root.dataset.answered = 'true';
+    this.#setStatus('completed');
+    if (snapshot) this.#note('info', 'This turn’s events are past their replay window: showing the stored turn.');
+    this.#renderAnswer(result.answer, result.fact_sheet);
+    this.#renderFactSheet(result.fact_sheet);
+    const v = result.validator;
+    if (v.findings_total > 0) {
+      this.#els.validatorSummary.textContent =
+        `${v.findings_total} finding(s) checked: ${v.findings_validated} validated, ` +
+        `${v.findings_conditional} conditional, ${v.findings_rejected} rejected.`;
+    }
+    this.#els.cost.textContent = formatCost(result.cost_usd);
+    this.#els.duration.textContent = formatDuration(result.duration_ms);
+    this.#stopTicking();
+  }
+
+  #failed({ error, cost_usd }) {
+    this.#setStatus('failed');
+    this.#note('error', `The turn failed: ${error.message} (${error.code})`);
+    this.#els.cost.textContent = formatCost(cost_usd);
+    this.#endedAt ??= Date.now();
+    this.#tick();
+    this.#stopTicking();
+  }
+
+  /** The answer as text nodes, with each number that a fact-sheet value stands behind in a <mark>. */
+  #renderAnswer(answer, factSheet) {
+    const parts = [];
+    let at = 0;
+    for (const { start, end, fact } of factSheetNumbers(answer, factSheet)) {
+      parts.push(answer.slice(at, start));
+      const title = `${fact.claim} = ${fact.value}${fact.unit ? ` ${fact.unit}` : ''} (fact sheet)`;
+      parts.push(h('mark', { className: 'fact', title, dataset: { claim: fact.claim } }, answer.slice(start, end)));
+      at = end;
+    }
+    parts.push(answer.slice(at));
+    fill(this.#els.answer, parts);
+  }
+
+  #renderFactSheet(factSheet) {
+    this.#els.factSheetBlock.hidden = factSheet.length === 0;
+    fill(
+      this.#els.factSheet,
+      factSheet.map((fact) =>
+        h(
+          'li',
+          {},
+          h('code', {}, fact.claim),
+          ' ',
+          h(
+            'strong',
+            { title: String(fact.value) },
+            `${formatFactValue(fact.value)}${fact.unit ? ` ${fact.unit}` : ''}`,
+          ),
+          [fact.n !== null ? ` · n = ${fact.n}` : '', fact.window ? ` · ${fact.window}` : ''].join(''),
+          fact.verdict ? h('span', { className: 'conditional' }, ` ${fact.verdict}`) : null,
+        ),
+      ),
+    );
+  }
+
+  #tick() {
+    const now = Date.now();
+    for (const card of this.#agents.values()) {
+      if (card.durationMs === null && card.startedAt) {
+        card.els.timer.textContent = formatDuration(Math.max(0, now - card.startedAt));
+      }
+    }
+    if (this.#createdAt !== null && !this.#answered) {
+      this.#els.duration.textContent = formatDuration(Math.max(0, (this.#endedAt ?? now) - this.#createdAt));
+    }
+  }
+
+  #stopTicking() {
+    clearInterval(this.#ticker);
+    this.#ticker = 0;
+  }
+}
