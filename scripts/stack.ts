@@ -174,8 +174,10 @@ async function run() {
       `curl -s -X POST ${apiUrl}/v1/turns -H "Authorization: Bearer ${demoKey}" -H "Content-Type: application/json" ` +
       `-d '{"messages":[{"role":"user","content":"thanks!"}]}' | grep -o 'turn_[0-9A-Z]*' | head -1 | ` +
       `xargs -I{} curl -sN -H "Authorization: Bearer ${demoKey}" -H "Accept: text/event-stream" ${apiUrl}/v1/turns/{}/events`;
+    const consoleUrl = `${apiUrl}/console`;
     const stack = {
       api_url: apiUrl,
+      console_url: consoleUrl,
       temporal_ui_url: temporalUi,
       temporal_address: temporalAddress,
       postgres_url: databaseUrl,
@@ -190,6 +192,7 @@ async function run() {
         '',
         '  Amy turn service is running.',
         `  API:              ${apiUrl}   (OpenAPI at ${apiUrl}/openapi.json)`,
+        `  Console:          ${consoleUrl}   (sign in with the demo API key)`,
         `  Temporal Web UI:  ${temporalUi ?? '(external Temporal: see your cluster)'}`,
         `  Demo API key:     ${demoKey}`,
         '',
