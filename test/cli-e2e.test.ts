@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Amy, type TurnStreamEvent } from '@amy/sdk';
 import { createEventLog } from '../activities/services/event-log';
-import { AMY_BIN, ensureCliBuilt, REPO_ROOT } from './cli/cli-dist';
+import { AMY_BIN, ensureCliBuilt, REPO_ROOT } from './support/workspace-build';
 import { runAmy, startAmy } from './cli/run-amy';
 import { CLEAR_SCREEN, COLOUR_CODE, screenAfter } from './cli/virtual-terminal';
 import { startDemoService, type DemoService } from './support/service';

@@ -20,7 +20,7 @@ import { CONSOLE_CSP, consoleRoutes } from '../api/routes/console';
 import { collectPageErrors, launchChromium } from './support/browser';
 import { passThrough, startChaosProxy } from './support/chaos-proxy';
 import { api, expectSchema } from './support/http';
-import { ensureSdkBuilt, REPO_ROOT } from './support/sdk-dist';
+import { ensureSdkBuilt, REPO_ROOT } from './support/workspace-build';
 import { silentLogger, startDemoService, type DemoService } from './support/service';
 
 jest.setTimeout(300_000);

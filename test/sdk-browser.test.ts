@@ -11,7 +11,7 @@ import type { TurnEvent } from '../contracts/events';
 import type { TurnResult } from '../contracts/turn';
 import { createEventLog } from '../activities/services/event-log';
 import { collectPageErrors, launchChromium } from './support/browser';
-import { ensureSdkBuilt } from './support/sdk-dist';
+import { ensureSdkBuilt } from './support/workspace-build';
 import { startDemoService, type DemoService } from './support/service';
 
 jest.setTimeout(180_000);

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Amy } from '@amy/sdk';
-import { ensureSdkBuilt, REPO_ROOT } from './support/sdk-dist';
+import { ensureSdkBuilt, REPO_ROOT } from './support/workspace-build';
 import { startDemoService, type DemoService } from './support/service';
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureSdkBuilt, REPO_ROOT } from './support/sdk-dist';
+import { ensureSdkBuilt, REPO_ROOT } from './support/workspace-build';
 
 let bundle: string;
 beforeAll(() => {

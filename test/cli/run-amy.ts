@@ -1,6 +1,6 @@
 /** `amy` as a child process: run to the end, or started and driven (signals, waiting for output). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { AMY_BIN, REPO_ROOT } from './cli-dist';
+import { AMY_BIN, REPO_ROOT } from '../support/workspace-build';
 
 export interface AmyRun {
   code: number | null;
