@@ -33,6 +33,19 @@ export type Fakes = { [N in ActivityName]: (input: ActivityInput<N>) => Promise<
 /** Every entry the worker runtime logged in this file, workflow `log.warn`s included. */
 export const workerLog: LogEntry[] = [];
 
+/**
+ * The first entry logged that `matches`, waiting for it: with core logs forwarded, the runtime holds
+ * every entry back ~100 ms to sort them. Undefined when none came within `ms`.
+ */
+export async function loggedEntry(matches: (entry: LogEntry) => boolean, ms = 3_000): Promise<LogEntry | undefined> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const entry = workerLog.find(matches);
+    if (entry || Date.now() > deadline) return entry;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 try {
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => {
@@ -389,9 +402,15 @@ export function useWorkflowEnvironment(): WorkflowTestEnvironment {
           executable: { type: 'existing-path', path: temporalCliPath() },
           ip: '127.0.0.1',
           log: { format: 'json', level: 'error' },
+          // The server reads its transfer queue (which hands each new workflow task to matching) at most
+          // 20 times a second by default: once a turn or two has spent the burst, every step waited ~50 ms.
+          extraArgs: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=10000'],
         },
       }),
-      bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietBundlerLogger }),
+      bundleWorkflowCode({
+        workflowsPath: require.resolve('../../workflows'),
+        logger: quietBundlerLogger,
+      }),
     ]);
     worker = await Worker.create({
       connection: env.nativeConnection,
