@@ -1,11 +1,32 @@
-/** @type {import('jest').Config} */
-module.exports = {
+/**
+ * Test tiers, each a jest project (`npm run test:unit`, `test:workflows`; `npm test` runs them all):
+ *
+ * - unit: pure modules, no Postgres and no Temporal (Python and built bundles at most);
+ * - workflows: TurnWorkflow on a Temporal dev server with inline fake activities, no database;
+ * - services: single steps against Postgres and the scripted model (steps), the whole service over
+ *   HTTP, SSE, the SDK, the CLI and a browser (e2e), and real faults (faults). Only this project's
+ *   global setup starts Postgres and Temporal, and only when one of its suites runs.
+ */
+const shared = {
+  rootDir: __dirname,
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   moduleNameMapper: { '^@amy/sdk$': '<rootDir>/sdk/src/index.ts' },
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest'] },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
   testTimeout: 60_000,
+  projects: [
+    { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    { ...shared, displayName: 'workflows', roots: ['<rootDir>/test/workflows'] },
+    {
+      ...shared,
+      displayName: 'services',
+      roots: ['<rootDir>/test/steps', '<rootDir>/test/e2e', '<rootDir>/test/faults'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
 };

@@ -3,7 +3,7 @@
  * after AMY_TEST_LLM_TIMEOUT_MS (production: two minutes, not configurable), so a suite can reach a
  * model-call timeout in seconds. Everything else is the production wiring. It is a real process because
  * only there does the SDK classify a timeout as it does in production: under jest, undici's AbortError
- * comes from another realm and reads as a connection error (see test/llm.test.ts).
+ * comes from another realm and reads as a connection error (see test/steps/llm.test.ts).
  */
 import { loadConfig } from '../../activities/services/config';
 import { createAnthropicClient, createLlm } from '../../activities/services/llm';

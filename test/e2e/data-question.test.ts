@@ -1,0 +1,272 @@
+/**
+ * Collaboration pattern 2 end to end (seed 002): a question about the user's own data runs route →
+ * rephrase → Data Science (plan, code, sandbox, debug, summary, findings) → the seven gates, the Critic
+ * and the Assessment → synthesis constrained to the Fact Sheet → fact-check → memory, on the real
+ * service: Temporal, Postgres, the sandbox, the Python gates and the scripted model.
+ */
+import { Pool } from 'pg';
+import { eventDataSchemas, type TurnEvent, type TurnEventType } from '../../contracts/events';
+import { GATE_NAMES } from '../../contracts/findings';
+import { turnSchema, type Turn } from '../../contracts/turn';
+import { factCheckReply } from '../../activities/fact-check';
+import type { FactSheet } from '../../activities/fact-sheet';
+import { createEventLog } from '../../activities/services/event-log';
+import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../activities/services/health-data/synthetic';
+import { scriptedRules } from '../../scripted-model/rules';
+import { api, expectSchema } from '../support/http';
+import { startDemoService, type DemoService } from '../support/service';
+
+jest.setTimeout(120_000);
+
+type Asker = DemoService;
+
+const startAsker = (brokenCode: 'never' | 'first' | 'always' = 'never'): Promise<Asker> =>
+  startDemoService({ scripted: { rules: scriptedRules({ brokenCode }) } });
+
+async function stopAsker(asker: Asker | undefined) {
+  await asker?.close();
+}
+
+/** Asks, waits for the workflow to finish, and returns the turn as GET /v1/turns/:id shows it, with its events. */
+async function ask({ svc, pool, user }: Asker, content: string): Promise<{ turn: Turn; events: TurnEvent[] }> {
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: user.apiKey,
+    body: { messages: [{ role: 'user', content }] },
+  });
+  expect(created.status).toBe(201);
+  const turnId: string = created.body.id;
+  await svc.temporal.workflow
+    .getHandle(turnId)
+    .result()
+    .catch(() => undefined);
+  const fetched = await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: user.apiKey });
+  const events = await createEventLog(pool).readAfter(turnId, 0, 10_000);
+  for (const e of events) expectSchema(eventDataSchemas[e.type as TurnEventType], e.data);
+  return { turn: expectSchema(turnSchema, fetched.body), events };
+}
+
+const ofType = (events: TurnEvent[], type: TurnEventType) => events.filter((e) => e.type === type);
+const sheetOf = (turn: Turn): FactSheet => Object.fromEntries(turn.result!.fact_sheet.map((e) => [e.claim, e.value]));
+
+async function ledgerSteps(pool: Pool, turnId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ step: string }>('SELECT step FROM llm_calls WHERE turn_id = $1 ORDER BY id', [
+    turnId,
+  ]);
+  return rows.map((r) => r.step);
+}
+
+describe('a descriptive question about the user’s own data', () => {
+  let asker: Asker;
+  let turn: Turn;
+  let events: TurnEvent[];
+  beforeAll(async () => {
+    asker = await startAsker();
+    ({ turn, events } = await ask(asker, 'What is my average resting heart rate over the last 90 days?'));
+  });
+  afterAll(() => stopAsker(asker));
+
+  test('completes with the Data Science agent and one validated finding', () => {
+    expect(turn.status).toBe('completed');
+    expect(turn.result!.agents_used).toEqual(['data_science']);
+    expect(turn.result!.validator).toEqual({
+      findings_total: 1,
+      findings_validated: 1,
+      findings_conditional: 0,
+      findings_rejected: 0,
+    });
+  });
+
+  test('the fact-sheet mean equals the same statistic computed independently from the rows in Postgres', async () => {
+    const { rows } = await asker.pool.query<{ mean: number; n: number }>(
+      `SELECT avg(resting_heart_rate)::float8 AS mean, count(resting_heart_rate)::int AS n
+         FROM daily_summaries
+        WHERE user_id = $1
+          AND date > (SELECT max(date) FROM daily_summaries WHERE user_id = $1) - 90`,
+      [asker.user.userId],
+    );
+    const mean = turn.result!.fact_sheet.find((e) => e.claim === 'ds-001.mean');
+    expect(mean).toMatchObject({ unit: 'bpm', source: 'data_science', n: rows[0].n, window: 'the last 90 days' });
+    expect(mean!.value).toBeCloseTo(rows[0].mean, 9);
+    expect(sheetOf(turn)['ds-001.n']).toBe(rows[0].n);
+  });
+
+  test('every number in the answer is in the fact sheet within tolerance, and the fact_check event agrees', () => {
+    const answer = turn.result!.answer;
+    const sheet = sheetOf(turn);
+    expect(answer).toContain(`mean ${Number(sheet['ds-001.mean'].toFixed(2))} bpm`);
+    expect(answer).toContain(`sd ${Number(sheet['ds-001.sd'].toFixed(2))} bpm`);
+    expect(
+      factCheckReply(answer, sheetOf(turn), 'What is my average resting heart rate over the last 90 days?'),
+    ).toEqual([]);
+    expect(ofType(events, 'fact_check').map((e) => e.data)).toEqual([{ issues: [] }]);
+  });
+
+  test('the agents narrate: Data Science with the rephrased question, then synthesis, then memory', () => {
+    const started = ofType(events, 'agent.started').map((e) => e.data);
+    expect(started.map((d) => d.agent)).toEqual(['data_science', 'synthesis', 'memory']);
+    expect(started[0].question).toBe('Compute the mean of resting_heart_rate over the last 90 days.');
+    const completed = ofType(events, 'agent.completed').map((e) => e.data);
+    expect(completed.map((d) => d.agent)).toEqual(['data_science', 'synthesis', 'memory']);
+    expect(completed[0].cost_usd).toBeGreaterThan(0);
+    expect(completed[2].output_summary).toBe('+1 entry (1 tested_hypothesis)');
+    const thoughts = ofType(events, 'agent.thought').filter((e) => e.data.agent === 'data_science');
+    expect(thoughts.map((e) => e.data.delta).join('')).toMatch(/== Approach ==[\s\S]*\[analysis ran in \d+ ms\]/);
+  });
+
+  test('one validator.gate event per gate and one validator.critic event for the finding', () => {
+    const gates = ofType(events, 'validator.gate').map((e) => e.data);
+    expect(gates.map((g) => g.gate)).toEqual([...GATE_NAMES]);
+    expect(gates.every((g) => g.finding_id === 'ds-001')).toBe(true);
+    expect(gates.find((g) => g.gate === 'sample_size')).toMatchObject({ verdict: 'passed' });
+    expect(gates.find((g) => g.gate === 'construct_validity')).toMatchObject({ verdict: 'skipped' });
+    expect(ofType(events, 'validator.critic').map((e) => e.data)).toEqual([
+      expect.objectContaining({ finding_id: 'ds-001', verdict: 'accept' }),
+    ]);
+  });
+
+  test('the descriptive ask skipped the model extraction; cost_usd is the ledger sum', async () => {
+    const steps = await ledgerSteps(asker.pool, turn.id);
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        'classify_vagueness',
+        'route',
+        'rephrase',
+        'ds_plan',
+        'ds_code',
+        'ds_summary',
+        'synthesis',
+      ]),
+    );
+    expect(steps).not.toContain('ds_extract');
+    expect(steps).not.toContain('ds_debug');
+    const { rows } = await asker.pool.query<{ sum: number }>(
+      'SELECT sum(cost_usd)::float8 AS sum FROM llm_calls WHERE turn_id = $1',
+      [turn.id],
+    );
+    expect(turn.result!.cost_usd).toBeCloseTo(rows[0].sum, 9);
+  });
+
+  test('memory keeps the tested hypothesis with its verdict', async () => {
+    const { rows } = await asker.pool.query(
+      `SELECT category, confidence, source_turn_id, meta FROM memory_entries WHERE user_id = $1`,
+      [asker.user.userId],
+    );
+    expect(rows).toEqual([
+      {
+        category: 'tested_hypothesis',
+        confidence: 0.9,
+        source_turn_id: turn.id,
+        meta: { finding_id: 'ds-001', feature: 'resting_heart_rate', target: null, verdict: 'validated', effect: null },
+      },
+    ]);
+  });
+});
+
+describe('correlations are judged by the gates on the user’s own series', () => {
+  let asker: Asker;
+  beforeAll(async () => {
+    asker = await startAsker();
+  });
+  afterAll(() => stopAsker(asker));
+
+  const readable = (column: string) => column.replace(/_/g, ' ');
+
+  test(`a planted strong association (${PLANTED_EFFECTS[0].feature} ~ ${PLANTED_EFFECTS[0].target}) is validated`, async () => {
+    const planted = PLANTED_EFFECTS[0];
+    const { turn, events } = await ask(
+      asker,
+      `Are my ${readable(planted.feature)} related to my ${readable(planted.target!)}?`,
+    );
+    expect(turn.status).toBe('completed');
+    expect(turn.result!.validator).toMatchObject({ findings_total: 1, findings_validated: 1 });
+    const rho = sheetOf(turn)['ds-001.rho'];
+    expect(Math.sign(rho)).toBe(planted.expected_sign);
+    const gates = ofType(events, 'validator.gate').map((e) => e.data);
+    expect(gates.find((g) => g.gate === 'bootstrap')).toMatchObject({ verdict: 'passed' });
+    expect(await ledgerSteps(asker.pool, turn.id)).toContain('ds_extract');
+  });
+
+  test(`an association between independent series (${INDEPENDENT_PAIR.feature} ~ ${INDEPENDENT_PAIR.target}) is not validated, and its number stays out of the answer`, async () => {
+    const { turn } = await ask(
+      asker,
+      `Is my ${readable(INDEPENDENT_PAIR.feature)} related to my ${readable(INDEPENDENT_PAIR.target)}?`,
+    );
+    expect(turn.status).toBe('completed');
+    const { validator, fact_sheet } = turn.result!;
+    expect(validator.findings_total).toBe(1);
+    expect(validator.findings_validated).toBe(0);
+    if (validator.findings_rejected === 1) expect(fact_sheet).toEqual([]);
+    else expect(fact_sheet.every((e) => e.verdict === 'conditional')).toBe(true);
+  });
+
+  test('a trend goes through the model extraction, with numbers traced to the analysis result', async () => {
+    const { turn } = await ask(asker, 'Has my resting heart rate changed over the last 30 days?');
+    expect(turn.status).toBe('completed');
+    const sheet = sheetOf(turn);
+    expect(Object.keys(sheet).sort()).toEqual(['ds-001.effect', 'ds-001.prior_mean', 'ds-001.recent_mean']);
+    expect(sheet['ds-001.effect']).toBeCloseTo(sheet['ds-001.recent_mean'] - sheet['ds-001.prior_mean'], 9);
+    expect(sheet['ds-001.effect']).toBeLessThan(0); // the planted training effect
+  });
+});
+
+describe('a user with no data', () => {
+  let asker: Asker;
+  beforeAll(async () => {
+    asker = await startAsker();
+    asker.user = await asker.svc.createUser();
+  });
+  afterAll(() => stopAsker(asker));
+
+  test('gets an honest answer with no numbers: the empty series is rejected by sample_size', async () => {
+    const { turn, events } = await ask(asker, 'What is my average resting heart rate over the last 90 days?');
+    expect(turn.status).toBe('completed');
+    expect(turn.result!.fact_sheet).toEqual([]);
+    expect(turn.result!.validator).toMatchObject({ findings_total: 1, findings_rejected: 1 });
+    const sampleSize = ofType(events, 'validator.gate').find((e) => e.data.gate === 'sample_size');
+    expect(sampleSize?.data).toMatchObject({ verdict: 'failed', detail: expect.objectContaining({ n: 0 }) });
+    expect(factCheckReply(turn.result!.answer, {}, '')).toEqual([]);
+  });
+});
+
+describe('the debug loop', () => {
+  test('code that fails first is repaired with the error in hand, and the answer is still right', async () => {
+    const asker = await startAsker('first');
+    try {
+      const { turn, events } = await ask(asker, 'What is my average resting heart rate over the last 90 days?');
+      expect(turn.status).toBe('completed');
+      const steps = await ledgerSteps(asker.pool, turn.id);
+      expect(steps.filter((s) => s === 'ds_debug')).toHaveLength(1);
+      const debugPrompt = asker.svc.scripted.requests.entries().find((r) => r.step === 'ds_debug');
+      expect(JSON.stringify(debugPrompt)).toContain('resting_heart_rate_daily');
+      const narration = ofType(events, 'agent.thought')
+        .filter((e) => e.data.agent === 'data_science')
+        .map((e) => e.data.delta)
+        .join('');
+      expect(narration).toMatch(/\[analysis failed \(exception\): KeyError[\s\S]*\[analysis ran in/);
+      expect(turn.result!.validator.findings_validated).toBe(1);
+    } finally {
+      await asker.close();
+    }
+  });
+
+  test('code that never runs ends in the DS-failed state: an honest answer with no numbers, not a failed turn', async () => {
+    const asker = await startAsker('always');
+    try {
+      const { turn, events } = await ask(asker, 'What is my average resting heart rate over the last 90 days?');
+      expect(turn.status).toBe('completed');
+      const steps = await ledgerSteps(asker.pool, turn.id);
+      expect(steps.filter((s) => s === 'ds_debug')).toHaveLength(2);
+      expect(steps).not.toContain('ds_summary');
+      expect(turn.result!.fact_sheet).toEqual([]);
+      expect(turn.result!.validator.findings_total).toBe(0);
+      expect(turn.result!.agents_used).toEqual(['data_science']);
+      const synthesisPrompt = asker.svc.scripted.requests.entries().find((r) => r.step === 'synthesis');
+      expect(JSON.stringify(synthesisPrompt)).toContain('DATA SCIENCE STATUS: FAILED');
+      expect(turn.result!.answer).toMatch(/couldn't complete the analysis/);
+      const dsCompleted = ofType(events, 'agent.completed').find((e) => e.data.agent === 'data_science');
+      expect(dsCompleted?.data.output_summary).toMatch(/^Analysis failed: /);
+    } finally {
+      await asker.close();
+    }
+  });
+});

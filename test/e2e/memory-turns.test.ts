@@ -1,0 +1,130 @@
+/**
+ * Memory across turns (seed 004, seed 002 step 8): what a turn's extractor writes is read into the
+ * next turn's agent prompts, unless the turn says `include_memory: false`; the extractor is
+ * best-effort, so its failure never fails a turn.
+ */
+import { Pool } from 'pg';
+import { turnSchema, type Turn } from '../../contracts/turn';
+import { api, expectSchema } from '../support/http';
+import { startDemoService, type DemoService, type TestService } from '../support/service';
+
+jest.setTimeout(120_000);
+
+let demo: DemoService;
+let svc: TestService;
+let user: { userId: string; apiKey: string };
+let pool: Pool;
+
+beforeAll(async () => {
+  demo = await startDemoService();
+  ({ svc, user, pool } = demo);
+});
+afterAll(async () => {
+  await demo?.close();
+});
+
+async function ask(content: string, context?: { include_memory?: boolean }): Promise<Turn> {
+  const res = await api(svc.url, 'POST', '/v1/turns', {
+    key: user.apiKey,
+    body: { messages: [{ role: 'user', content }], stream: false, ...(context ? { context } : {}) },
+  });
+  return expectSchema(turnSchema, res.body);
+}
+
+const memoryOf = async () =>
+  (
+    await pool.query<{ category: string; text: string; source_turn_id: string | null }>(
+      `SELECT category, text, source_turn_id FROM memory_entries WHERE user_id = $1 ORDER BY created_at, id`,
+      [user.userId],
+    )
+  ).rows;
+
+const memorySummaryEvent = async (turnId: string) =>
+  (
+    await pool.query<{ data: { output_summary: string } }>(
+      `SELECT data FROM turn_events WHERE turn_id = $1 AND type = 'agent.completed' AND data->>'agent' = 'memory'`,
+      [turnId],
+    )
+  ).rows.map((r) => r.data.output_summary);
+
+/** The system prompts the agents of the last turn were given (the log was cleared before it). */
+const agentSystemPrompts = () =>
+  svc.scripted.requests
+    .entries()
+    .filter((r) => ['ds_plan', 'domain_expert', 'hc_main', 'synthesis'].includes(r.step ?? ''))
+    .map((r) => ({ step: r.step, system: r.system }));
+
+const PREFERENCE = "I'm vegetarian and I only work out in the mornings.";
+
+test('a fallback turn still remembers what the user said about themselves', async () => {
+  const turn = await ask(`Thanks! ${PREFERENCE}`);
+  expect(turn.status).toBe('completed');
+  expect(await memoryOf()).toEqual([{ category: 'preference', text: PREFERENCE, source_turn_id: turn.id }]);
+  expect(await memorySummaryEvent(turn.id)).toEqual(['+1 entry (1 preference)']);
+});
+
+test('the next turn’s agents see it in their system prompts, with the tested hypotheses of earlier turns', async () => {
+  svc.scripted.requests.clear();
+  const turn = await ask('Help me plan better deep sleep based on my data. I want to get more deep sleep.');
+  expect(turn.status).toBe('completed');
+  const prompts = agentSystemPrompts();
+  expect(prompts.map((p) => p.step)).toEqual(expect.arrayContaining(['ds_plan', 'hc_main', 'synthesis']));
+  for (const { system } of prompts) expect(system).toContain(PREFERENCE);
+
+  const written = (await memoryOf()).filter((m) => m.source_turn_id === turn.id);
+  expect(written.map((m) => m.category).sort()).toEqual(['goal', 'tested_hypothesis']);
+  expect(await memorySummaryEvent(turn.id)).toEqual(['+2 entries (1 goal, 1 tested_hypothesis)']);
+
+  svc.scripted.requests.clear();
+  await ask('What is my average steps over the last 30 days?');
+  const [plan] = agentSystemPrompts();
+  expect(plan.system).toMatch(/## Tested hypotheses[\s\S]*\[validated\] Deep sleep minutes over all available days/);
+  expect(plan.system).toContain('I want to get more deep sleep.');
+});
+
+test('include_memory: false keeps memory out of every prompt', async () => {
+  svc.scripted.requests.clear();
+  const turn = await ask('Help me plan better deep sleep based on my data', { include_memory: false });
+  expect(turn.status).toBe('completed');
+  const prompts = agentSystemPrompts();
+  expect(prompts.length).toBeGreaterThan(0);
+  for (const { system } of prompts) {
+    expect(system).not.toContain('vegetarian');
+    expect(system).not.toContain('WHAT YOU REMEMBER');
+  }
+});
+
+test('a failing extractor never fails the turn', async () => {
+  svc.scripted.faults.inject({ kind: 'malformed', step: 'memory_extract', times: 10 });
+  const turn = await ask('Thanks! I want to walk more.');
+  expect(turn.status).toBe('completed');
+  expect((await memoryOf()).filter((m) => m.source_turn_id === turn.id)).toEqual([]);
+  expect(await memorySummaryEvent(turn.id)).toEqual(['+0 entries']);
+  svc.scripted.faults.clear();
+});
+
+test('include_biomarkers: false keeps the lab snapshot away from the Domain Expert', async () => {
+  const toolResults = () =>
+    JSON.stringify(
+      svc.scripted.requests
+        .entries()
+        .filter((r) => r.step === 'domain_expert')
+        .map((r) => r.messages),
+    );
+  svc.scripted.requests.clear();
+  expect((await ask('Is an LDL of 124 something to worry about?')).status).toBe('completed');
+  expect(toolResults()).toContain('ldl_cholesterol');
+
+  svc.scripted.requests.clear();
+  const res = await api(svc.url, 'POST', '/v1/turns', {
+    key: user.apiKey,
+    body: {
+      messages: [{ role: 'user', content: 'Is an LDL of 124 something to worry about?' }],
+      stream: false,
+      context: { include_biomarkers: false },
+    },
+  });
+  expect(expectSchema(turnSchema, res.body).status).toBe('completed');
+  expect(toolResults()).toContain('lab results withheld');
+  expect(toolResults()).not.toContain('"latest_biomarkers":[{');
+});

@@ -1,0 +1,95 @@
+import { Pool } from 'pg';
+import { createEventLog, type EventLog } from '../../activities/services/event-log';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { insertUserAndTurn } from '../support/fixtures';
+
+describe('turn event log', () => {
+  let t: TestDatabase;
+  let pool: Pool;
+  let log: EventLog;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    pool = new Pool({ connectionString: t.url, max: 30 });
+    log = createEventLog(pool);
+  });
+  afterAll(async () => {
+    await pool.end();
+    await t.drop();
+  });
+
+  test('ids start at 1 and stay gapless and unique under many concurrent writers', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    const writers = Array.from({ length: 25 }, (_, w) =>
+      (async () => {
+        for (let i = 0; i < 8; i++) {
+          await log.append(turnId, [
+            { type: 'agent.thought', data: { agent: 'data_science', delta: `w${w}-${i}a`, attempt: 1 } },
+            { type: 'agent.thought', data: { agent: 'data_science', delta: `w${w}-${i}b`, attempt: 1 } },
+          ]);
+        }
+      })(),
+    );
+    await Promise.all(writers);
+    const events = await log.readAfter(turnId, 0, 10_000);
+    expect(events.map((e) => e.id)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+    // A batch lands contiguously: each writer's "a" is immediately followed by its "b".
+    for (let i = 0; i < events.length; i += 2) {
+      expect(String(events[i + 1].data.delta)).toBe(String(events[i].data.delta).replace(/a$/, 'b'));
+    }
+  });
+
+  test('a deterministic event appended twice (a retried activity) is stored once and takes no id', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    const started = { type: 'turn.started' as const, data: { turn_id: turnId, at: 'x' }, dedupeKey: 'turn.started' };
+    expect(await log.append(turnId, [started])).toHaveLength(1);
+    expect(await log.append(turnId, [started])).toHaveLength(0);
+    await Promise.all(Array.from({ length: 10 }, () => log.append(turnId, [started])));
+    await log.append(turnId, [{ type: 'agent.thought', data: { agent: 'synthesis', delta: 'x', attempt: 1 } }]);
+    const events = await log.readAfter(turnId, 0);
+    expect(events.map((e) => [e.id, e.type])).toEqual([
+      [1, 'turn.started'],
+      [2, 'agent.thought'],
+    ]);
+  });
+
+  test('once the turn has ended only its terminal event is written: a straggling agent cannot append after it', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    await pool.query(`UPDATE turns SET status = 'failed' WHERE id = $1`, [turnId]);
+    const thought = { type: 'agent.thought' as const, data: { agent: 'domain_expert', delta: 'late', attempt: 1 } };
+    const failed = { type: 'turn.failed' as const, data: { turn_id: turnId }, dedupeKey: 'turn.terminal' };
+    expect(await log.append(turnId, [failed, thought])).toHaveLength(1);
+    expect(await log.append(turnId, [thought])).toHaveLength(0);
+    expect((await log.readAfter(turnId, 0)).map((e) => e.type)).toEqual(['turn.failed']);
+  });
+
+  test('deterministic events are unique per attempt: a retried turn writes its own after the failed attempt’s', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    const started = {
+      type: 'agent.started' as const,
+      data: { agent: 'synthesis' },
+      dedupeKey: 'agent.started:synthesis',
+    };
+    expect(await log.append(turnId, [started])).toHaveLength(1);
+    await pool.query(`UPDATE turns SET attempt = 2 WHERE id = $1`, [turnId]);
+    expect(await log.append(turnId, [started])).toHaveLength(1);
+    expect(await log.append(turnId, [started])).toHaveLength(0);
+    const keys = await pool.query('SELECT dedupe_key FROM turn_events WHERE turn_id = $1 ORDER BY id', [turnId]);
+    expect(keys.rows.map((r) => r.dedupe_key)).toEqual(['agent.started:synthesis', 'attempt2:agent.started:synthesis']);
+  });
+
+  test('readAfter returns only later events, in order', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    for (let i = 0; i < 5; i++) {
+      await log.append(turnId, [{ type: 'agent.thought', data: { agent: 'synthesis', delta: String(i), attempt: 1 } }]);
+    }
+    expect((await log.readAfter(turnId, 3)).map((e) => e.id)).toEqual([4, 5]);
+    expect(await log.readAfter(turnId, 5)).toEqual([]);
+  });
+
+  test('appending to a turn that does not exist fails and writes nothing', async () => {
+    await expect(log.append('turn_01HX0000000000000000000000', [{ type: 'turn.started', data: {} }])).rejects.toThrow(
+      /does not exist/,
+    );
+  });
+});
