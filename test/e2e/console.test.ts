@@ -5,9 +5,10 @@
  * text, reopening turns (replayed, and from the stored Turn once their events have expired), and the
  * memory list.
  *
- * `CONSOLE_SCREENSHOT=docs/console.png` also writes a screenshot of the finished data turn.
+ * `CONSOLE_SCREENSHOT=docs/console.png` writes the screenshot of the finished data turn to the README's image.
  */
-import { readFileSync } from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -111,8 +112,14 @@ interface InPage {
   location: { hash: string };
 }
 
-/** `CONSOLE_SCREENSHOT=docs/console.png` writes the screenshot; CI leaves the tree as it is. */
-const screenshotTest = process.env.CONSOLE_SCREENSHOT ? test : test.skip;
+/**
+ * Where the screenshot of a finished turn goes: `CONSOLE_SCREENSHOT=docs/console.png` refreshes the
+ * README's; otherwise a temporary file, so CI takes it too (and leaves the tree as it is).
+ */
+const screenshotPath = () =>
+  process.env.CONSOLE_SCREENSHOT
+    ? path.resolve(REPO_ROOT, process.env.CONSOLE_SCREENSHOT)
+    : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'amy-console-')), 'console.png');
 
 /** Chromium's reports of requests it cut itself (a reload, a stream the page stopped watching). */
 const isAbortedRequest = (error: string) => /^requestfailed: .* net::ERR_ABORTED$/.test(error);
@@ -304,7 +311,7 @@ describe('a data question, watched live', () => {
     expect(new Set(session.authorizations)).toEqual(new Set([`Bearer ${key}`]));
   });
 
-  screenshotTest('a screenshot of the finished turn, to CONSOLE_SCREENSHOT', async () => {
+  test('a full-page screenshot of the finished turn, with the memory a user wrote', async () => {
     const { page } = session;
     // The memory panel as a user's looks: what they told Amy themselves.
     for (const body of [
@@ -318,7 +325,13 @@ describe('a data question, watched live', () => {
     await page.locator('#recent-list li').first().waitFor();
     await page.locator('#question').blur();
     await page.mouse.move(0, 0);
-    await page.screenshot({ path: path.resolve(REPO_ROOT, process.env.CONSOLE_SCREENSHOT!), fullPage: true });
+    const file = screenshotPath();
+    await page.screenshot({ path: file, fullPage: true });
+    // A PNG at least as wide as the viewport and taller than one screen: the whole turn is on it.
+    const png = fs.readFileSync(file);
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(png.readUInt32BE(16)).toBeGreaterThanOrEqual(1280);
+    expect(png.readUInt32BE(20)).toBeGreaterThan(900);
   });
 });
 
