@@ -51,7 +51,7 @@ export default tseslint.config(
           paths: forbiddenInWorkflows.filter((m) => !m.includes('*')),
           patterns: [
             {
-              group: ['@prisma/*', '../activities/services/*', '../api/*', '../worker/*'],
+              group: ['@prisma/*', '../platform/*', '../api/*', '../worker/*'],
               message: 'workflow code may not do I/O',
             },
           ],
@@ -97,6 +97,23 @@ export default tseslint.config(
         },
       ],
       'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
+    },
+  },
+  {
+    // The API serves turns; it never runs steps. What it shares with the worker lives in platform/.
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/activities', '**/activities/**'],
+              message: 'api/ may not import activities/ (shared code lives in platform/)',
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -11,8 +11,8 @@ import { completeStep } from './complete-step';
 import type { CriticVerdict } from './critic';
 import { priorsFor, type LiteraturePrior } from './literature-priors';
 import { ASSESSMENT_SYSTEM, assessmentUserPrompt } from './prompts/assessment';
-import { parseModelJson } from './services/llm';
-import { ModelOutputInvalidError, UpstreamUnavailableError } from './services/llm-errors';
+import { parseModelJson } from '../platform/llm';
+import { ModelOutputInvalidError, UpstreamUnavailableError } from '../platform/llm-errors';
 import type { StepDeps } from './step-deps';
 
 const NOVELTY_LEVELS = ['established', 'supported', 'emerging', 'user_specific'] as const;

@@ -1,4 +1,4 @@
-import type { LlmResponse } from './services/llm';
+import type { LlmResponse } from '../platform/llm';
 import type { StepDeps } from './step-deps';
 import { runStepAttempt } from './step-attempt';
 

@@ -12,9 +12,9 @@ import type { Finding, GatesOutcome } from '../contracts/findings';
 import { completeStep } from './complete-step';
 import { priorsFor } from './literature-priors';
 import { CRITIC_SYSTEM, criticUserPrompt } from './prompts/critic';
-import { parseModelJson } from './services/llm';
-import { ModelOutputInvalidError, UpstreamUnavailableError } from './services/llm-errors';
-import { recentMemory } from './services/memory';
+import { parseModelJson } from '../platform/llm';
+import { ModelOutputInvalidError, UpstreamUnavailableError } from '../platform/llm-errors';
+import { recentMemory } from '../platform/memory';
 import type { StepDeps } from './step-deps';
 
 const CRITIC_DECISIONS = ['accept', 'downgrade', 'reject'] as const;

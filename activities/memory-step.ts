@@ -11,15 +11,15 @@ import type { GateVerdict } from '../contracts/findings';
 import { MEMORY_CATEGORIES } from '../contracts/memory';
 import { completeStep } from './complete-step';
 import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompts/memory';
-import { parseModelJson } from './services/llm';
-import { ModelOutputInvalidError, UpstreamUnavailableError } from './services/llm-errors';
+import { parseModelJson } from '../platform/llm';
+import { ModelOutputInvalidError, UpstreamUnavailableError } from '../platform/llm-errors';
 import {
   memorySummary,
   recordExtractedMemories,
   recordTestedHypotheses,
   type ExtractedMemory,
   type TestedHypothesisEntry,
-} from './services/memory';
+} from '../platform/memory';
 import type { StepDeps } from './step-deps';
 import { announceAgentCompleted, announceAgentStarted } from './stream-agent-reply';
 import type { ValidatedFinding } from './validation';

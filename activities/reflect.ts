@@ -7,8 +7,8 @@ import { log } from '@temporalio/activity';
 import { z } from 'zod';
 import { completeStep } from './complete-step';
 import { REFLECTION_SYSTEM, reflectionUserPrompt } from './prompts/reflection';
-import { parseModelJson } from './services/llm';
-import { ModelOutputInvalidError } from './services/llm-errors';
+import { parseModelJson } from '../platform/llm';
+import { ModelOutputInvalidError } from '../platform/llm-errors';
 import { canonicalAgent } from './routing';
 import type { StepDeps } from './step-deps';
 

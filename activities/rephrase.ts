@@ -4,8 +4,8 @@ import { completeStep } from './complete-step';
 import { lastUserMessage, renderHistory } from './conversation';
 import { QUESTION_REPHRASE_SYSTEM, rephraseUserPrompt } from './prompts/rephrase';
 import type { RoutableAgent, Routing } from './routing';
-import { ModelOutputInvalidError } from './services/llm-errors';
-import { parseModelJson } from './services/llm';
+import { ModelOutputInvalidError } from '../platform/llm-errors';
+import { parseModelJson } from '../platform/llm';
 import type { StepDeps } from './step-deps';
 
 export interface RephraseInput {

@@ -3,7 +3,7 @@ import { completeStep } from './complete-step';
 import { lastUserMessage, renderHistory } from './conversation';
 import { ORCHESTRATOR_SYSTEM, routingUserPrompt } from './prompts/routing';
 import { rawRoutingSchema, sanitiseRouting, type Routing } from './routing';
-import { parseModelJson } from './services/llm';
+import { parseModelJson } from '../platform/llm';
 import type { StepDeps } from './step-deps';
 
 export interface RouteInput {

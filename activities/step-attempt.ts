@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { EventLog } from './services/event-log';
+import type { EventLog } from '../platform/event-log';
 
 const HEARTBEAT_EVERY_MS = 2_000;
 

@@ -1,9 +1,9 @@
 import type { Pool } from 'pg';
-import type { Db } from './services/db';
-import type { EventLog } from './services/event-log';
-import type { GatesRunner } from './services/gates';
-import type { Llm } from './services/llm';
-import type { Sandbox } from './services/sandbox';
+import type { Db } from '../platform/db';
+import type { EventLog } from '../platform/event-log';
+import type { GatesRunner } from '../platform/gates';
+import type { Llm } from '../platform/llm';
+import type { Sandbox } from '../platform/sandbox';
 
 /** Model choice per role (AMY_MODEL, AMY_FAST_MODEL, AMY_DS_MODEL, AMY_VALIDATOR_MODEL). */
 export interface ModelSettings {

@@ -1,6 +1,6 @@
 import type { StreamAgent } from '../contracts/events';
-import type { EventLog } from './services/event-log';
-import type { LlmRequest, LlmResponse } from './services/llm';
+import type { EventLog } from '../platform/event-log';
+import type { LlmRequest, LlmResponse } from '../platform/llm';
 import type { StepDeps } from './step-deps';
 
 const SUMMARY_CHARS = 160;

@@ -17,8 +17,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type { ErrorBody } from '../contracts/errors';
 import type { PreviousAttempt, TurnStatus } from '../contracts/turn';
-import type { EventLog } from './services/event-log';
-import { inTransaction } from './services/pg-pool';
+import type { EventLog } from '../platform/event-log';
+import { inTransaction } from '../platform/pg-pool';
 
 export type TurnRunEntry = 'claimed' | 'current' | 'reopened' | 'unknown_turn';
 

@@ -5,7 +5,7 @@
  */
 import type { ErrorBody } from '../contracts/errors';
 import type { AgentName, FactEntry, TurnResult, ValidatorCounts } from '../contracts/turn';
-import { newId } from './services/ids';
+import { newId } from '../platform/ids';
 import type { StepDeps } from './step-deps';
 
 export interface CompleteTurnInput {

@@ -1,5 +1,5 @@
 import express from 'express';
-import { newId } from '../activities/services/ids';
+import { newId } from '../platform/ids';
 import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';

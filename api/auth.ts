@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { Pool } from 'pg';
-import { API_KEY_PREFIX, hashApiKey } from '../activities/services/users';
+import { API_KEY_PREFIX, hashApiKey } from '../platform/users';
 import { ApiError } from './errors';
 
 /**

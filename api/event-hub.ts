@@ -9,7 +9,7 @@
  */
 import { Client } from 'pg';
 import type { TurnEvent } from '../contracts/events';
-import { EVENTS_CHANNEL, type EventLog } from '../activities/services/event-log';
+import { EVENTS_CHANNEL, type EventLog } from '../platform/event-log';
 import type { Logger } from './logger';
 
 const PAGE = 500;

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import { TERMINAL_EVENTS } from '../contracts/events';
 import { isTurnId } from '../contracts/ids';
-import { newId } from '../activities/services/ids';
+import { newId } from '../platform/ids';
 import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';

@@ -1,4 +1,4 @@
-import { loadConfig } from '../activities/services/config';
+import { loadConfig } from '../platform/config';
 import { startApiServer } from './server';
 
 async function run() {

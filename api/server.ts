@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import type { Config } from '../activities/services/config';
-import { createEventLog } from '../activities/services/event-log';
-import { createPgPool } from '../activities/services/pg-pool';
+import type { Config } from '../platform/config';
+import { createEventLog } from '../platform/event-log';
+import { createPgPool } from '../platform/pg-pool';
 import { createApp } from './app';
 import { startEventHub } from './event-hub';
 import { createEventStreamRoute } from './event-stream';

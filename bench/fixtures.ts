@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
-import type { Db } from '../activities/services/db';
-import { newId } from '../activities/services/ids';
-import { createUserWithApiKey } from '../activities/services/users';
+import type { Db } from '../platform/db';
+import { newId } from '../platform/ids';
+import { createUserWithApiKey } from '../platform/users';
 
 export async function createBenchUser(db: Db, role: string): Promise<{ userId: string; apiKey: string }> {
   const { user, apiKey } = await createUserWithApiKey(db, `bench_${role}_${Date.now().toString(36)}`);

@@ -1,6 +1,6 @@
 /**
  * (d) What one finding's gates cost in the warm, long-lived Python process a worker keeps
- * (activities/services/gates.ts): interpreter start-up and the numpy/scipy import are paid by one
+ * (platform/gates.ts): interpreter start-up and the numpy/scipy import are paid by one
  * warm-up request, then each finding goes in a request of its own, as a turn sends it, and is timed
  * from `run([series])` to its outcome (both sides' contract checks, the pipe and the gates included).
  *
@@ -9,9 +9,9 @@
  * for an association, observed feature values for a trend or a scalar.
  */
 import type { FindingKind, FindingSeries, GatesOutcome } from '../contracts/findings';
-import { createGatesRunner } from '../activities/services/gates';
-import type { DailyMetric, DailyRow } from '../activities/services/health-data/records';
-import { generateHealthData, PLANTED_EFFECTS } from '../activities/services/health-data/synthetic';
+import { createGatesRunner } from '../platform/gates';
+import type { DailyMetric, DailyRow } from '../platform/health-data/records';
+import { generateHealthData, PLANTED_EFFECTS } from '../platform/health-data/synthetic';
 import { nowMs, summarize, type Summary } from './stats';
 
 export interface GatesPerFindingOptions {

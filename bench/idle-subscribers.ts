@@ -4,8 +4,8 @@
  * /proc before and after; then one event proves the loaded process still delivers.
  */
 import type { Pool } from 'pg';
-import type { Db } from '../activities/services/db';
-import type { EventLog } from '../activities/services/event-log';
+import type { Db } from '../platform/db';
+import type { EventLog } from '../platform/event-log';
 import { readOpenFilesLimit, startApiProcess } from './api-process';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { newAgent, openSse, type SseStream } from './http-client';

@@ -1,6 +1,6 @@
 /**
  * (e) What confinement adds to one run of generated analysis code: the sandbox
- * (activities/services/sandbox.ts: bubblewrap, setpriv, rlimits, seccomp, one fresh interpreter per
+ * (platform/sandbox.ts: bubblewrap, setpriv, rlimits, seccomp, one fresh interpreter per
  * run) against the floor, the same interpreter with the same flags and environment running the same
  * body on the same data with no confinement at all, also spawned fresh each time. Each run is timed
  * from the call to its parsed result, writing its input files included.
@@ -13,9 +13,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
-import { generateHealthData } from '../activities/services/health-data/synthetic';
-import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../activities/services/sandbox';
-import { bwrapArgs } from '../activities/services/sandbox-bwrap';
+import { generateHealthData } from '../platform/health-data/synthetic';
+import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../platform/sandbox';
+import { bwrapArgs } from '../platform/sandbox-bwrap';
 import { analysisCode } from '../scripted-model/rules/analysis-code';
 import { nowMs, summarize, type Summary } from './stats';
 

@@ -6,8 +6,8 @@
  */
 import type http from 'node:http';
 import type { Pool } from 'pg';
-import type { Db } from '../activities/services/db';
-import type { EventLog } from '../activities/services/event-log';
+import type { Db } from '../platform/db';
+import type { EventLog } from '../platform/event-log';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { openSse } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';

@@ -8,7 +8,7 @@ import type { RequestLog } from './request-log';
 import { encodeSse, messageStreamEvents } from './sse';
 import type { ScriptedResponse, ScriptedRule } from './types';
 
-/** Which pipeline step a request is for; the LLM layer (activities/services/llm.ts) always sends it. */
+/** Which pipeline step a request is for; the LLM layer (platform/llm.ts) always sends it. */
 const STEP_HEADER = 'x-amy-step';
 
 export interface MessagesEndpointDeps {

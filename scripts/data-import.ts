@@ -1,8 +1,8 @@
 /** `npm run data:import -- <user-name> <file.csv>`: loads a daily-summary CSV for a user, all rows or none. */
 import fs from 'node:fs';
-import { createDb } from '../activities/services/db';
-import { DailySummaryCsvError, importDailySummary, MAX_CSV_BYTES } from '../activities/services/health-data/csv-import';
-import { findUserByName } from '../activities/services/users';
+import { createDb } from '../platform/db';
+import { DailySummaryCsvError, importDailySummary, MAX_CSV_BYTES } from '../platform/health-data/csv-import';
+import { findUserByName } from '../platform/users';
 import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
 
 const USAGE = 'usage: npm run data:import -- <user-name> <file.csv>';

@@ -6,7 +6,7 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { loadConfig } from '../activities/services/config';
+import { loadConfig } from '../platform/config';
 import { workflowsPath } from '../worker/create-worker';
 import { CliError, failCommand } from './cli-env';
 

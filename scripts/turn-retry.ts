@@ -18,7 +18,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Pool } from 'pg';
 import type { ErrorBody } from '../contracts/errors';
-import { loadConfig } from '../activities/services/config';
+import { loadConfig } from '../platform/config';
 import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
 
 const USAGE = 'usage: npm run turn:retry -- <turn_id> [--wait]';

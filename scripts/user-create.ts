@@ -1,7 +1,7 @@
 /** `npm run user:create -- <name> [--no-data]`: a new user with an API key and, by default, synthetic health data. */
-import { createDb } from '../activities/services/db';
-import { seedDemoHealthData } from '../activities/services/health-data/store';
-import { createUserWithApiKey, InvalidUserNameError, UserExistsError } from '../activities/services/users';
+import { createDb } from '../platform/db';
+import { seedDemoHealthData } from '../platform/health-data/store';
+import { createUserWithApiKey, InvalidUserNameError, UserExistsError } from '../platform/users';
 import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
 
 const USAGE = 'usage: npm run user:create -- <name> [--no-data]';

@@ -1,10 +1,10 @@
-import type { Config } from '../activities/services/config';
-import { createDb } from '../activities/services/db';
-import { createEventLog } from '../activities/services/event-log';
-import { createGatesRunner, defaultPythonPath } from '../activities/services/gates';
-import { createPgPool } from '../activities/services/pg-pool';
-import { createAnthropicClient, createLlm } from '../activities/services/llm';
-import { createSandbox } from '../activities/services/sandbox';
+import type { Config } from '../platform/config';
+import { createDb } from '../platform/db';
+import { createEventLog } from '../platform/event-log';
+import { createGatesRunner, defaultPythonPath } from '../platform/gates';
+import { createPgPool } from '../platform/pg-pool';
+import { createAnthropicClient, createLlm } from '../platform/llm';
+import { createSandbox } from '../platform/sandbox';
 import type { StepDeps } from '../activities';
 
 /** The composition root's wiring: connections and services for the activities, from configuration. */

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../activities/services/config';
+import { loadConfig } from '../platform/config';
 import { createStepDeps } from './dependencies';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { runTurnWorker } from './run-worker';

@@ -1,5 +1,5 @@
 import { NativeConnection } from '@temporalio/worker';
-import type { Config } from '../activities/services/config';
+import type { Config } from '../platform/config';
 import type { StepDeps } from '../activities';
 import { createTurnWorker } from './create-worker';
 

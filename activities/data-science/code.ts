@@ -4,7 +4,7 @@
  */
 import { CODE_SYSTEM, DEBUG_SYSTEM, codeUserPrompt, debugUserPrompt } from '../prompts/data-science';
 import { completeStep } from '../complete-step';
-import { ModelOutputInvalidError } from '../services/llm-errors';
+import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import type { StepDeps } from '../step-deps';
 import type { AnalysisPlan } from './plan';
 

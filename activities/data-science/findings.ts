@@ -15,8 +15,8 @@ import { findingSchema, type AgentFinding, type Finding } from '../../contracts/
 import { completeStep } from '../complete-step';
 import { withinTolerance } from '../fact-check';
 import { EXTRACT_SYSTEM, extractUserPrompt } from '../prompts/data-science';
-import { columnUnit } from '../services/health-data/records';
-import { parseModelJson } from '../services/llm';
+import { columnUnit } from '../../platform/health-data/records';
+import { parseModelJson } from '../../platform/llm';
 import type { StepDeps } from '../step-deps';
 import type { AnalysisPlan, AnalysisSpec } from './plan';
 

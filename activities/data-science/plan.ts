@@ -6,7 +6,7 @@
 import { FINDING_KINDS, type FindingKind } from '../../contracts/findings';
 import { PLAN_SYSTEM, planUserPrompt } from '../prompts/data-science';
 import { withMemory } from '../prompts/memory';
-import { ModelOutputInvalidError } from '../services/llm-errors';
+import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import type { StepDeps } from '../step-deps';
 import { runStepAttempt } from '../step-attempt';
 import { announceAgentStarted, streamThoughts } from '../stream-agent-reply';

@@ -3,8 +3,8 @@
  * syntax pre-flight that also repairs the commonest indentation slip. A failed run is an answer, not an
  * exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
  */
-import { readUserHealthData } from '../services/health-data/store';
-import { SandboxUnavailableError, type SandboxErrorKind } from '../services/sandbox';
+import { readUserHealthData } from '../../platform/health-data/store';
+import { SandboxUnavailableError, type SandboxErrorKind } from '../../platform/sandbox';
 import type { StepDeps } from '../step-deps';
 import { runStepAttempt } from '../step-attempt';
 

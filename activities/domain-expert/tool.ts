@@ -7,7 +7,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import type { Db } from '../services/db';
+import type { Db } from '../../platform/db';
 
 export interface ToolContext {
   db: Db;

@@ -3,7 +3,7 @@
  * result for each lab biomarker, read from Postgres for the turn's user.
  */
 import { z } from 'zod';
-import type { Db } from '../services/db';
+import type { Db } from '../../platform/db';
 import { defineTool } from './tool';
 
 export interface LatestBiomarker {

@@ -18,7 +18,7 @@
  *   A change is the difference of the unrounded means, rounded once.
  */
 import { extractNumbers, withinTolerance } from '../fact-check';
-import { columnUnit, parseIsoDate, type DailyMetric, type DailyRow } from '../services/health-data/records';
+import { columnUnit, parseIsoDate, type DailyMetric, type DailyRow } from '../../platform/health-data/records';
 
 export interface PersonalAnchor {
   key: string;

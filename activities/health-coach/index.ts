@@ -26,9 +26,9 @@ import {
   hcGatePrompt,
   hcMainPrompt,
 } from '../prompts/health-coach';
-import { readUserHealthData } from '../services/health-data/store';
-import type { LlmRequest, LlmResponse } from '../services/llm';
-import { ModelOutputInvalidError } from '../services/llm-errors';
+import { readUserHealthData } from '../../platform/health-data/store';
+import type { LlmRequest, LlmResponse } from '../../platform/llm';
+import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import type { StepDeps } from '../step-deps';
 import { runStepAttempt, type StepAttempt } from '../step-attempt';
 import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../stream-agent-reply';

@@ -23,8 +23,8 @@ import {
   INVESTIGATOR_BRIEFING,
   INVESTIGATOR_SYSTEM,
 } from '../prompts/investigator';
-import { readUserHealthData } from '../services/health-data/store';
-import { parseModelJson } from '../services/llm';
+import { readUserHealthData } from '../../platform/health-data/store';
+import { parseModelJson } from '../../platform/llm';
 import type { StepDeps } from '../step-deps';
 import { runStepAttempt } from '../step-attempt';
 import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../stream-agent-reply';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { FINDING_KINDS, type FindingKind } from '../../contracts/findings';
-import type { Db } from '../services/db';
+import type { Db } from '../../platform/db';
 import type { TestedKey } from './hypotheses';
 
 export interface TestedHypothesis {

@@ -3,7 +3,7 @@
  * findings extraction. The code runs as the body of `analysis(...)` in the sandbox, so the prompts
  * describe exactly the frames and columns the sandbox wrapper provides (gates-py/sandbox/frames.py).
  */
-import { DAILY_METRICS } from '../services/health-data/records';
+import { DAILY_METRICS } from '../../platform/health-data/records';
 
 const COMPOSITES = [
   'hrv_rhr_ratio (heart_rate_variability / resting_heart_rate)',

@@ -11,7 +11,7 @@
 import type { Finding, GateVerdict } from '../../contracts/findings';
 import type { Hypothesis } from '../investigator/hypotheses';
 import type { TestedHypothesis } from '../investigator/tested-hypotheses';
-import { DAILY_METRICS } from '../services/health-data/records';
+import { DAILY_METRICS } from '../../platform/health-data/records';
 
 export const INVESTIGATOR_SYSTEM = `You are the Hypothesis Investigator of Amy, a personal health assistant. The user asked an open question about their own wearable data. From the DIGEST of that data, propose the hypotheses most worth testing: patterns that look real, matter for health, and one computation can check.
 Each hypothesis is tested automatically by exactly one computation on the user's daily rows:

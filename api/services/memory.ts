@@ -8,7 +8,7 @@
  */
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { newId } from '../../activities/services/ids';
+import { newId } from '../../platform/ids';
 import {
   TESTED_HYPOTHESIS,
   memoryIdSchema,

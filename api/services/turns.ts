@@ -18,7 +18,7 @@ import type {
   TurnResult,
   TurnStatus,
 } from '../../contracts/turn';
-import { newId } from '../../activities/services/ids';
+import { newId } from '../../platform/ids';
 import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
 

@@ -2,7 +2,7 @@
  * The Turns API contract (seed 000) over real HTTP, a real worker and a real Temporal server.
  * Every response is checked against the zod schema the API publishes in /openapi.json.
  */
-import { newId } from '../../activities/services/ids';
+import { newId } from '../../platform/ids';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { turnListSchema, turnSchema, type TurnList, type TurnStatus } from '../../contracts/turn';
 import { healthSchema } from '../../api/contract';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Amy, type TurnStreamEvent } from '@amy/sdk';
-import { createEventLog } from '../../activities/services/event-log';
+import { createEventLog } from '../../platform/event-log';
 import { AMY_BIN, ensureCliBuilt, REPO_ROOT } from '../support/workspace-build';
 import { runAmy, startAmy } from '../support/cli/run-amy';
 import { CLEAR_SCREEN, COLOUR_CODE, screenAfter } from '../support/cli/virtual-terminal';

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createEventLog } from '../../activities/services/event-log';
+import { createEventLog } from '../../platform/event-log';
 import { GATE_NAMES } from '../../contracts/findings';
 import { turnSchema, type Turn, type TurnResult } from '../../contracts/turn';
 import { errorEnvelopeSchema } from '../../contracts/errors';

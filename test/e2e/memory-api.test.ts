@@ -2,7 +2,7 @@
  * The Memory API contract (seed 004) over real HTTP against a real database. Every response is
  * checked against the zod schema the API publishes in /openapi.json.
  */
-import { newId } from '../../activities/services/ids';
+import { newId } from '../../platform/ids';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { memoryListSchema, memorySchema, testedHypothesisMetaSchema, type Memory } from '../../contracts/memory';
 import { api, expectSchema } from '../support/http';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import type { TurnEvent } from '../../contracts/events';
 import type { TurnResult } from '../../contracts/turn';
-import { createEventLog } from '../../activities/services/event-log';
+import { createEventLog } from '../../platform/event-log';
 import { collectPageErrors, launchChromium } from '../support/browser';
 import { ensureSdkBuilt } from '../support/workspace-build';
 import { startDemoService, type DemoService } from '../support/service';

@@ -6,7 +6,7 @@
 import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema } from '../../contracts/turn';
-import { createEventLog } from '../../activities/services/event-log';
+import { createEventLog } from '../../platform/event-log';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 import { openEventStream, type ReceivedEvent } from '../support/sse-client';

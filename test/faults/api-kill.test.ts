@@ -7,7 +7,7 @@
  */
 import { Client, Pool } from 'pg';
 import { freePort } from '../../scripts/local-postgres';
-import { createEventLog } from '../../activities/services/event-log';
+import { createEventLog } from '../../platform/event-log';
 import { spawnApiProcess, type ApiProcess } from '../support/api-process';
 import { api } from '../support/http';
 import { startTestService, type TestService } from '../support/service';

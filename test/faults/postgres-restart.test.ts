@@ -11,7 +11,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Client, Pool } from 'pg';
 import { freePort } from '../../scripts/local-postgres';
-import { createEventLog } from '../../activities/services/event-log';
+import { createEventLog } from '../../platform/event-log';
 import { spawnApiProcess, type ApiProcess } from '../support/api-process';
 import { api } from '../support/http';
 import { startRestartablePostgres, type RestartablePostgres } from '../support/restartable-postgres';

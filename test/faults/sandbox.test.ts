@@ -9,17 +9,17 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { generateHealthData } from '../../activities/services/health-data/synthetic';
-import type { DailyRow, DailyMetric } from '../../activities/services/health-data/records';
+import { generateHealthData } from '../../platform/health-data/synthetic';
+import type { DailyRow, DailyMetric } from '../../platform/health-data/records';
 import {
   createSandbox,
   SandboxUnavailableError,
   type SandboxData,
   type SandboxResult,
   sweepStaleRunDirs,
-} from '../../activities/services/sandbox';
-import { bwrapArgs, findBwrap, pythonLayout, SANDBOX_UID } from '../../activities/services/sandbox-bwrap';
-import { runConfined } from '../../activities/services/sandbox-process';
+} from '../../platform/sandbox';
+import { bwrapArgs, findBwrap, pythonLayout, SANDBOX_UID } from '../../platform/sandbox-bwrap';
+import { runConfined } from '../../platform/sandbox-process';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');

@@ -5,7 +5,7 @@
  * stored log; and a creation whose response is lost after the server accepted it starts one turn.
  */
 import { Amy, type TurnStreamEvent } from '@amy/sdk';
-import { createEventLog } from '../../activities/services/event-log';
+import { createEventLog } from '../../platform/event-log';
 import { startDemoService, type DemoService } from '../support/service';
 import { passThrough, startChaosProxy, type ChaosProxy } from '../support/chaos-proxy';
 

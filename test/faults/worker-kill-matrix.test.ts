@@ -20,7 +20,7 @@ import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import type { StreamAgent } from '../../contracts/events';
 import { turnSchema, type Turn } from '../../contracts/turn';
-import { seedDemoHealthData } from '../../activities/services/health-data/store';
+import { seedDemoHealthData } from '../../platform/health-data/store';
 import { defaultRules, scriptedRules } from '../../scripted-model/rules';
 import type { ScriptedRule } from '../../scripted-model/types';
 import { api, expectSchema } from '../support/http';

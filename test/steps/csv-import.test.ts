@@ -7,11 +7,11 @@ import {
   MAX_CSV_ROWS,
   parseDailySummaryCsv,
   type CsvError,
-} from '../../activities/services/health-data/csv-import';
-import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../activities/services/health-data/records';
-import { readUserHealthData } from '../../activities/services/health-data/store';
-import { generateHealthData } from '../../activities/services/health-data/synthetic';
-import { createUserWithApiKey } from '../../activities/services/users';
+} from '../../platform/health-data/csv-import';
+import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../platform/health-data/records';
+import { readUserHealthData } from '../../platform/health-data/store';
+import { generateHealthData } from '../../platform/health-data/synthetic';
+import { createUserWithApiKey } from '../../platform/users';
 import { CliError, resolveDatabaseUrl } from '../../scripts/cli-env';
 import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';

@@ -17,7 +17,7 @@ import {
   type ExtractFindingsInput,
 } from '../../activities/data-science/findings';
 import { parsePlan, type AnalysisSpec } from '../../activities/data-science/plan';
-import { ModelOutputInvalidError } from '../../activities/services/llm-errors';
+import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import type { ValidatedFinding } from '../../activities/validation';
 import type { ScriptedRule } from '../../scripted-model/types';
 import { finalVerdict, validatorCounts } from '../../workflows/validation';

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { createEventLog, type EventLog } from '../../activities/services/event-log';
+import { createEventLog, type EventLog } from '../../platform/event-log';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { insertUserAndTurn } from '../support/fixtures';
 

@@ -22,8 +22,8 @@ import {
   type CoachUserOutput,
   type PersonalAnchor,
 } from '../../activities/health-coach';
-import { DAILY_METRICS, type DailyRow } from '../../activities/services/health-data/records';
-import { readUserHealthData, seedDemoHealthData } from '../../activities/services/health-data/store';
+import { DAILY_METRICS, type DailyRow } from '../../platform/health-data/records';
+import { readUserHealthData, seedDemoHealthData } from '../../platform/health-data/store';
 import {
   healthCoachFinish,
   healthCoachGate,

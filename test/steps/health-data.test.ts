@@ -1,12 +1,7 @@
-import {
-  DAILY_METRICS,
-  METRIC_SPECS,
-  WORKOUT_TYPES,
-  type DailyRow,
-} from '../../activities/services/health-data/records';
-import { seedDemoHealthData } from '../../activities/services/health-data/store';
-import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../activities/services/health-data/synthetic';
-import { createUserWithApiKey } from '../../activities/services/users';
+import { DAILY_METRICS, METRIC_SPECS, WORKOUT_TYPES, type DailyRow } from '../../platform/health-data/records';
+import { seedDemoHealthData } from '../../platform/health-data/store';
+import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
+import { createUserWithApiKey } from '../../platform/users';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 const END = new Date('2026-11-22T15:30:00Z');

@@ -23,15 +23,10 @@ import {
   topHypotheses,
   type Hypothesis,
 } from '../../activities/investigator';
-import { recordTestedHypotheses } from '../../activities/services/memory';
-import {
-  DAILY_METRICS,
-  type DailyMetric,
-  type DailyRow,
-  type WorkoutRow,
-} from '../../activities/services/health-data/records';
-import { readUserHealthData, seedDemoHealthData } from '../../activities/services/health-data/store';
-import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../activities/services/health-data/synthetic';
+import { recordTestedHypotheses } from '../../platform/memory';
+import { DAILY_METRICS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../platform/health-data/records';
+import { readUserHealthData, seedDemoHealthData } from '../../platform/health-data/store';
+import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
 import type { ValidatedFinding } from '../../activities/validation';
 import {
   investigatorBriefing,

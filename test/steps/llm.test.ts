@@ -5,24 +5,18 @@
 import Anthropic, { APIConnectionTimeoutError, APIError, RateLimitError } from '@anthropic-ai/sdk';
 import { Pool } from 'pg';
 import { z } from 'zod';
-import { ConfigError } from '../../activities/services/config';
-import { createEventLog, type EventLog } from '../../activities/services/event-log';
-import { newId } from '../../activities/services/ids';
-import {
-  createAnthropicClient,
-  createLlm,
-  parseModelJson,
-  type Llm,
-  type LlmRequest,
-} from '../../activities/services/llm';
+import { ConfigError } from '../../platform/config';
+import { createEventLog, type EventLog } from '../../platform/event-log';
+import { newId } from '../../platform/ids';
+import { createAnthropicClient, createLlm, parseModelJson, type Llm, type LlmRequest } from '../../platform/llm';
 import {
   LlmCallAbortedError,
   mapLlmError,
   ModelOutputInvalidError,
   UpstreamRequestError,
   UpstreamUnavailableError,
-} from '../../activities/services/llm-errors';
-import { costUsd, priceOf } from '../../activities/services/prices';
+} from '../../platform/llm-errors';
+import { costUsd, priceOf } from '../../platform/prices';
 import { defaultRules } from '../../scripted-model/rules';
 import { startScriptedModelServer, type ScriptedModelServer } from '../../scripted-model/server';
 import type { ScriptedRule } from '../../scripted-model/types';

@@ -4,7 +4,7 @@
  * superseded run and any run of a completed turn are refused.
  */
 import { Pool } from 'pg';
-import { createEventLog, type EventLog } from '../../activities/services/event-log';
+import { createEventLog, type EventLog } from '../../platform/event-log';
 import { enterTurnRun } from '../../activities/turn-attempts';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { insertUserAndTurn } from '../support/fixtures';

@@ -6,7 +6,7 @@ import {
   InvalidUserNameError,
   issueApiKey,
   UserExistsError,
-} from '../../activities/services/users';
+} from '../../platform/users';
 import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 

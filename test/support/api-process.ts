@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import type { Config } from '../../activities/services/config';
+import type { Config } from '../../platform/config';
 
 const root = path.resolve(__dirname, '..', '..');
 

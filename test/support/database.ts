@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { createDb, type Db } from '../../activities/services/db';
+import { createDb, type Db } from '../../platform/db';
 import { readTestEnv, TEMPLATE_DB } from './test-env';
 
 export interface TestDatabase {

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { newId } from '../../activities/services/ids';
+import { newId } from '../../platform/ids';
 
 /** Inserts a bare user and a queued turn straight into Postgres, for tests below the API. */
 export async function insertUserAndTurn(url: string, name = `u_${Math.random().toString(36).slice(2, 10)}`) {

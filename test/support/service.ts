@@ -3,11 +3,11 @@
  * Temporal worker and the real API over HTTP, against a fresh database and a task queue of its own.
  */
 import { Pool } from 'pg';
-import { seedDemoHealthData } from '../../activities/services/health-data/store';
+import { seedDemoHealthData } from '../../platform/health-data/store';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, type Config } from '../../activities/services/config';
-import { createUserWithApiKey } from '../../activities/services/users';
+import { loadConfig, type Config } from '../../platform/config';
+import { createUserWithApiKey } from '../../platform/users';
 import { startApiServer } from '../../api/server';
 import type { Logger } from '../../api/logger';
 import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model/server';

@@ -5,8 +5,8 @@
  * only there does the SDK classify a timeout as it does in production: under jest, undici's AbortError
  * comes from another realm and reads as a connection error (see test/steps/llm.test.ts).
  */
-import { loadConfig } from '../../activities/services/config';
-import { createAnthropicClient, createLlm } from '../../activities/services/llm';
+import { loadConfig } from '../../platform/config';
+import { createAnthropicClient, createLlm } from '../../platform/llm';
 import { createStepDeps } from '../../worker/dependencies';
 import { runTurnWorker } from '../../worker/run-worker';
 

@@ -6,10 +6,10 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Pool } from 'pg';
 import type { StepDeps } from '../../activities';
-import { createEventLog } from '../../activities/services/event-log';
-import { createGatesRunner, defaultPythonPath } from '../../activities/services/gates';
-import { createAnthropicClient, createLlm } from '../../activities/services/llm';
-import { createSandbox } from '../../activities/services/sandbox';
+import { createEventLog } from '../../platform/event-log';
+import { createGatesRunner, defaultPythonPath } from '../../platform/gates';
+import { createAnthropicClient, createLlm } from '../../platform/llm';
+import { createSandbox } from '../../platform/sandbox';
 import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model/server';
 import { createTestDatabase, type TestDatabase } from './database';
 import { insertUserAndTurn } from './fixtures';

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import type { Config } from '../../activities/services/config';
+import type { Config } from '../../platform/config';
 import { readTestEnv } from './test-env';
 
 const root = path.resolve(__dirname, '..', '..');

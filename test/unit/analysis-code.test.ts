@@ -2,9 +2,9 @@
  * The scripted model's pandas code is real: run in the real sandbox on generated health data, each
  * canonical ask returns the same statistic computed independently here from the same rows.
  */
-import { defaultPythonPath } from '../../activities/services/gates';
-import { generateHealthData } from '../../activities/services/health-data/synthetic';
-import { createSandbox } from '../../activities/services/sandbox';
+import { defaultPythonPath } from '../../platform/gates';
+import { generateHealthData } from '../../platform/health-data/synthetic';
+import { createSandbox } from '../../platform/sandbox';
 import { analysisCode } from '../../scripted-model/rules/analysis-code';
 import type { AnalysisAsk } from '../../scripted-model/rules/analysis-ask';
 

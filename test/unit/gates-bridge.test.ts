@@ -16,8 +16,8 @@ import {
   type FindingSeriesSpec,
   type GatesRunner,
   type GatesRunnerFailure,
-} from '../../activities/services/gates';
-import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../activities/services/health-data/synthetic';
+} from '../../platform/gates';
+import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
 
 /** Deterministic standard normals (mulberry32 + Box-Muller), so every run sees the same data. */
 function normals(seed: number, n: number): number[] {

@@ -4,8 +4,8 @@
  * model stream and a fake log whose appends take as long as the test says.
  */
 import { streamThoughts } from '../../activities/stream-agent-reply';
-import type { EventLog, NewTurnEvent } from '../../activities/services/event-log';
-import type { Llm, LlmResponse } from '../../activities/services/llm';
+import type { EventLog, NewTurnEvent } from '../../platform/event-log';
+import type { Llm, LlmResponse } from '../../platform/llm';
 
 const REPLY = ['Your ', 'resting ', 'heart ', 'rate ', 'averaged ', '58 ', 'bpm ', 'over ', '90 ', 'days.'];
 

@@ -1,7 +1,7 @@
 /** The user's long-term memory (seed 004) as the steps of a turn read and write it. */
 import { ulid } from 'ulid';
-import { ID_PREFIXES } from '../../contracts/ids';
-import { MEMORY_CATEGORIES } from '../../contracts/memory';
+import { ID_PREFIXES } from '../contracts/ids';
+import { MEMORY_CATEGORIES } from '../contracts/memory';
 import type { Db } from './db';
 
 export interface MemoryEntry {

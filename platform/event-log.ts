@@ -13,7 +13,7 @@
  */
 import type { Pool } from 'pg';
 import { inTransaction } from './pg-pool';
-import { TERMINAL_EVENTS, type TurnEvent, type TurnEventType } from '../../contracts/events';
+import { TERMINAL_EVENTS, type TurnEvent, type TurnEventType } from '../contracts/events';
 
 export const EVENTS_CHANNEL = 'turn_events';
 

@@ -49,7 +49,7 @@ const PREFLIGHT_LIMITS: SandboxLimits = { wallMs: 10_000, cpuSeconds: 5, memoryM
 const SCRATCH_BYTES = 64 * 1024 * 1024;
 /** The envelope's marker and framing around the result, over and above maxOutputBytes. */
 const ENVELOPE_SLACK_BYTES = 1024;
-const RUNNER_DIR = path.resolve(__dirname, '../../gates-py/sandbox');
+const RUNNER_DIR = path.resolve(__dirname, '../gates-py/sandbox');
 const ENVELOPE_MARKER = '\n@@amy-sandbox-envelope@@\n';
 
 export interface SandboxOptions {

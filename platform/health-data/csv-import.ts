@@ -3,7 +3,7 @@
  * so the user can fix the file in one pass; the import is all or nothing, so a half-imported file never
  * becomes the data the pipeline reasons about.
  */
-import { Prisma } from '../../../generated/prisma/client';
+import { Prisma } from '../../generated/prisma/client';
 import type { Db } from '../db';
 import {
   DAILY_METRICS,

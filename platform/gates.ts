@@ -20,10 +20,10 @@ import {
   type Finding,
   type FindingSeries,
   type GatesOutcome,
-} from '../../contracts/findings';
+} from '../contracts/findings';
 import type { DailyRow } from './health-data/records';
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const REPO_ROOT = path.resolve(__dirname, '..');
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** How long `close` lets the process finish the request in hand before killing it. */
 const CLOSE_GRACE_MS = 2_000;

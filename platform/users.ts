@@ -4,7 +4,7 @@
  * never compared character by character, so response time does not reveal how much of a guess was right.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Prisma } from '../../generated/prisma/client';
+import { Prisma } from '../generated/prisma/client';
 import type { Db } from './db';
 import { newId } from './ids';
 
