@@ -1,22 +1,22 @@
-import { createAssessFinding } from './assessment';
-import { createClassifyVagueness } from './classify-vagueness';
-import { createCritiqueFinding } from './critic';
-import { createDataScienceActivities } from './data-science';
-import { createConsultDomainExpert } from './domain-expert';
-import { createReplyConversationally } from './fallback-reply';
-import { createCoachUser } from './health-coach';
-import { createInvestigatorActivities } from './investigator';
-import { createRecallMemory, createRememberTurn } from './memory-step';
-import { createReflect } from './reflect';
-import { createPurgeExpiredTurnEvents } from './retention';
-import { createRephraseQuestions } from './rephrase';
-import { createRoute } from './route';
-import type { StepDeps } from './step-deps';
-import { createCheckAnswer, createSynthesise } from './synthesis';
-import { createTurnLifecycle } from './turn-lifecycle';
-import { createRunGates } from './validation';
+import { createAssessFinding } from './steps/assessment';
+import { createClassifyVagueness } from './steps/classify-vagueness';
+import { createCritiqueFinding } from './steps/critic';
+import { createDataScienceActivities } from './agents/data-science';
+import { createConsultDomainExpert } from './agents/domain-expert';
+import { createReplyConversationally } from './steps/fallback-reply';
+import { createCoachUser } from './agents/health-coach';
+import { createInvestigatorActivities } from './agents/investigator';
+import { createRecallMemory, createRememberTurn } from './steps/memory-step';
+import { createReflect } from './steps/reflect';
+import { createPurgeExpiredTurnEvents } from './steps/retention';
+import { createRephraseQuestions } from './steps/rephrase';
+import { createRoute } from './steps/route';
+import type { StepDeps } from './runtime/step-deps';
+import { createCheckAnswer, createSynthesise } from './steps/synthesis';
+import { createTurnLifecycle } from './steps/turn-lifecycle';
+import { createRunGates } from './steps/validation';
 
-export type { StepDeps, ModelSettings } from './step-deps';
+export type { StepDeps, ModelSettings } from './runtime/step-deps';
 
 /** Every activity the workflows can schedule (the turn workflow and retention), bound to its dependencies. */
 export function createActivities(deps: StepDeps) {

@@ -1,10 +1,10 @@
 /**
  * Every activity of a turn workflow first makes sure the turn knows which workflow run it belongs to
- * (../activities/turn-attempts.ts). After a reset of a failed turn, the first activity of the new run
+ * (../activities/steps/turn-attempts.ts). After a reset of a failed turn, the first activity of the new run
  * opens the turn's new attempt before it writes anything, so `turn.retried` precedes the attempt's events.
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { enterTurnRun } from '../activities/turn-attempts';
+import { enterTurnRun } from '../activities/steps/turn-attempts';
 import type { StepDeps } from '../activities';
 import { TURN_WORKFLOW_TYPE } from '../workflows/definitions';
 

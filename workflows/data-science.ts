@@ -4,7 +4,7 @@
  * synthesis must honour, not a failed turn.
  */
 import type { AgentFinding } from '../contracts/findings';
-import type { DataScienceInvocation } from '../activities/data-science';
+import type { DataScienceInvocation } from '../activities/agents/data-science';
 import { bookkeeping, computeSteps, modelSteps } from './activities';
 import type { StepRunner } from './progress';
 

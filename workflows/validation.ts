@@ -5,8 +5,8 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../contracts/findings';
 import type { ValidatorCounts } from '../contracts/turn';
-import type { CriticDecision } from '../activities/critic';
-import type { ValidatedFinding } from '../activities/validation';
+import type { CriticDecision } from '../activities/steps/critic';
+import type { ValidatedFinding } from '../activities/steps/validation';
 import { computeSteps, modelSteps } from './activities';
 
 /** Seed 002: the Critic's reject is final; its downgrade turns validated into conditional. */

@@ -2,7 +2,7 @@ import type { ScriptedRequest, ScriptedRule } from '../types';
 
 /**
  * The Health Coach's four modules (seed 002, "Health Coach Agent"), read off the prompt's labelled
- * blocks (activities/prompts/health-coach.ts):
+ * blocks (activities/agents/health-coach/prompt.ts):
  * - hc_gate: YESREC when the question asks for a plan, a goal, advice or help; NOREC otherwise;
  * - hc_main: cites the anchor for the metric the question names (else the first) exactly as listed,
  *   builds on the top finding's strategy, gives one SMART recommendation (YESREC) or asks one focused

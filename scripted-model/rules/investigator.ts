@@ -2,7 +2,7 @@ import type { ScriptedRequest, ScriptedRule } from '../types';
 
 /**
  * The Hypothesis Investigator's two model steps (seed 002, "The Investigator path"), read off the
- * prompt's labelled blocks (activities/prompts/investigator.ts):
+ * prompt's labelled blocks (activities/agents/investigator/prompt.ts):
  * - investigator_hypotheses: from the DIGEST, the hypotheses that hold the synthetic data's planted
  *   effects (platform/health-data/synthetic.ts PLANTED_EFFECTS) — the trend on the metric
  *   whose last 30 days moved most in SD units — plus one plausible non-effect (steps and REM sleep,

@@ -8,7 +8,7 @@
 import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema, type Turn } from '../../contracts/turn';
-import { factCheckReply } from '../../activities/fact-check';
+import { factCheckReply } from '../../activities/steps/fact-check';
 import { defaultRules } from '../../scripted-model/rules';
 import type { ScriptedRule } from '../../scripted-model/types';
 import { api, expectSchema } from '../support/http';

@@ -7,10 +7,10 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { findingSchema, type Finding } from '../../contracts/findings';
-import { createAssessFinding, type AssessFindingInput, type Assessment } from '../../activities/assessment';
-import type { CriticVerdict } from '../../activities/critic';
-import { priorsFor } from '../../activities/literature-priors';
-import type { StepDeps } from '../../activities/step-deps';
+import { createAssessFinding, type AssessFindingInput, type Assessment } from '../../activities/steps/assessment';
+import type { CriticVerdict } from '../../activities/steps/critic';
+import { priorsFor } from '../../activities/data/literature-priors';
+import type { StepDeps } from '../../activities/runtime/step-deps';
 import type { ScriptedRule } from '../../scripted-model/types';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 

@@ -17,9 +17,9 @@ import {
   type GatesOutcome,
 } from '../../contracts/findings';
 import { eventDataSchemas } from '../../contracts/events';
-import { createCritiqueFinding, type CriticVerdict, type CritiqueFindingInput } from '../../activities/critic';
-import { LITERATURE_PRIORS, priorsFor } from '../../activities/literature-priors';
-import type { StepDeps } from '../../activities/step-deps';
+import { createCritiqueFinding, type CriticVerdict, type CritiqueFindingInput } from '../../activities/steps/critic';
+import { LITERATURE_PRIORS, priorsFor } from '../../activities/data/literature-priors';
+import type { StepDeps } from '../../activities/runtime/step-deps';
 import { createAnthropicClient, createLlm } from '../../platform/llm';
 import { LlmCallAbortedError, UpstreamRequestError } from '../../platform/llm-errors';
 import { defaultRules } from '../../scripted-model/rules';

@@ -7,18 +7,18 @@
  * - the final verdict combines the gates and the Critic as seed 002 says, and the counts follow it.
  */
 import { findingSchema, type AgentFinding, type GateVerdict } from '../../contracts/findings';
-import type { CriticDecision } from '../../activities/critic';
-import { codeFromAnswer } from '../../activities/data-science/code';
+import type { CriticDecision } from '../../activities/steps/critic';
+import { codeFromAnswer } from '../../activities/agents/data-science/code';
 import {
   createExtractFindings,
   descriptiveFinding,
   looksDescriptive,
   resultNumbers,
   type ExtractFindingsInput,
-} from '../../activities/data-science/findings';
-import { parsePlan, type AnalysisSpec } from '../../activities/data-science/plan';
+} from '../../activities/agents/data-science/findings';
+import { parsePlan, type AnalysisSpec } from '../../activities/agents/data-science/plan';
 import { ModelOutputInvalidError } from '../../platform/llm-errors';
-import type { ValidatedFinding } from '../../activities/validation';
+import type { ValidatedFinding } from '../../activities/steps/validation';
 import type { ScriptedRule } from '../../scripted-model/types';
 import { finalVerdict, validatorCounts } from '../../workflows/validation';
 import { startStepHarness, type StepHarness } from '../support/step-harness';

@@ -14,21 +14,21 @@ import {
   createConsultDomainExpert,
   type ConsultDomainExpertInput,
   type ConsultDomainExpertOutput,
-} from '../../activities/domain-expert';
-import { lookUpPriors } from '../../activities/domain-expert/literature-lookup';
+} from '../../activities/agents/domain-expert';
+import { lookUpPriors } from '../../activities/agents/domain-expert/literature-lookup';
 import {
   compareToReferenceRange,
   findReferenceEntry,
   parseReferenceRanges,
   REFERENCE_RANGES,
   rangeCompareTool,
-} from '../../activities/domain-expert/range-compare';
-import { ToolRequestError, type ToolContext } from '../../activities/domain-expert/tool';
-import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from '../../activities/domain-expert/tools';
-import { guardUrls, urlsIn } from '../../activities/domain-expert/url-guard';
-import { readUserProfile } from '../../activities/domain-expert/user-profile';
-import { LITERATURE_PRIORS } from '../../activities/literature-priors';
-import { DOMAIN_EXPERT_LAST_ROUND } from '../../activities/prompts/domain-expert';
+} from '../../activities/agents/domain-expert/range-compare';
+import { ToolRequestError, type ToolContext } from '../../activities/agents/domain-expert/tool';
+import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from '../../activities/agents/domain-expert/tools';
+import { guardUrls, urlsIn } from '../../activities/agents/domain-expert/url-guard';
+import { readUserProfile } from '../../activities/agents/domain-expert/user-profile';
+import { LITERATURE_PRIORS } from '../../activities/data/literature-priors';
+import { DOMAIN_EXPERT_LAST_ROUND } from '../../activities/agents/domain-expert/prompt';
 import { ConfigError, loadConfig } from '../../platform/config';
 import { replaceUserHealthData } from '../../platform/health-data/store';
 import { generateHealthData } from '../../platform/health-data/synthetic';

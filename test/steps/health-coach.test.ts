@@ -21,7 +21,7 @@ import {
   type CoachUserInput,
   type CoachUserOutput,
   type PersonalAnchor,
-} from '../../activities/health-coach';
+} from '../../activities/agents/health-coach';
 import { DAILY_METRICS, type DailyRow } from '../../platform/health-data/records';
 import { readUserHealthData, seedDemoHealthData } from '../../platform/health-data/store';
 import {

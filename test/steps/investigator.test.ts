@@ -9,8 +9,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import type { AgentFinding, Finding, GateVerdict } from '../../contracts/findings';
-import { factCheckReply } from '../../activities/fact-check';
-import { buildFactSheet } from '../../activities/fact-sheet';
+import { factCheckReply } from '../../activities/steps/fact-check';
+import { buildFactSheet } from '../../activities/steps/fact-sheet';
 import {
   augmentBriefingWithVerdicts,
   averageRanks,
@@ -22,12 +22,12 @@ import {
   spearman,
   topHypotheses,
   type Hypothesis,
-} from '../../activities/investigator';
+} from '../../activities/agents/investigator';
 import { recordTestedHypotheses } from '../../platform/memory';
 import { DAILY_METRICS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../platform/health-data/records';
 import { readUserHealthData, seedDemoHealthData } from '../../platform/health-data/store';
 import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
-import type { ValidatedFinding } from '../../activities/validation';
+import type { ValidatedFinding } from '../../activities/steps/validation';
 import {
   investigatorBriefing,
   investigatorHypotheses,
@@ -498,7 +498,7 @@ const promptOf = (harness: StepHarness, step: string) => {
 const keyOf = (h: Pick<Hypothesis, 'kind' | 'feature_to_test' | 'target_to_test'>) =>
   `${h.kind}:${h.feature_to_test}:${h.target_to_test}`;
 
-// Independent of activities/investigator/statistics.ts: ranks by counting, windows by date strings.
+// Independent of activities/agents/investigator/statistics.ts: ranks by counting, windows by date strings.
 function naiveRanks(values: number[]): number[] {
   return values.map((v) => values.filter((w) => w < v).length + (values.filter((w) => w === v).length + 1) / 2);
 }

@@ -3,7 +3,7 @@
  * the answer is built from the fact sheet, conditional findings are hedged, rejected ones never
  * appear, a DS failure yields no numbers, and the fact_check event reports what does not trace.
  */
-import { createSynthesise, type SynthesisFinding, type SynthesisInput } from '../../activities/synthesis';
+import { createSynthesise, type SynthesisFinding, type SynthesisInput } from '../../activities/steps/synthesis';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 let h: StepHarness;

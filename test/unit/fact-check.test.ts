@@ -1,4 +1,4 @@
-import { extractNumbers, factCheckReply, withinTolerance } from '../../activities/fact-check';
+import { extractNumbers, factCheckReply, withinTolerance } from '../../activities/steps/fact-check';
 
 const sheet = {
   'ds-001.avg': 60.39,

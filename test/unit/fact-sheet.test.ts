@@ -1,4 +1,4 @@
-import { buildFactSheet, type FactSheetFinding } from '../../activities/fact-sheet';
+import { buildFactSheet, type FactSheetFinding } from '../../activities/steps/fact-sheet';
 
 const finding = (id: string, numbers: Record<string, unknown>, verdict: FactSheetFinding['verdict'] = 'validated') => ({
   finding: { id, numbers, n: 87, window: 'last 90 days', unit: null },

@@ -1,4 +1,4 @@
-import { sanitiseRouting } from '../../activities/routing';
+import { sanitiseRouting } from '../../activities/steps/routing';
 
 describe('sanitiseRouting', () => {
   test.each([

@@ -3,7 +3,7 @@
  * in flight at a time, the text that arrives meanwhile merged into the next. Unit tests with a fake
  * model stream and a fake log whose appends take as long as the test says.
  */
-import { streamThoughts } from '../../activities/stream-agent-reply';
+import { streamThoughts } from '../../activities/runtime/stream-agent-reply';
 import type { EventLog, NewTurnEvent } from '../../platform/event-log';
 import type { Llm, LlmResponse } from '../../platform/llm';
 

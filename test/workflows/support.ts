@@ -15,8 +15,8 @@ import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type LogEntry } fro
 import type { TurnActivities } from '../../activities';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
 import type { TurnResult } from '../../contracts/turn';
-import type { CriticDecision } from '../../activities/critic';
-import type { Hypothesis } from '../../activities/investigator';
+import type { CriticDecision } from '../../activities/steps/critic';
+import type { Hypothesis } from '../../activities/agents/investigator';
 import type { TurnWorkflowInput } from '../../workflows/definitions';
 import type { TurnWorkflow } from '../../workflows';
 import { temporalCliPath } from '../../scripts/local-temporal';

@@ -1,0 +1,70 @@
+/**
+ * Data Science, stage 2 (seed 002): code-gen, and the debug iterations that rewrite the code with the
+ * previous error in hand. Both answer with the body of `analysis(...)`; neither runs it.
+ */
+import { CODE_SYSTEM, DEBUG_SYSTEM, codeUserPrompt, debugUserPrompt } from './prompt';
+import { completeStep } from '../../runtime/complete-step';
+import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import type { StepDeps } from '../../runtime/step-deps';
+import type { AnalysisPlan } from './plan';
+
+export interface AnalysisCode {
+  code: string;
+  costUsd: number;
+}
+
+/** The body inside the answer's first fenced block, or the whole answer when it has no fence. */
+export function codeFromAnswer(text: string, requestId: string | null = null): string {
+  const fenced = /```(?:python3?|py)?[ \t]*\n([\s\S]*?)```/i.exec(text);
+  const code = (fenced ? fenced[1] : text).replace(/\s+$/, '');
+  if (code.trim() === '') throw new ModelOutputInvalidError('the answer holds no code', { requestId });
+  return code;
+}
+
+/** One code-writing call: both steps answer with a body, on the Data Science model. */
+async function askForCode(
+  deps: StepDeps,
+  call: { turnId: string; step: 'ds_code' | 'ds_debug'; system: string; prompt: string },
+): Promise<AnalysisCode> {
+  const response = await completeStep(deps, { ...call, model: deps.models.dataScience, maxTokens: 2000 });
+  return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
+}
+
+export interface WriteAnalysisCodeInput {
+  turnId: string;
+  question: string;
+  plan: AnalysisPlan;
+}
+
+export function createWriteAnalysisCode(deps: StepDeps) {
+  return async function writeAnalysisCode(input: WriteAnalysisCodeInput): Promise<AnalysisCode> {
+    return askForCode(deps, {
+      turnId: input.turnId,
+      step: 'ds_code',
+      system: CODE_SYSTEM,
+      prompt: codeUserPrompt({ question: input.question, approach: input.plan.approach }),
+    });
+  };
+}
+
+export interface DebugAnalysisCodeInput extends WriteAnalysisCodeInput {
+  code: string;
+  /** What the previous run reported: the exception and the code's own traceback lines. */
+  error: string;
+}
+
+export function createDebugAnalysisCode(deps: StepDeps) {
+  return async function debugAnalysisCode(input: DebugAnalysisCodeInput): Promise<AnalysisCode> {
+    return askForCode(deps, {
+      turnId: input.turnId,
+      step: 'ds_debug',
+      system: DEBUG_SYSTEM,
+      prompt: debugUserPrompt({
+        question: input.question,
+        approach: input.plan.approach,
+        code: input.code,
+        error: input.error,
+      }),
+    });
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * Data Science, stage 4 (seed 002): the structured findings validation runs on.
+ *
+ * - A descriptive ask ("what is my average X?", or a plan whose kind is a plain level) skips the
+ *   model's extraction, as the seed says, but its numbers must still reach the Fact Sheet: they become
+ *   one finding deterministically, straight from the sandbox result and the plan's spec.
+ * - Otherwise the validator model extracts findings from the result. Its numbers are only kept where
+ *   they trace back to a number the code actually returned (the fact-check's tolerance): extraction
+ *   structures the result, it never adds to it.
+ * Finding ids are assigned here, not by the model: `<prefix>-001`, `<prefix>-002`, ….
+ */
+import { log } from '@temporalio/activity';
+import { z } from 'zod';
+import { findingSchema, type AgentFinding, type Finding } from '../../../contracts/findings';
+import { completeStep } from '../../runtime/complete-step';
+import { withinTolerance } from '../../steps/fact-check';
+import { EXTRACT_SYSTEM, extractUserPrompt } from './prompt';
+import { columnUnit } from '../../../platform/health-data/records';
+import { parseModelJson } from '../../../platform/llm';
+import type { StepDeps } from '../../runtime/step-deps';
+import type { AnalysisPlan, AnalysisSpec } from './plan';
+
+type Numbers = Finding['numbers'];
+
+/** Seed 002's looksDescriptive: a question after a level, not a relationship or a change. */
+export function looksDescriptive(question: string): boolean {
+  const q = question.toLowerCase();
+  if (/\b(correlat|relat|associat|affect|impact|influenc|trend|chang|drop|declin|increas|decreas|improv)\w*/.test(q)) {
+    return false;
+  }
+  return (
+    /\b(what(?:'s| is| was| are)|how (?:much|many|long|high|low)|compute the)\b/.test(q) &&
+    /\b(average|mean|median|typical|usual|total|standard deviation|sd|spread|by day of week)\b/.test(q)
+  );
+}
+
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const numberKey = (key: string) =>
+  key
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+
+/** The result's finite numbers, one level of nesting flattened (`by_day.Monday` → `by_day_monday`). */
+export function resultNumbers(result: unknown): Numbers {
+  const numbers: Numbers = {};
+  const put = (key: string, value: unknown) => {
+    const k = numberKey(key);
+    if (!k) return;
+    if (isFiniteNumber(value)) numbers[k] = value;
+    else if (Array.isArray(value) && value.length === 2 && value.every(isFiniteNumber)) {
+      numbers[k] = [value[0] as number, value[1] as number];
+    }
+  };
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+    put('value', result);
+    return numbers;
+  }
+  for (const [key, value] of Object.entries(result)) {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [sub, inner] of Object.entries(value)) put(`${key}_${sub}`, inner);
+    } else put(key, value);
+  }
+  return numbers;
+}
+
+/** Every finite number anywhere in the result: what an extracted number must trace back to. */
+function allNumbers(value: unknown, out: number[] = []): number[] {
+  if (isFiniteNumber(value)) out.push(value);
+  else if (Array.isArray(value)) for (const v of value) allNumbers(v, out);
+  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) allNumbers(v, out);
+  return out;
+}
+
+export const windowLabel = (windowDays: number | null) =>
+  windowDays === null ? 'all available days' : `the last ${windowDays} days`;
+
+const humanise = (column: string) => column.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+
+function specClaim(spec: AnalysisSpec): string {
+  const window = windowLabel(spec.windowDays);
+  if (spec.kind === 'association')
+    return `${humanise(spec.feature)} and ${spec.target!.replace(/_/g, ' ')} over ${window}`;
+  if (spec.kind === 'trend')
+    return `Change in ${spec.feature.replace(/_/g, ' ')} over ${window} versus the period before`;
+  return `${humanise(spec.feature)} over ${window}`;
+}
+
+/** The descriptive path: the result's numbers as one finding of the plan's kind, no model involved. */
+export function descriptiveFinding(id: string, spec: AnalysisSpec, result: unknown): Finding | null {
+  const numbers = resultNumbers(result);
+  if (Object.keys(numbers).length === 0) return null;
+  const n = numbers.n;
+  return findingSchema.parse({
+    id,
+    claim: specClaim(spec),
+    kind: spec.kind,
+    feature: spec.feature,
+    target: spec.target,
+    numbers,
+    n: typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0,
+    window: windowLabel(spec.windowDays),
+    unit: spec.kind === 'association' ? null : columnUnit(spec.feature),
+  });
+}
+
+const extractedSchema = z.array(
+  z.object({
+    claim: z.string().min(1),
+    kind: z.string(),
+    feature: z.string(),
+    target: z.string().nullable().optional(),
+    numbers: z.record(z.string(), z.unknown()),
+    n: z.number().optional(),
+    window: z.string().optional(),
+    unit: z.string().nullable().optional(),
+  }),
+);
+
+/**
+ * The fact-check's tolerance (2 %, 0.05 floor) without its allowance for a dropped sign: prose may say
+ * "fell by 3.4", but an extracted number is a value, and a flipped correlation is a different claim.
+ */
+const tracesTo = (value: number, reference: number) =>
+  withinTolerance(value, reference) && Math.sign(value) === Math.sign(reference);
+
+/** Keeps the numbers that trace to the result (a CI pair only when both ends do). */
+function tracedNumbers(numbers: Record<string, unknown>, traceable: number[]): Numbers {
+  const traces = (v: number) => traceable.some((r) => tracesTo(v, r));
+  const kept: Numbers = {};
+  for (const [key, value] of Object.entries(numbers)) {
+    const k = numberKey(key);
+    if (!k) continue;
+    if (isFiniteNumber(value) && traces(value)) kept[k] = value;
+    else if (Array.isArray(value) && value.length === 2 && value.every(isFiniteNumber) && value.every(traces)) {
+      kept[k] = [value[0] as number, value[1] as number];
+    }
+  }
+  return kept;
+}
+
+export interface ExtractFindingsInput {
+  turnId: string;
+  question: string;
+  plan: AnalysisPlan;
+  result: unknown;
+  summary: string;
+  /** `ds` for the turn's Data Science run, `dsr` for a reflection follow-up. */
+  idPrefix: string;
+}
+
+export interface ExtractFindingsOutput {
+  findings: AgentFinding[];
+  descriptive: boolean;
+  costUsd: number;
+}
+
+const findingId = (prefix: string, index: number) => `${prefix}-${String(index + 1).padStart(3, '0')}`;
+
+export function createExtractFindings(deps: StepDeps) {
+  return async function extractFindings(input: ExtractFindingsInput): Promise<ExtractFindingsOutput> {
+    const { spec } = input.plan;
+    const scoped = (finding: Finding): AgentFinding => ({
+      finding,
+      windowDays: spec.windowDays,
+      source: 'data_science',
+    });
+
+    const descriptive = looksDescriptive(input.question) || spec.kind === 'scalar';
+    if (descriptive) {
+      const finding = descriptiveFinding(findingId(input.idPrefix, 0), spec, input.result);
+      return { findings: finding ? [scoped(finding)] : [], descriptive, costUsd: 0 };
+    }
+
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'ds_extract',
+      model: deps.models.validator,
+      system: EXTRACT_SYSTEM,
+      prompt: extractUserPrompt({
+        question: input.question,
+        spec: JSON.stringify(spec),
+        result: input.result,
+        summary: input.summary,
+      }),
+      maxTokens: 1500,
+    });
+    const extracted = parseModelJson(response.text, extractedSchema, response.requestId);
+    const traceable = allNumbers(input.result);
+    const findings: AgentFinding[] = [];
+    for (const item of extracted) {
+      const numbers = tracedNumbers(item.numbers, traceable);
+      const dropped = Object.keys(item.numbers).length - Object.keys(numbers).length;
+      if (dropped > 0) log.warn('extracted numbers not in the analysis result were dropped', { dropped });
+      if (Object.keys(numbers).length === 0) continue;
+      const parsed = findingSchema.safeParse({
+        id: findingId(input.idPrefix, findings.length),
+        claim: item.claim,
+        kind: item.kind,
+        feature: item.feature,
+        target: item.target ?? null,
+        numbers,
+        // A sample size is a number like any other: it must be one the code returned.
+        n: Number.isInteger(item.n) && item.n! >= 0 && traceable.includes(item.n!) ? item.n : 0,
+        window: item.window ?? windowLabel(spec.windowDays),
+        unit: item.unit ?? null,
+      });
+      if (parsed.success) findings.push(scoped(parsed.data));
+      else log.warn('an extracted finding was malformed and dropped', { error: z.prettifyError(parsed.error) });
+    }
+    return { findings, descriptive, costUsd: response.costUsd };
+  };
+}

@@ -1,0 +1,23 @@
+import type { StepDeps } from '../../runtime/step-deps';
+import { createDebugAnalysisCode, createWriteAnalysisCode } from './code';
+import { createExtractFindings } from './findings';
+import { createFinishDataScience } from './finish';
+import { createPlanAnalysis } from './plan';
+import { createRunAnalysis } from './run';
+import { createSummariseAnalysis } from './summary';
+
+export type { AnalysisPlan, AnalysisSpec, DataScienceInvocation } from './plan';
+export type { AnalysisRun } from './run';
+
+/** The Data Science agent's stages, one activity each, sequenced by the workflow (seed 002). */
+export function createDataScienceActivities(deps: StepDeps) {
+  return {
+    planAnalysis: createPlanAnalysis(deps),
+    writeAnalysisCode: createWriteAnalysisCode(deps),
+    debugAnalysisCode: createDebugAnalysisCode(deps),
+    runAnalysis: createRunAnalysis(deps),
+    summariseAnalysis: createSummariseAnalysis(deps),
+    extractFindings: createExtractFindings(deps),
+    finishDataScience: createFinishDataScience(deps),
+  };
+}

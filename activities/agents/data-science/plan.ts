@@ -1,0 +1,113 @@
+/**
+ * Data Science, stage 1 (seed 002): the plan. The model writes an `== Approach ==` for the code step
+ * and a machine-readable `== Spec ==` (kind, feature, target, window) that fixes, before any code
+ * exists, which of the user's series the findings will be validated on.
+ */
+import { FINDING_KINDS, type FindingKind } from '../../../contracts/findings';
+import { PLAN_SYSTEM, planUserPrompt } from './prompt';
+import { withMemory } from '../../steps/prompts/memory';
+import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt } from '../../runtime/step-attempt';
+import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+
+export interface AnalysisSpec {
+  kind: FindingKind;
+  feature: string;
+  /** The other column of an association; null otherwise. */
+  target: string | null;
+  /** Trailing window in days (a trend's recent window); null = all available days. */
+  windowDays: number | null;
+}
+
+export interface AnalysisPlan {
+  approach: string;
+  spec: AnalysisSpec;
+}
+
+/** The agent's role in the turn: it names the agent's started/completed events, once per role. */
+export type DataScienceInvocation = 'main' | 'supporting' | 'reflection';
+
+const COLUMN = /^[a-z][a-z0-9_]*$/;
+
+/** A field's value on its own line: a blank value (`target:`) is absent, never the next line's text. */
+function specField(spec: string, name: string): string | undefined {
+  return new RegExp(`^[^\\S\\n]*${name}[^\\S\\n]*:[^\\S\\n]*(\\S.*?)[^\\S\\n]*$`, 'mi').exec(spec)?.[1];
+}
+
+/** Reads the plan's two sections; anything unusable is the model's fault, so the step is retried. */
+export function parsePlan(text: string, requestId: string | null = null): AnalysisPlan {
+  const invalid = (why: string) => new ModelOutputInvalidError(`the analysis plan ${why}`, { requestId });
+  const approach = /==\s*Approach\s*==\s*([\s\S]*?)(?:==\s*Spec\s*==|$)/i.exec(text)?.[1].trim();
+  const spec = /==\s*Spec\s*==\s*([\s\S]*)$/i.exec(text)?.[1];
+  if (!approach) throw invalid('has no == Approach == section');
+  if (!spec) throw invalid('has no == Spec == section');
+
+  const kind = specField(spec, 'kind')?.toLowerCase();
+  if (!FINDING_KINDS.includes(kind as FindingKind)) throw invalid(`names no valid kind (got ${kind ?? 'none'})`);
+  const feature = specField(spec, 'feature');
+  if (!feature || !COLUMN.test(feature)) throw invalid(`names no valid feature column (got ${feature ?? 'none'})`);
+  const rawTarget = specField(spec, 'target');
+  const target = rawTarget && !/^(none|null|-|n\/a)$/i.test(rawTarget) ? rawTarget : null;
+  if (target !== null && !COLUMN.test(target)) throw invalid(`names an invalid target column (${target})`);
+  if (kind === 'association' && target === null) throw invalid('is an association without a target');
+  const rawWindow = specField(spec, 'window_days') ?? 'all';
+  const windowDays = /^(all|none|null)$/i.test(rawWindow) ? null : /^\d+$/.test(rawWindow) ? Number(rawWindow) : NaN;
+  if (windowDays !== null && !(Number.isInteger(windowDays) && windowDays > 0)) {
+    throw invalid(`has an invalid window_days (${rawWindow})`);
+  }
+  return {
+    approach,
+    spec: { kind: kind as FindingKind, feature, target: kind === 'association' ? target : null, windowDays },
+  };
+}
+
+export interface PlanAnalysisInput {
+  turnId: string;
+  /** The Data Science agent's (rephrased) question. */
+  question: string;
+  invocation: DataScienceInvocation;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
+}
+
+export interface PlanAnalysisOutput {
+  plan: AnalysisPlan;
+  /** When the agent started, for its `agent.completed` duration. */
+  startedAt: string;
+  costUsd: number;
+}
+
+export function createPlanAnalysis(deps: StepDeps) {
+  return async function planAnalysis(input: PlanAnalysisInput): Promise<PlanAnalysisOutput> {
+    const { turnId, question } = input;
+    const startedAt = deps.clock();
+    await announceAgentStarted(deps.events, {
+      turnId,
+      agent: 'data_science',
+      invocation: input.invocation,
+      question,
+      at: startedAt,
+    });
+    return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ attempt, signal }) => {
+      const response = await streamThoughts(deps, {
+        turnId,
+        step: 'ds_plan',
+        attempt,
+        signal,
+        agent: 'data_science',
+        request: {
+          model: deps.models.dataScience,
+          system: withMemory(PLAN_SYSTEM, input.memory),
+          maxTokens: 600,
+          messages: [{ role: 'user', content: planUserPrompt({ question }) }],
+        },
+      });
+      return {
+        plan: parsePlan(response.text, response.requestId),
+        startedAt: startedAt.toISOString(),
+        costUsd: response.costUsd,
+      };
+    });
+  };
+}

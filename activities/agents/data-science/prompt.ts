@@ -1,0 +1,77 @@
+/**
+ * The Data Science agent's prompts (seed 002, "Data Science Agent"): plan, code-gen, debug, summary and
+ * findings extraction. The code runs as the body of `analysis(...)` in the sandbox, so the prompts
+ * describe exactly the frames and columns the sandbox wrapper provides (gates-py/sandbox/frames.py).
+ */
+import { DAILY_METRICS } from '../../../platform/health-data/records';
+
+const COMPOSITES = [
+  'hrv_rhr_ratio (heart_rate_variability / resting_heart_rate)',
+  'cardio_fitness_index (0-100, from resting heart rate and trailing 7-day steps and active zone minutes)',
+  '<metric>_mean_30d, <metric>_sd_30d, <metric>_cv_30d for every daily metric (trailing 30 days)',
+];
+
+export const DATA_DESCRIPTION = `The data, as pandas DataFrames:
+- summary_df: one row per day. Columns: date (datetime64), ${DAILY_METRICS.join(', ')}; missing values are NaN.
+  Derived columns: ${COMPOSITES.join('; ')}.
+- activities_df: one row per workout. Columns: date (datetime64), type, duration_minutes, calories, avg_heart_rate.
+- profile_df: at most one row. Columns: sex, birth_year, height_cm, weight_kg.
+- population_df: reference statistics. Columns: metric, sex, age_band, mean, sd, n (may be empty).
+"The last N days" means summary_df["date"] > summary_df["date"].max() - pd.Timedelta(days=N).`;
+
+export const PLAN_SYSTEM = `You are the Data Science agent of a personal health assistant. Plan ONE narrow computation on the user's own data that answers the question. Do not compute anything yet.
+${DATA_DESCRIPTION}
+Answer in exactly this format:
+== Approach ==
+<two to four sentences: what to compute, over which days, and how>
+== Spec ==
+kind: <scalar | trend | association>
+feature: <the column the computation is about>
+target: <for an association, the other column; otherwise none>
+window_days: <the trailing window in days, or all>
+Use scalar for a level (mean, median, SD, a breakdown), trend for a recent-versus-prior change (window_days is the recent window; the prior window has the same length), association for a relationship between two columns.`;
+
+export const CODE_SYSTEM = `You write the body of a Python function analysis(summary_df, activities_df, profile_df, population_df) that carries out the given plan with pandas and numpy.
+${DATA_DESCRIPTION}
+Rules:
+- Return a flat dict of JSON-serialisable results: numbers as float/int, with an "n" (the observations used). Keep it small.
+- No file, network or process access; no plotting; no printing needed.
+- Answer with the function body only, in one \`\`\`python block, indented at the top level (no def line).`;
+
+export const DEBUG_SYSTEM = `${CODE_SYSTEM}
+The previous body failed. Fix the cause of the error and answer with the whole corrected body.`;
+
+export const INDENTATION_HELP = `Indentation help: every line after a block opener (if/for/while/def/with/try/else/elif/except) must be indented one level deeper than the opener, with spaces only.`;
+
+export const SUMMARY_SYSTEM = `You are the Data Science agent. In two or three sentences, state what the computation found, citing only numbers that appear in RESULT, exactly as they appear there (rounding to two decimals is fine). No advice.`;
+
+export const EXTRACT_SYSTEM = `You turn a Data Science result into structured findings for statistical validation.
+Answer with a JSON array (no prose). Each element:
+{"claim": "<one sentence>", "kind": "association" | "trend" | "scalar", "feature": "<column>", "target": "<column>" | null,
+ "numbers": {"<key>": <number> | [<low>, <high>]}, "n": <int>, "window": "<e.g. last 90 days>", "unit": "<unit>" | null}
+Rules: numbers MUST be copied from RESULT, never computed or invented; use "rho" for a correlation and "effect" for a change; feature and target are column names of summary_df; one finding per distinct claim; [] when there is none.`;
+
+export interface PlanPromptInput {
+  question: string;
+}
+
+export const planUserPrompt = ({ question }: PlanPromptInput) => `QUESTION:\n${question}`;
+
+export function codeUserPrompt({ question, approach }: { question: string; approach: string }): string {
+  return `QUESTION:\n${question}\n\nPLAN:\n${approach}`;
+}
+
+export function debugUserPrompt(input: { question: string; approach: string; code: string; error: string }): string {
+  const indentation = /IndentationError|expected an indented block|unindent/.test(input.error)
+    ? `\n\n${INDENTATION_HELP}`
+    : '';
+  return `QUESTION:\n${input.question}\n\nPLAN:\n${input.approach}\n\nPREVIOUS BODY:\n\`\`\`python\n${input.code}\n\`\`\`\n\nERROR:\n${input.error}${indentation}`;
+}
+
+export function summaryUserPrompt({ question, result }: { question: string; result: unknown }): string {
+  return `QUESTION:\n${question}\n\nRESULT:\n${JSON.stringify(result)}`;
+}
+
+export function extractUserPrompt(input: { question: string; spec: string; result: unknown; summary: string }): string {
+  return `QUESTION:\n${input.question}\n\nSPEC:\n${input.spec}\n\nRESULT:\n${JSON.stringify(input.result)}\n\nSUMMARY:\n${input.summary}`;
+}

@@ -1,0 +1,97 @@
+/**
+ * Data Science, stage 3 (seed 002): run the generated body in the sandbox on the user's data, after a
+ * syntax pre-flight that also repairs the commonest indentation slip. A failed run is an answer, not an
+ * exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
+ */
+import { readUserHealthData } from '../../../platform/health-data/store';
+import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt } from '../../runtime/step-attempt';
+
+/** Results travel in the workflow's history; a finding needs a handful of numbers, not a data dump. */
+export const MAX_RESULT_JSON_BYTES = 64 * 1024;
+
+export type AnalysisFailureKind = SandboxErrorKind | 'syntax' | 'result_too_large' | 'unavailable';
+
+export type AnalysisRun =
+  | { status: 'ok'; result: unknown; code: string; autoFixed: boolean; durationMs: number }
+  | {
+      status: 'error';
+      kind: AnalysisFailureKind;
+      /** What the debug step is shown: the error and the code's own traceback. */
+      error: string;
+      /** False when no rewrite of the code can help (no sandbox on this machine). */
+      debuggable: boolean;
+    };
+
+export interface RunAnalysisInput {
+  turnId: string;
+  userId: string;
+  code: string;
+}
+
+async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<AnalysisRun> {
+  const checked = await deps.sandbox.preflight(input.code);
+  if (!checked.ok) {
+    const { line, col, message } = checked.error;
+    return {
+      status: 'error',
+      kind: 'syntax',
+      error: `SyntaxError at line ${line}, column ${col}: ${message}`,
+      debuggable: true,
+    };
+  }
+  const data = await readUserHealthData(deps.db, input.userId);
+  const run = await deps.sandbox.run({
+    code: checked.code,
+    data: { summary: data.daily, activities: data.workouts, profile: data.profile },
+  });
+  if (run.status === 'error') {
+    const error = [run.message, run.traceback].filter(Boolean).join('\n');
+    return { status: 'error', kind: run.kind, error, debuggable: true };
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(run.result ?? null));
+  if (bytes > MAX_RESULT_JSON_BYTES) {
+    return {
+      status: 'error',
+      kind: 'result_too_large',
+      error: `the returned value is ${bytes} bytes of JSON; return a small dict of summary numbers (at most ${MAX_RESULT_JSON_BYTES} bytes)`,
+      debuggable: true,
+    };
+  }
+  return {
+    status: 'ok',
+    result: run.result ?? null,
+    code: checked.code,
+    autoFixed: checked.autoFixed,
+    durationMs: run.durationMs,
+  };
+}
+
+/** One line for the agent's narration, so a client watching the turn sees the run and its fate. */
+function narration(run: AnalysisRun): string {
+  if (run.status === 'ok')
+    return `\n[analysis ran in ${run.durationMs} ms${run.autoFixed ? ', indentation repaired' : ''}]\n`;
+  const firstLine = run.error.split('\n')[0];
+  return `\n[analysis failed (${run.kind}): ${firstLine}]\n`;
+}
+
+export function createRunAnalysis(deps: StepDeps) {
+  return async function runAnalysis(input: RunAnalysisInput): Promise<AnalysisRun> {
+    const step = 'ds_run';
+    return runStepAttempt(deps.events, input.turnId, step, async ({ attempt }) => {
+      let run: AnalysisRun;
+      try {
+        run = await runOnce(deps, input);
+      } catch (err) {
+        if (!(err instanceof SandboxUnavailableError)) throw err;
+        // No code is ever run unconfined: the agent fails, honestly, and synthesis is told so.
+        run = { status: 'error', kind: 'unavailable', error: err.message, debuggable: false };
+      }
+      await deps.events.append(input.turnId, [
+        { type: 'agent.thought', data: { agent: 'data_science', delta: narration(run), attempt, step } },
+      ]);
+      return run;
+    });
+  };
+}

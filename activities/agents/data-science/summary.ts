@@ -1,0 +1,39 @@
+/**
+ * Data Science, the answer (seed 002): a short prose summary of the result, streamed as the agent's
+ * thoughts. It is the main agent's draft for synthesis; its numbers reach the user only through the
+ * Fact Sheet, never from this text.
+ */
+import { SUMMARY_SYSTEM, summaryUserPrompt } from './prompt';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt } from '../../runtime/step-attempt';
+import { streamThoughts } from '../../runtime/stream-agent-reply';
+
+export interface SummariseAnalysisInput {
+  turnId: string;
+  question: string;
+  result: unknown;
+}
+
+export function createSummariseAnalysis(deps: StepDeps) {
+  return async function summariseAnalysis(
+    input: SummariseAnalysisInput,
+  ): Promise<{ summary: string; costUsd: number }> {
+    const { turnId } = input;
+    return runStepAttempt(deps.events, turnId, 'ds_summary', async ({ attempt, signal }) => {
+      const response = await streamThoughts(deps, {
+        turnId,
+        step: 'ds_summary',
+        attempt,
+        signal,
+        agent: 'data_science',
+        request: {
+          model: deps.models.fast,
+          system: SUMMARY_SYSTEM,
+          maxTokens: 400,
+          messages: [{ role: 'user', content: summaryUserPrompt({ question: input.question, result: input.result }) }],
+        },
+      });
+      return { summary: response.text, costUsd: response.costUsd };
+    });
+  };
+}

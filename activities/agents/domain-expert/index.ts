@@ -1,0 +1,168 @@
+/**
+ * The Domain Expert agent (seed 002, "Domain Expert Agent"), one activity: a tool-use loop of at most
+ * ten model turns over offline tools (reference ranges, literature priors, the user's profile and
+ * labs). As main agent after supporting agents (Step 4) it gets their insights to interpret, not redo.
+ *
+ * Two guarantees do not rest on the prompt: the loop stops after ten model turns whatever the model
+ * asks for, and no URL reaches the answer unless a tool of this consultation returned it.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { withMemory } from '../../steps/prompts/memory';
+import { log } from '@temporalio/activity';
+import { DOMAIN_EXPERT_LAST_ROUND, DOMAIN_EXPERT_SYSTEM, domainExpertUserPrompt } from './prompt';
+import type { LlmCallContext } from '../../../platform/llm';
+import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt, type StepAttempt } from '../../runtime/step-attempt';
+import { announceAgentCompleted, announceAgentStarted } from '../../runtime/stream-agent-reply';
+import type { ToolContext } from './tool';
+import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from './tools';
+import { guardUrls, urlsIn } from './url-guard';
+
+export interface ConsultDomainExpertInput {
+  turnId: string;
+  userId: string;
+  /** The Domain Expert's rephrased question. */
+  question: string;
+  /** The agent's role in the turn: it names the agent's started/completed events, once per role. */
+  invocation: 'main' | 'supporting' | 'reflection';
+  /** As main agent: what the supporting agents found ('' otherwise). The agent interprets it, never recomputes it. */
+  supportingInsights: string;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
+  /** `context.include_biomarkers`: false keeps the lab snapshot out of the user_profile tool. */
+  includeBiomarkers?: boolean;
+}
+
+export interface ConsultDomainExpertOutput {
+  answer: string;
+  costUsd: number;
+  toolCalls: number;
+  /** The URLs kept in the answer, each one returned by a tool in this consultation. */
+  urls: string[];
+}
+
+const STEP = 'domain_expert';
+const AGENT = 'domain_expert';
+/** Seed 002: the Domain Expert's ReAct loop runs `maxTurns: 10`. */
+const MAX_MODEL_TURNS = 10;
+const MAX_TOKENS = 1500;
+
+/** The assistant turn as it is sent back: its text and tool calls (the loop enables nothing else). */
+function asParams(content: Anthropic.ContentBlock[]): Anthropic.ContentBlockParam[] {
+  return content.flatMap((block): Anthropic.ContentBlockParam[] => {
+    if (block.type === 'text') return block.text === '' ? [] : [{ type: 'text', text: block.text }];
+    if (block.type === 'tool_use') return [{ type: 'tool_use', id: block.id, name: block.name, input: block.input }];
+    return [];
+  });
+}
+
+/** `[range_compare ldl 124]`: the call as one line of narration. */
+function describeCall(call: Anthropic.ToolUseBlock): string {
+  const input = typeof call.input === 'object' && call.input !== null ? Object.values(call.input) : [];
+  const args = input.filter((v) => ['string', 'number', 'boolean'].includes(typeof v)).map(String);
+  return `[${[call.name, ...args].join(' ')}]\n`;
+}
+
+async function consult(
+  deps: StepDeps,
+  input: ConsultDomainExpertInput,
+  { attempt, signal }: StepAttempt,
+): Promise<ConsultDomainExpertOutput> {
+  const { turnId } = input;
+  const ctx: LlmCallContext = { turnId, step: STEP, attempt, signal };
+  const toolCtx: ToolContext = {
+    db: deps.db,
+    userId: input.userId,
+    now: deps.clock(),
+    includeBiomarkers: input.includeBiomarkers ?? true,
+  };
+  const think = (delta: string) =>
+    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt, step: STEP } }]);
+
+  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: domainExpertUserPrompt(input) }];
+  const toolUrls = new Set<string>();
+  let costUsd = 0;
+  let toolCalls = 0;
+
+  for (let turn = 1; ; turn++) {
+    const response = await deps.llm.complete(ctx, {
+      model: deps.models.main,
+      system: withMemory(DOMAIN_EXPERT_SYSTEM, input.memory),
+      messages,
+      tools: DOMAIN_EXPERT_TOOL_DEFINITIONS,
+      maxTokens: MAX_TOKENS,
+    });
+    costUsd += response.costUsd;
+    const calls = response.message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
+
+    if (calls.length === 0 || turn === MAX_MODEL_TURNS) {
+      if (calls.length > 0) {
+        log.warn('domain expert still asked for tools on its last model turn; answering with its text', {
+          turnId,
+          turns: turn,
+          toolCalls,
+        });
+      }
+      const guarded = guardUrls(response.text.trim(), toolUrls);
+      if (guarded.removed.length > 0) {
+        log.warn('domain expert answer cited URLs no tool returned; removed them', {
+          turnId,
+          removed: guarded.removed.length,
+        });
+      }
+      const answer = guarded.text.trim();
+      if (answer === '') {
+        throw new ModelOutputInvalidError(`the domain expert gave no answer text after ${turn} model turn(s)`, {
+          requestId: response.requestId,
+        });
+      }
+      await think(answer);
+      return { answer, costUsd, toolCalls, urls: guarded.kept };
+    }
+
+    messages.push({ role: 'assistant', content: asParams(response.message.content) });
+    const results: Anthropic.ContentBlockParam[] = [];
+    for (const call of calls) {
+      await think(describeCall(call));
+      const outcome = await runDomainExpertTool(call.name, call.input, toolCtx);
+      toolCalls++;
+      urlsIn(outcome.content).forEach((url) => toolUrls.add(url));
+      results.push({
+        type: 'tool_result',
+        tool_use_id: call.id,
+        content: outcome.content,
+        ...(outcome.isError ? { is_error: true } : {}),
+      });
+    }
+    if (turn + 1 === MAX_MODEL_TURNS) results.push({ type: 'text', text: DOMAIN_EXPERT_LAST_ROUND });
+    messages.push({ role: 'user', content: results });
+  }
+}
+
+export function createConsultDomainExpert(
+  deps: StepDeps,
+): (input: ConsultDomainExpertInput) => Promise<ConsultDomainExpertOutput> {
+  return async function consultDomainExpert(input) {
+    const { turnId, invocation } = input;
+    const startedAt = deps.clock();
+    await announceAgentStarted(deps.events, {
+      turnId,
+      agent: AGENT,
+      invocation,
+      question: input.question,
+      at: startedAt,
+    });
+    const result = await runStepAttempt(deps.events, turnId, STEP, (attempt) => consult(deps, input, attempt));
+    await announceAgentCompleted(deps.events, {
+      turnId,
+      agent: AGENT,
+      invocation,
+      startedAt,
+      at: deps.clock(),
+      costUsd: result.costUsd,
+      output: result.answer,
+    });
+    return result;
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The Domain Expert's `user_profile` tool: who the user is (sex, age, height, weight) and their latest
+ * result for each lab biomarker, read from Postgres for the turn's user.
+ */
+import { z } from 'zod';
+import type { Db } from '../../../platform/db';
+import { defineTool } from './tool';
+
+export interface LatestBiomarker {
+  name: string;
+  value: number;
+  unit: string;
+  taken_on: string;
+}
+
+export interface UserProfileResult {
+  profile: {
+    sex: string;
+    /** This calendar year minus the birth year, so it may run a year ahead of the true age. */
+    age: number;
+    birth_year: number;
+    height_cm: number;
+    weight_kg: number;
+  } | null;
+  latest_biomarkers: LatestBiomarker[];
+  note?: string;
+}
+
+const isoDate = (date: Date) => date.toISOString().slice(0, 10);
+
+export async function readUserProfile(db: Db, userId: string, now: Date): Promise<UserProfileResult> {
+  const [profile, labs] = await Promise.all([
+    db.healthProfile.findUnique({ where: { userId } }),
+    db.labBiomarker.findMany({ where: { userId }, orderBy: [{ takenOn: 'desc' }, { id: 'desc' }] }),
+  ]);
+  const latest = new Map<string, LatestBiomarker>();
+  for (const lab of labs) {
+    if (!latest.has(lab.name)) {
+      latest.set(lab.name, { name: lab.name, value: lab.value, unit: lab.unit, taken_on: isoDate(lab.takenOn) });
+    }
+  }
+  const result: UserProfileResult = {
+    profile: profile && {
+      sex: profile.sex,
+      age: now.getUTCFullYear() - profile.birthYear,
+      birth_year: profile.birthYear,
+      height_cm: profile.heightCm,
+      weight_kg: profile.weightKg,
+    },
+    latest_biomarkers: [...latest.values()].sort((a, b) => a.name.localeCompare(b.name)),
+  };
+  if (!profile && latest.size === 0) result.note = 'no profile: this user has no health profile and no lab results';
+  else if (!profile) result.note = 'no profile: sex and age are unknown';
+  else if (latest.size === 0) result.note = 'no lab results on file';
+  return result;
+}
+
+export const userProfileTool = defineTool({
+  name: 'user_profile',
+  description:
+    "The user's profile (sex, age, height, weight) and their latest result for each lab biomarker, with its date. Takes no input.",
+  input: z.object({}).strict(),
+  run: async (_input, { db, userId, now, includeBiomarkers = true }) => {
+    const result = await readUserProfile(db, userId, now);
+    if (includeBiomarkers) return result;
+    // The user turned the lab snapshot off for this turn: the tool says so rather than showing none.
+    return {
+      ...result,
+      latest_biomarkers: [],
+      note: 'lab results withheld: the user excluded biomarkers from this turn',
+    };
+  },
+});

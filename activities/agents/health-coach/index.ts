@@ -1,0 +1,181 @@
+/**
+ * The Health Coach (seed 002, "Health Coach Agent", "Step 4, Main agent"), always the main agent: one
+ * activity running the three modules of the modular coaching flow (paper §6.2).
+ *
+ * 1. `hc_gate` (fast model): may the coach recommend yet? A malformed answer is NOREC — keep
+ *    gathering context rather than recommend on a misread.
+ * 2. `hc_main` (main model): the coaching response, its system prompt set by that verdict, streamed as
+ *    the coach's thoughts. It must cite a personal anchor (computeAnchors); a reply that cites none
+ *    gets one more call told to anchor, and if that fails too a sentence citing the first anchor is
+ *    appended, so the hard rule holds whatever the model does.
+ * 3. `hc_finish` (fast model): FINISH or CONTINUE (malformed is CONTINUE: ending a conversation on a
+ *    misread is worse than one more turn). On FINISH, `hc_summary` closes it.
+ *
+ * The other hard rule: the coach never sees a rejected finding. The workflow filters them, and so
+ * does this activity, whatever it is passed.
+ */
+import { log } from '@temporalio/activity';
+import { withMemory } from '../../steps/prompts/memory';
+import { renderHistory } from '../../runtime/conversation';
+import {
+  HC_FINISH_GATE,
+  HC_RECOMMEND_GATE,
+  HC_SUMMARY,
+  HC_SYSTEM,
+  hcClosingPrompt,
+  hcGatePrompt,
+  hcMainPrompt,
+} from './prompt';
+import { readUserHealthData } from '../../../platform/health-data/store';
+import type { LlmRequest, LlmResponse } from '../../../platform/llm';
+import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt, type StepAttempt } from '../../runtime/step-attempt';
+import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import { citedAnchorKeys, computeAnchors, type PersonalAnchor } from './anchors';
+import { parseFinishDecision, parseRecommendVerdict } from './decisions';
+import { isShownFinding, type CoachUserInput, type CoachUserOutput } from './types';
+
+export { computeAnchors, citedAnchorKeys, type PersonalAnchor } from './anchors';
+export { parseFinishDecision, parseRecommendVerdict } from './decisions';
+export type { CoachFinding, CoachUserInput, CoachUserOutput, FinishDecision, RecommendVerdict } from './types';
+
+const AGENT = 'health_coach';
+/** The coach is always the main agent (seed 002), so it has one invocation per turn. */
+const INVOCATION = 'main';
+const STEP = 'health_coach';
+
+/** The citation appended when the model would not anchor its advice: the anchor's value as stored. */
+export function anchorSentence(anchor: PersonalAnchor): string {
+  return `For reference, from your own data: ${anchor.label} was ${anchor.value}${anchor.unit ? ` ${anchor.unit}` : ''} (${anchor.window}).`;
+}
+
+async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }: StepAttempt) {
+  const { turnId } = input;
+  let costUsd = 0;
+  const context = (step: string) => ({ turnId, step, attempt, signal });
+  const complete = async (step: string, request: LlmRequest) => {
+    const response = await deps.llm.complete(context(step), request);
+    costUsd += response.costUsd;
+    return response;
+  };
+  const stream = async (step: string, request: LlmRequest): Promise<LlmResponse> => {
+    const response = await streamThoughts(deps, { ...context(STEP), llmStep: step, agent: AGENT, request });
+    costUsd += response.costUsd;
+    return response;
+  };
+  /** Text the reply gains outside a streamed call, so the thoughts still show all of it. */
+  const thought = (delta: string) =>
+    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt, step: STEP } }]);
+
+  const findings = input.findings.filter(isShownFinding);
+  if (findings.length < input.findings.length) {
+    log.warn('rejected findings withheld from the coach', { withheld: input.findings.length - findings.length });
+  }
+  const { daily } = await readUserHealthData(deps.db, input.userId);
+  const anchors = computeAnchors(daily);
+  const conversation = renderHistory(input.messages);
+  const user = (content: string): LlmRequest['messages'] => [{ role: 'user', content }];
+
+  // Module 1: may the coach recommend yet?
+  const gate = await complete('hc_gate', {
+    model: deps.models.fast,
+    system: HC_RECOMMEND_GATE,
+    maxTokens: 20,
+    messages: user(hcGatePrompt({ conversation, question: input.question })),
+  });
+  let verdict = parseRecommendVerdict(gate.text);
+  if (verdict === null) {
+    log.warn('recommend gate answer malformed; keeping to NOREC', { answer: gate.text.slice(0, 200) });
+    verdict = 'NOREC';
+  }
+
+  // Module 2: the coaching response, anchored on the user's own numbers.
+  const coachingResponse = async (remindOfAnchors: boolean) => {
+    const response = await stream('hc_main', {
+      model: deps.models.main,
+      system: withMemory(HC_SYSTEM(verdict), input.memory),
+      maxTokens: 700,
+      messages: user(
+        hcMainPrompt({
+          conversation,
+          question: input.question,
+          anchors,
+          findings,
+          supportingInsights: input.supportingInsights,
+          remindOfAnchors,
+        }),
+      ),
+    });
+    if (!response.text.trim()) {
+      throw new ModelOutputInvalidError('the coach replied with nothing', { requestId: response.requestId });
+    }
+    return response.text.trim();
+  };
+  let reply = await coachingResponse(false);
+  let citedAnchors = citedAnchorKeys(reply, anchors);
+  if (citedAnchors.length === 0 && anchors.length > 0) {
+    await thought('\n\n');
+    reply = await coachingResponse(true);
+    citedAnchors = citedAnchorKeys(reply, anchors);
+    if (citedAnchors.length === 0) {
+      log.warn('coach cited no personal anchor twice; appending one', { anchor: anchors[0].key });
+      const sentence = anchorSentence(anchors[0]);
+      reply = `${reply}\n\n${sentence}`;
+      await thought(`\n\n${sentence}`);
+      citedAnchors = [anchors[0].key];
+    }
+  }
+
+  // Module 3: is the conversation done?
+  const finishGate = await complete('hc_finish', {
+    model: deps.models.fast,
+    system: HC_FINISH_GATE,
+    maxTokens: 10,
+    messages: user(hcClosingPrompt({ conversation, reply })),
+  });
+  let finish = parseFinishDecision(finishGate.text);
+  if (finish === null) {
+    log.warn('finish gate answer malformed; continuing', { answer: finishGate.text.slice(0, 200) });
+    finish = 'CONTINUE';
+  }
+  let closingSummary: string | null = null;
+  if (finish === 'FINISH') {
+    await thought('\n\n');
+    const summary = await stream('hc_summary', {
+      model: deps.models.fast,
+      system: HC_SUMMARY,
+      maxTokens: 150,
+      messages: user(hcClosingPrompt({ conversation, reply })),
+    });
+    closingSummary = summary.text.trim() || null;
+    if (closingSummary) reply = `${reply}\n\n${closingSummary}`;
+    else log.warn('closing summary was empty; the reply ends without one');
+  }
+
+  return { reply, verdict, finish, closingSummary, anchors, citedAnchors, costUsd } satisfies CoachUserOutput;
+}
+
+export function createCoachUser(deps: StepDeps): (input: CoachUserInput) => Promise<CoachUserOutput> {
+  return async function coachUser(input) {
+    const startedAt = deps.clock();
+    await announceAgentStarted(deps.events, {
+      turnId: input.turnId,
+      agent: AGENT,
+      invocation: INVOCATION,
+      question: input.question,
+      at: startedAt,
+    });
+    const output = await runStepAttempt(deps.events, input.turnId, STEP, (attempt) => coach(deps, input, attempt));
+    await announceAgentCompleted(deps.events, {
+      turnId: input.turnId,
+      agent: AGENT,
+      invocation: INVOCATION,
+      startedAt,
+      at: deps.clock(),
+      costUsd: output.costUsd,
+      output: output.reply,
+    });
+    return output;
+  };
+}

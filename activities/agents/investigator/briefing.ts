@@ -1,0 +1,36 @@
+/**
+ * Seed 002, "The Investigator path", step 6 (`augmentBriefingWithVerdicts`): the model's briefing is
+ * followed by what was actually tested and survived, written here rather than by the model, so the
+ * verdicts and effect sizes the user reads are the validated ones, with the numbers exactly as in the
+ * findings (which are the Fact Sheet's, so the fact-check traces them). Rejected findings are not
+ * listed; when nothing survived, the note says the patterns noticed may be noise.
+ */
+import type { GateVerdict } from '../../../contracts/findings';
+import { numbersText, type BriefingFinding } from './prompt';
+
+const AUTO_TESTED_HEADING = '_Auto-tested findings:_';
+
+const MARKER: Record<Exclude<GateVerdict, 'rejected'>, { symbol: string; label: string }> = {
+  validated: { symbol: '✓', label: 'validated' },
+  conditional: { symbol: '~', label: 'conditional, a preliminary signal' },
+};
+
+export function augmentBriefingWithVerdicts(briefing: string, tested: readonly BriefingFinding[]): string {
+  const surviving = tested.filter(
+    (t): t is BriefingFinding & { verdict: Exclude<GateVerdict, 'rejected'> } => t.verdict !== 'rejected',
+  );
+  const text = briefing.trim();
+  const lead = text ? `${text}\n\n` : '';
+  if (surviving.length === 0) {
+    const note =
+      tested.length === 0
+        ? 'no hypothesis could be tested on your data, so the patterns noticed above are unconfirmed and may be noise.'
+        : `none of the ${tested.length} tested ${tested.length === 1 ? 'hypothesis' : 'hypotheses'} survived validation, so the patterns noticed above may be noise.`;
+    return `${lead}${AUTO_TESTED_HEADING} ${note}`;
+  }
+  const lines = surviving.map(
+    ({ finding, verdict }) =>
+      `- ${MARKER[verdict].symbol} ${finding.claim} (${MARKER[verdict].label}): ${numbersText(finding.numbers)}`,
+  );
+  return `${lead}${AUTO_TESTED_HEADING}\n${lines.join('\n')}`;
+}

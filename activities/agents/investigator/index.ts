@@ -1,0 +1,179 @@
+/**
+ * The Hypothesis Investigator (seed 002, "Step 1a" and "The Investigator path"): for a question with
+ * no anchor at all, the turn skips routing and this agent looks at the user's data itself. Three
+ * activities, which the workflow sequences around the ordinary validation phase:
+ *
+ * 1. `proposeHypotheses`: the digest of the user's rows, and the model's hypotheses about them — minus
+ *    any the user's memory says were already tested;
+ * 2. `testHypotheses`: the top K become findings whose numbers are computed here, deterministically;
+ * 3. (validation: gates, Critic, Assessment, as for any finding)
+ * 4. `writeBriefing`: the model's briefing, streamed as the agent's thoughts, followed by the verdicts
+ *    and effect sizes of what survived. The briefing is the turn's answer; there is no synthesis.
+ *
+ * The agent is narrated once per turn under `investigator` (invocation `main`): started in step 1,
+ * completed in step 4 with the cost of both model calls.
+ */
+import { log } from '@temporalio/activity';
+import { withMemory } from '../../steps/prompts/memory';
+import type { AgentFinding } from '../../../contracts/findings';
+import { completeStep } from '../../runtime/complete-step';
+import { briefingUserPrompt, hypothesesUserPrompt, INVESTIGATOR_BRIEFING, INVESTIGATOR_SYSTEM } from './prompt';
+import { readUserHealthData } from '../../../platform/health-data/store';
+import { parseModelJson } from '../../../platform/llm';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt } from '../../runtime/step-attempt';
+import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import type { ValidatedFinding } from '../../steps/validation';
+import { augmentBriefingWithVerdicts } from './briefing';
+import { computeDigest, renderDigest } from './digest';
+import { hypothesisToFinding } from './findings';
+import { hypothesisKey, proposalsSchema, readProposals, topHypotheses, type Hypothesis } from './hypotheses';
+import { readTestedHypotheses, testedKeys } from './tested-hypotheses';
+
+export type { Hypothesis } from './hypotheses';
+export { readProposals, topHypotheses } from './hypotheses';
+export { augmentBriefingWithVerdicts } from './briefing';
+export { computeDigest, renderDigest } from './digest';
+export { hypothesisToFinding } from './findings';
+export { averageRanks, spearman } from './statistics';
+
+const AGENT = 'investigator' as const;
+/** The Investigator runs once per turn, as its whole answer. */
+const INVOCATION = 'main';
+
+export interface ProposeHypothesesInput {
+  turnId: string;
+  userId: string;
+  question: string;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
+}
+
+export interface ProposeHypothesesOutput {
+  digest: string;
+  /** In the model's order, already-tested and unusable proposals removed. */
+  hypotheses: Hypothesis[];
+  costUsd: number;
+  /** When the agent started, for its `agent.completed` duration. */
+  startedAt: string;
+}
+
+export interface TestHypothesesInput {
+  turnId: string;
+  userId: string;
+  hypotheses: Hypothesis[];
+}
+
+export interface WriteBriefingInput {
+  turnId: string;
+  question: string;
+  digest: string;
+  hypotheses: Hypothesis[];
+  /** The tested findings after validation, rejected ones included (they are left out of the briefing). */
+  validated: ValidatedFinding[];
+  startedAt: string;
+  /** The agent's model spend so far (the hypotheses call). */
+  costUsd: number;
+  /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
+  memory?: string;
+}
+
+export function createInvestigatorActivities(deps: StepDeps) {
+  async function proposeHypotheses(input: ProposeHypothesesInput): Promise<ProposeHypothesesOutput> {
+    const { turnId, userId, question } = input;
+    const startedAt = deps.clock();
+    await announceAgentStarted(deps.events, { turnId, agent: AGENT, invocation: INVOCATION, question, at: startedAt });
+    const [{ daily, workouts }, tested] = await Promise.all([
+      readUserHealthData(deps.db, userId),
+      readTestedHypotheses(deps.db, userId),
+    ]);
+    const digest = renderDigest(computeDigest(daily, workouts));
+    const response = await completeStep(deps, {
+      turnId,
+      step: 'investigator_hypotheses',
+      model: deps.models.main,
+      system: withMemory(INVESTIGATOR_SYSTEM, input.memory),
+      prompt: hypothesesUserPrompt({ question, digest, tested }),
+      maxTokens: 2500,
+    });
+    const proposals = parseModelJson(response.text, proposalsSchema, response.requestId);
+    const { hypotheses, dropped } = readProposals(proposals, testedKeys(tested));
+    const alreadyTested = dropped.filter((d) => d.reason === 'already_tested');
+    if (alreadyTested.length > 0) {
+      log.warn('proposed hypotheses that memory says were already tested were dropped', {
+        turnId,
+        dropped: alreadyTested.map((d) => d.detail),
+      });
+    }
+    const unusable = dropped.filter((d) => d.reason !== 'already_tested');
+    if (unusable.length > 0) log.warn('unusable proposed hypotheses were dropped', { turnId, dropped: unusable });
+    return { digest, hypotheses, costUsd: response.costUsd, startedAt: startedAt.toISOString() };
+  }
+
+  async function testHypotheses(input: TestHypothesesInput): Promise<{ findings: AgentFinding[] }> {
+    const top = topHypotheses(input.hypotheses);
+    if (top.length === 0) return { findings: [] };
+    const { daily } = await readUserHealthData(deps.db, input.userId);
+    const findings: AgentFinding[] = [];
+    for (const hypothesis of top) {
+      const tested = hypothesisToFinding(hypothesis, daily);
+      if (tested.ok) findings.push(tested.finding);
+      else {
+        log.warn('a hypothesis could not be tested on the data', {
+          turnId: input.turnId,
+          hypothesis: hypothesisKey({
+            kind: hypothesis.kind,
+            feature: hypothesis.feature_to_test,
+            target: hypothesis.target_to_test,
+          }),
+          reason: tested.reason,
+          n: tested.n,
+        });
+      }
+    }
+    return { findings };
+  }
+
+  async function writeBriefing(input: WriteBriefingInput): Promise<{ briefing: string; costUsd: number }> {
+    const { turnId } = input;
+    const prompt = briefingUserPrompt({
+      question: input.question,
+      digest: input.digest,
+      hypotheses: input.hypotheses.map((h) => ({
+        title: h.title,
+        rationale: h.rationale,
+        findingId: hypothesisKey({ kind: h.kind, feature: h.feature_to_test, target: h.target_to_test }),
+      })),
+      validated: input.validated,
+    });
+    const response = await runStepAttempt(deps.events, turnId, 'investigator_briefing', ({ attempt, signal }) =>
+      streamThoughts(deps, {
+        turnId,
+        step: 'investigator_briefing',
+        attempt,
+        signal,
+        agent: AGENT,
+        request: {
+          model: deps.models.main,
+          system: withMemory(INVESTIGATOR_BRIEFING, input.memory),
+          maxTokens: 1200,
+          messages: [{ role: 'user', content: prompt }],
+        },
+      }),
+    );
+    const briefing = augmentBriefingWithVerdicts(response.text, input.validated);
+    const costUsd = input.costUsd + response.costUsd;
+    await announceAgentCompleted(deps.events, {
+      turnId,
+      agent: AGENT,
+      invocation: INVOCATION,
+      startedAt: new Date(input.startedAt),
+      at: deps.clock(),
+      costUsd,
+      output: briefing,
+    });
+    return { briefing, costUsd };
+  }
+
+  return { proposeHypotheses, testHypotheses, writeBriefing };
+}

@@ -1,0 +1,21 @@
+import type { LlmResponse } from '../../platform/llm';
+import type { StepDeps } from './step-deps';
+import { runStepAttempt } from './step-attempt';
+
+/** One attempt of a single-shot model step (a classifier or a JSON planner): system + one user prompt. */
+export function completeStep(
+  { llm, events }: Pick<StepDeps, 'llm' | 'events'>,
+  call: { turnId: string; step: string; model: string; system: string; prompt: string; maxTokens: number },
+): Promise<LlmResponse> {
+  return runStepAttempt(events, call.turnId, call.step, ({ attempt, signal }) =>
+    llm.complete(
+      { turnId: call.turnId, step: call.step, attempt, signal },
+      {
+        model: call.model,
+        system: call.system,
+        maxTokens: call.maxTokens,
+        messages: [{ role: 'user', content: call.prompt }],
+      },
+    ),
+  );
+}

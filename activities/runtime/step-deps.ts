@@ -1,0 +1,28 @@
+import type { Pool } from 'pg';
+import type { Db } from '../../platform/db';
+import type { EventLog } from '../../platform/event-log';
+import type { GatesRunner } from '../../platform/gates';
+import type { Llm } from '../../platform/llm';
+import type { Sandbox } from '../../platform/sandbox';
+
+/** Model choice per role (AMY_MODEL, AMY_FAST_MODEL, AMY_DS_MODEL, AMY_VALIDATOR_MODEL). */
+export interface ModelSettings {
+  main: string;
+  fast: string;
+  dataScience: string;
+  validator: string;
+}
+
+/** Everything the step activities need, passed in by the worker's composition root. */
+export interface StepDeps {
+  db: Db;
+  pool: Pool;
+  events: EventLog;
+  llm: Llm;
+  models: ModelSettings;
+  /** Where the Data Science agent's generated code runs. */
+  sandbox: Sandbox;
+  /** The warm Python process the seven gates run in. */
+  gates: GatesRunner;
+  clock: () => Date;
+}

@@ -1,0 +1,135 @@
+import type { StreamAgent } from '../../contracts/events';
+import type { EventLog } from '../../platform/event-log';
+import type { LlmRequest, LlmResponse } from '../../platform/llm';
+import type { StepDeps } from './step-deps';
+
+const SUMMARY_CHARS = 160;
+
+/**
+ * An agent's narration on the event log. `agent.started` and `agent.completed` are deterministic:
+ * keyed by agent and `invocation` (the step, or the agent's role in the turn), so a retried activity
+ * never announces them twice. The `agent.thought` deltas in between carry their step and its attempt
+ * number, so clients can drop a failed attempt's partial text.
+ */
+export async function announceAgentStarted(
+  events: EventLog,
+  call: { turnId: string; agent: StreamAgent; invocation: string; question: string; at: Date },
+): Promise<void> {
+  await events.append(call.turnId, [
+    {
+      type: 'agent.started',
+      data: { agent: call.agent, at: call.at.toISOString(), question: call.question },
+      dedupeKey: `agent.started:${call.agent}:${call.invocation}`,
+    },
+  ]);
+}
+
+export async function announceAgentCompleted(
+  events: EventLog,
+  call: {
+    turnId: string;
+    agent: StreamAgent;
+    invocation: string;
+    startedAt: Date;
+    at: Date;
+    costUsd: number;
+    output: string;
+  },
+): Promise<void> {
+  await events.append(call.turnId, [
+    {
+      type: 'agent.completed',
+      data: {
+        agent: call.agent,
+        at: call.at.toISOString(),
+        duration_ms: call.at.getTime() - call.startedAt.getTime(),
+        cost_usd: call.costUsd,
+        output_summary: call.output.slice(0, SUMMARY_CHARS),
+      },
+      dedupeKey: `agent.completed:${call.agent}:${call.invocation}`,
+    },
+  ]);
+}
+
+/** Past this much unwritten text, the model stream waits for the event log to catch up. */
+const MAX_UNWRITTEN_CHARS = 4096;
+
+/**
+ * Streams one model reply as the agent's `agent.thought` deltas, with no started/completed brackets.
+ * One append is in flight at a time; text that arrives meanwhile is written by the next append as one
+ * delta. A slow model gives one event per delta, as before; a fast one costs far fewer transactions
+ * than it sends deltas, and the text reaches clients as soon as the log can take it.
+ */
+export async function streamThoughts(
+  { llm, events }: Pick<StepDeps, 'llm' | 'events'>,
+  call: {
+    turnId: string;
+    /** The step being attempted (runStepAttempt's), named on every delta as `step.retry` names it. */
+    step: string;
+    /** The model call's own step in the ledger, when the step makes several calls (the coach's `hc_main`). */
+    llmStep?: string;
+    attempt: number;
+    signal: AbortSignal;
+    agent: StreamAgent;
+    request: LlmRequest;
+  },
+): Promise<LlmResponse> {
+  const { turnId, agent, step, attempt } = call;
+  const log: { unwritten: string; writing: Promise<void> | null; failed: { error: unknown } | null } = {
+    unwritten: '',
+    writing: null,
+    failed: null,
+  };
+  const writeAll = async () => {
+    while (log.unwritten !== '') {
+      const delta = log.unwritten;
+      log.unwritten = '';
+      await events.append(turnId, [{ type: 'agent.thought', data: { agent, delta, attempt, step } }]);
+    }
+  };
+  const startWriting = () =>
+    (log.writing ??= writeAll()
+      .catch((error: unknown) => void (log.failed = { error }))
+      .finally(() => (log.writing = null)));
+  const stream = { turnId, step: call.llmStep ?? step, attempt, signal: call.signal };
+  const response = await llm.stream(stream, call.request, async (delta) => {
+    // Throwing here aborts the model call: a log that cannot be written cannot take more text.
+    if (log.failed) throw log.failed.error;
+    log.unwritten += delta;
+    const inFlight = startWriting();
+    if (log.unwritten.length > MAX_UNWRITTEN_CHARS) await inFlight;
+  });
+  // Text can land just as a writer finishes, after its last look: keep writing until none is left.
+  while (!log.failed && (log.writing || log.unwritten !== '')) await (log.writing ?? startWriting());
+  if (log.failed) throw log.failed.error;
+  return response;
+}
+
+/** One model reply streamed as a whole agent turn: started, thoughts, completed. */
+export async function streamAgentReply(
+  deps: StepDeps,
+  call: {
+    turnId: string;
+    step: string;
+    attempt: number;
+    signal: AbortSignal;
+    agent: StreamAgent;
+    question: string;
+    request: LlmRequest;
+  },
+): Promise<string> {
+  const { turnId, agent, step } = call;
+  const startedAt = deps.clock();
+  await announceAgentStarted(deps.events, { turnId, agent, invocation: step, question: call.question, at: startedAt });
+  const response = await streamThoughts(deps, call);
+  await announceAgentCompleted(deps.events, {
+    turnId,
+    agent,
+    invocation: step,
+    startedAt,
+    at: deps.clock(),
+    costUsd: response.costUsd,
+    output: response.text,
+  });
+  return response.text;
+}

@@ -1,0 +1,35 @@
+import type { Message } from '../../contracts/turn';
+import { completeStep } from '../runtime/complete-step';
+import { lastUserMessage, renderHistory } from '../runtime/conversation';
+import { VAGUENESS_SYSTEM, vaguenessUserPrompt } from './prompts/vagueness';
+import type { StepDeps } from '../runtime/step-deps';
+
+export type Vagueness = 'low' | 'medium' | 'high';
+
+export interface ClassifyVaguenessInput {
+  turnId: string;
+  messages: Message[];
+}
+
+/** Step 0. Biased toward `low`: any answer that is not exactly one of the three words means `low`. */
+export function parseVagueness(text: string): Vagueness {
+  const word = text
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z]/g, '');
+  return word === 'high' || word === 'medium' ? word : 'low';
+}
+
+export function createClassifyVagueness(deps: StepDeps) {
+  return async function classifyVagueness(input: ClassifyVaguenessInput): Promise<{ vagueness: Vagueness }> {
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'classify_vagueness',
+      model: deps.models.fast,
+      system: VAGUENESS_SYSTEM,
+      prompt: vaguenessUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
+      maxTokens: 5,
+    });
+    return { vagueness: parseVagueness(response.text) };
+  };
+}

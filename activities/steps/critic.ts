@@ -1,0 +1,155 @@
+/**
+ * The Critic (seed 002, "The Critic (with literature priors)"): an adversarial LLM review of one
+ * finding after its gates, given the gate results, the matching literature priors and the user's
+ * memory. Its verdict goes out once per finding as `validator.critic` (seed 001).
+ *
+ * Two guarantees do not rest on the model: the hard rules are enforced again on whatever it answers,
+ * and a malformed answer or an unavailable model yields `downgrade`, never a silent `accept`.
+ */
+import { log } from '@temporalio/activity';
+import { z } from 'zod';
+import type { Finding, GatesOutcome } from '../../contracts/findings';
+import { completeStep } from '../runtime/complete-step';
+import { priorsFor } from '../data/literature-priors';
+import { CRITIC_SYSTEM, criticUserPrompt } from './prompts/critic';
+import { parseModelJson } from '../../platform/llm';
+import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../platform/llm-errors';
+import { recentMemory } from '../../platform/memory';
+import type { StepDeps } from '../runtime/step-deps';
+
+const CRITIC_DECISIONS = ['accept', 'downgrade', 'reject'] as const;
+export type CriticDecision = (typeof CRITIC_DECISIONS)[number];
+
+const CONCERN_CATEGORIES = [
+  'confounder',
+  'reverse_causation',
+  'selection_bias',
+  'literature_contradiction',
+  'tautology',
+  'small_n',
+  'noise',
+] as const;
+const CONCERN_SEVERITIES = ['low', 'medium', 'high'] as const;
+
+const concernSchema = z.object({
+  category: z.enum(CONCERN_CATEGORIES),
+  detail: z.string().min(1),
+  severity: z.enum(CONCERN_SEVERITIES),
+});
+export type CriticConcern = z.infer<typeof concernSchema>;
+
+/** The model's answer, in the seed's output schema. */
+const criticAnswerSchema = z.object({
+  decision: z.enum(CRITIC_DECISIONS),
+  concerns: z.array(concernSchema),
+  rationale: z.string().min(1),
+});
+type CriticAnswer = z.infer<typeof criticAnswerSchema>;
+
+export interface CriticVerdict {
+  finding_id: string;
+  decision: CriticDecision;
+  concerns: CriticConcern[];
+  rationale: string;
+  /** True when the model's answer could not be used and the conservative default was returned instead. */
+  fallback: boolean;
+}
+
+export interface CritiqueFindingInput {
+  turnId: string;
+  finding: Finding;
+  gates: GatesOutcome;
+  /** Whose memory the Critic reads. */
+  userId: string;
+}
+
+/** Seed 002: the memory kinds that can explain a finding away; goals and hypotheses cannot. */
+const CRITIC_MEMORY_CATEGORIES = ['barrier', 'preference', 'decision', 'value', 'insight'] as const;
+const CRITIC_MEMORY_LIMIT = 12;
+
+/**
+ * The seed's hard rules, enforced on the parsed answer because a prompt is only a request: a high
+ * concern, or two medium ones, rule out `accept`. Only an `accept` is ever changed, and only to
+ * `downgrade`; a model that said `reject` keeps its stricter decision.
+ */
+function enforceHardRules(answer: CriticAnswer): CriticAnswer {
+  if (answer.decision !== 'accept') return answer;
+  const high = answer.concerns.filter((c) => c.severity === 'high').length;
+  const medium = answer.concerns.filter((c) => c.severity === 'medium').length;
+  if (high === 0 && medium < 2) return answer;
+  const breach = high > 0 ? `${high} high-severity concern(s)` : `${medium} medium-severity concerns`;
+  return {
+    ...answer,
+    decision: 'downgrade',
+    rationale: `${answer.rationale} (Downgraded from accept by the Critic's hard rules: ${breach}.)`,
+  };
+}
+
+function conservativeDefault(
+  findingId: string,
+  err: ModelOutputInvalidError | UpstreamUnavailableError,
+): CriticVerdict {
+  const why =
+    err instanceof ModelOutputInvalidError
+      ? "the Critic's answer was not a valid review"
+      : 'the Critic model could not be reached';
+  return {
+    finding_id: findingId,
+    decision: 'downgrade',
+    concerns: [],
+    rationale: `This finding was not reviewed because ${why}. It is downgraded rather than accepted, since an unreviewed finding must not be presented as validated.`,
+    fallback: true,
+  };
+}
+
+async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promise<CriticVerdict> {
+  const { finding } = input;
+  const prompt = criticUserPrompt({
+    finding,
+    gates: input.gates,
+    priors: priorsFor(finding),
+    memory: await recentMemory(deps.db, input.userId, {
+      categories: CRITIC_MEMORY_CATEGORIES,
+      limit: CRITIC_MEMORY_LIMIT,
+    }),
+  });
+  let answer: CriticAnswer;
+  try {
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'critic',
+      model: deps.models.validator,
+      system: CRITIC_SYSTEM,
+      prompt,
+      maxTokens: 1200,
+    });
+    answer = parseModelJson(response.text, criticAnswerSchema, response.requestId);
+  } catch (err) {
+    // Seed 002: on malformed output or call failure the Critic defaults to downgrade, and the turn goes
+    // on. Cancellation (LlmCallAbortedError) and refused requests (a configuration error) propagate.
+    if (!(err instanceof ModelOutputInvalidError || err instanceof UpstreamUnavailableError)) throw err;
+    log.warn('critic fell back to downgrade', { findingId: finding.id, error: err.message });
+    return conservativeDefault(finding.id, err);
+  }
+  return { finding_id: finding.id, ...enforceHardRules(answer), fallback: false };
+}
+
+export function createCritiqueFinding(deps: StepDeps) {
+  return async function critiqueFinding(input: CritiqueFindingInput): Promise<CriticVerdict> {
+    const verdict = await reviewFinding(deps, input);
+    // Keyed by finding, so a retried or repeated run of this activity never announces a second verdict.
+    await deps.events.append(input.turnId, [
+      {
+        type: 'validator.critic',
+        data: {
+          finding_id: verdict.finding_id,
+          verdict: verdict.decision,
+          reasoning: verdict.rationale,
+          concerns: verdict.concerns,
+        },
+        dedupeKey: `validator.critic:${verdict.finding_id}`,
+      },
+    ]);
+    return verdict;
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * Step 8, memory (seed 002 "Memory extraction", seed 004): two writes, both best-effort for the turn.
+ * - The LLM extractor's goal / insight / preference / history entries from the exchange.
+ * - One `tested_hypothesis` entry per validated finding, deterministic, no model call, so the next
+ *   turns know what was already tested and how it came out.
+ * Narrated as the `memory` agent: `+3 entries (1 insight, 1 goal, 1 history)`.
+ */
+import { log } from '@temporalio/activity';
+import { z } from 'zod';
+import type { GateVerdict } from '../../contracts/findings';
+import { MEMORY_CATEGORIES } from '../../contracts/memory';
+import { completeStep } from '../runtime/complete-step';
+import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompts/memory';
+import { parseModelJson } from '../../platform/llm';
+import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../platform/llm-errors';
+import {
+  memorySummary,
+  recordExtractedMemories,
+  recordTestedHypotheses,
+  type ExtractedMemory,
+  type TestedHypothesisEntry,
+} from '../../platform/memory';
+import type { StepDeps } from '../runtime/step-deps';
+import { announceAgentCompleted, announceAgentStarted } from '../runtime/stream-agent-reply';
+import type { ValidatedFinding } from './validation';
+
+const CONFIDENCE: Record<GateVerdict, number> = { validated: 0.9, conditional: 0.6, rejected: 0.4 };
+const EFFECT_KEYS = ['effect', 'rho', 'change', 'correlation'];
+
+function effectOf(numbers: ValidatedFinding['finding']['numbers']): number | null {
+  for (const key of EFFECT_KEYS) {
+    const value = numbers[key];
+    if (typeof value === 'number') return value;
+  }
+  return null;
+}
+
+export function testedHypothesis({ finding, verdict, source }: ValidatedFinding): TestedHypothesisEntry {
+  return {
+    scope: source === 'investigator' ? 'user' : 'turn',
+    text: finding.claim,
+    confidence: CONFIDENCE[verdict],
+    meta: {
+      finding_id: finding.id,
+      feature: finding.feature,
+      target: finding.target,
+      verdict,
+      effect: effectOf(finding.numbers),
+    },
+  };
+}
+
+export interface RememberTurnInput {
+  turnId: string;
+  userId: string;
+  userMessage: string;
+  /** The answer the user got; '' when there is none to learn from. */
+  answer: string;
+  validated: ValidatedFinding[];
+}
+
+const extractedSchema = z.array(z.unknown());
+const entrySchema = z.object({
+  category: z.enum(MEMORY_CATEGORIES),
+  text: z.string().trim().min(1).max(500),
+  confidence: z.number().min(0).max(1).default(0.7),
+});
+
+/** The extractor's entries; anything malformed is dropped, a failed call is no entries (seed: `[]`). */
+async function extractMemories(
+  deps: StepDeps,
+  input: RememberTurnInput,
+): Promise<{ entries: ExtractedMemory[]; costUsd: number }> {
+  try {
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'memory_extract',
+      model: deps.models.fast,
+      system: MEMORY_UPDATE_SYSTEM,
+      prompt: memoryExtractUserPrompt(input.userMessage, input.answer),
+      maxTokens: 600,
+    });
+    const items = parseModelJson(response.text, extractedSchema, response.requestId);
+    const entries = items.flatMap((item) => {
+      const parsed = entrySchema.safeParse(item);
+      return parsed.success ? [parsed.data] : [];
+    });
+    return { entries, costUsd: response.costUsd };
+  } catch (err) {
+    if (!(err instanceof ModelOutputInvalidError || err instanceof UpstreamUnavailableError)) throw err;
+    log.warn('memory extraction skipped', { turnId: input.turnId, error: err.message });
+    return { entries: [], costUsd: 0 };
+  }
+}
+
+export function summariseAdded(counts: Record<string, number>): string {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([category, n]) => `${n} ${category}`);
+  return `+${total} ${total === 1 ? 'entry' : 'entries'}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
+}
+
+export function createRememberTurn(deps: StepDeps) {
+  return async function rememberTurn(input: RememberTurnInput): Promise<{ added: number }> {
+    const { turnId, userId } = input;
+    const startedAt = deps.clock();
+    await announceAgentStarted(deps.events, {
+      turnId,
+      agent: 'memory',
+      invocation: 'memory',
+      question: 'What from this turn is worth remembering?',
+      at: startedAt,
+    });
+    const extracted = await extractMemories(deps, input);
+    const written = await recordExtractedMemories(deps.db, { userId, turnId, entries: extracted.entries });
+    const tested = await recordTestedHypotheses(deps.db, {
+      userId,
+      turnId,
+      entries: input.validated.map(testedHypothesis),
+    });
+    const counts: Record<string, number> = {};
+    for (const entry of written) counts[entry.category] = (counts[entry.category] ?? 0) + 1;
+    if (tested > 0) counts.tested_hypothesis = tested;
+    await announceAgentCompleted(deps.events, {
+      turnId,
+      agent: 'memory',
+      invocation: 'memory',
+      startedAt,
+      at: deps.clock(),
+      costUsd: extracted.costUsd,
+      output: summariseAdded(counts),
+    });
+    return { added: written.length + tested };
+  };
+}
+
+export interface RecallMemoryInput {
+  userId: string;
+  /** `context.include_memory`: false skips injection entirely. */
+  includeMemory: boolean;
+}
+
+/**
+ * The memory summary for this turn's agents, read once at the start of the turn so every agent sees
+ * the same memory and nothing written during the turn leaks into it (seed 004: agents cannot change
+ * memory mid-turn).
+ */
+export function createRecallMemory(deps: StepDeps) {
+  return async function recallMemory(input: RecallMemoryInput): Promise<{ summary: string }> {
+    if (!input.includeMemory) return { summary: '' };
+    return { summary: await memorySummary(deps.db, input.userId) };
+  };
+}

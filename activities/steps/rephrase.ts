@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import type { Message } from '../../contracts/turn';
+import { completeStep } from '../runtime/complete-step';
+import { lastUserMessage, renderHistory } from '../runtime/conversation';
+import { QUESTION_REPHRASE_SYSTEM, rephraseUserPrompt } from './prompts/rephrase';
+import type { RoutableAgent, Routing } from './routing';
+import { ModelOutputInvalidError } from '../../platform/llm-errors';
+import { parseModelJson } from '../../platform/llm';
+import type { StepDeps } from '../runtime/step-deps';
+
+export interface RephraseInput {
+  turnId: string;
+  messages: Message[];
+  routing: Routing;
+}
+
+/** The question each agent of the turn will be asked. */
+export type AgentQuestions = Partial<Record<RoutableAgent, string>>;
+
+const rephraseSchema = z.object({
+  main_agent_question: z.string().min(1),
+  supporting_agent_questions: z.record(z.string(), z.string().min(1)).default({}),
+});
+
+/**
+ * Step 2 (seed 002). A reply that does not parse falls back to the user's own message for every agent
+ * (the seed's try/catch): rephrasing sharpens questions, it never blocks a turn.
+ */
+export function createRephraseQuestions(deps: StepDeps) {
+  return async function rephraseQuestions(input: RephraseInput): Promise<AgentQuestions> {
+    const { routing } = input;
+    if (routing.main_agent === '') throw new Error('rephrase needs a routed main agent');
+    const userMessage = lastUserMessage(input.messages);
+    const agents: RoutableAgent[] = [routing.main_agent, ...routing.supporting_agents];
+    const fallback = Object.fromEntries(agents.map((a) => [a, userMessage])) as AgentQuestions;
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'rephrase',
+      model: deps.models.fast,
+      system: QUESTION_REPHRASE_SYSTEM,
+      prompt: rephraseUserPrompt(renderHistory(input.messages), agents, userMessage),
+      maxTokens: 500,
+    });
+    try {
+      const parsed = parseModelJson(response.text, rephraseSchema, response.requestId);
+      const questions: AgentQuestions = { [routing.main_agent]: parsed.main_agent_question };
+      for (const agent of routing.supporting_agents) {
+        questions[agent] = parsed.supporting_agent_questions[agent] ?? userMessage;
+      }
+      return questions;
+    } catch (err) {
+      if (err instanceof ModelOutputInvalidError) return fallback;
+      throw err;
+    }
+  };
+}

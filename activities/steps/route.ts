@@ -1,0 +1,27 @@
+import type { Message } from '../../contracts/turn';
+import { completeStep } from '../runtime/complete-step';
+import { lastUserMessage, renderHistory } from '../runtime/conversation';
+import { ORCHESTRATOR_SYSTEM, routingUserPrompt } from './prompts/routing';
+import { rawRoutingSchema, sanitiseRouting, type Routing } from './routing';
+import { parseModelJson } from '../../platform/llm';
+import type { StepDeps } from '../runtime/step-deps';
+
+export interface RouteInput {
+  turnId: string;
+  messages: Message[];
+}
+
+/** Step 1b. Malformed JSON throws ModelOutputInvalidError, which Temporal retries up to the cap. */
+export function createRoute(deps: StepDeps) {
+  return async function route(input: RouteInput): Promise<Routing> {
+    const response = await completeStep(deps, {
+      turnId: input.turnId,
+      step: 'route',
+      model: deps.models.fast,
+      system: ORCHESTRATOR_SYSTEM,
+      prompt: routingUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
+      maxTokens: 300,
+    });
+    return sanitiseRouting(parseModelJson(response.text, rawRoutingSchema, response.requestId));
+  };
+}
