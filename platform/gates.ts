@@ -30,9 +30,9 @@ const CLOSE_GRACE_MS = 2_000;
 /** Enough of the process's stderr to explain a crash (a Python traceback) in the error message. */
 const STDERR_TAIL_CHARS = 4_000;
 
-/** `<repo>/.venv/bin/python`, the interpreter scripts/setup-python.mjs prepares; `AMY_PYTHON` overrides it. */
-export function defaultPythonPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.AMY_PYTHON?.trim() || path.join(REPO_ROOT, '.venv', 'bin', 'python');
+/** `<repo>/.venv/bin/python`, the interpreter scripts/setup-python.mjs prepares (config's `AMY_PYTHON` overrides it). */
+export function defaultPythonPath(): string {
+  return path.join(REPO_ROOT, '.venv', 'bin', 'python');
 }
 
 export type GatesRunnerFailure =

@@ -19,6 +19,7 @@ import type {
   TurnStatus,
 } from '../../contracts/turn';
 import { newId } from '../../platform/ids';
+import { inTransaction } from '../../platform/pg-pool';
 import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
 
@@ -93,9 +94,7 @@ export async function createQueuedTurn(
   },
 ): Promise<{ turn: TurnRow; replayed: boolean }> {
   const { idempotency } = args;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     await client.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [args.userId]);
     if (idempotency) {
       // A key past its 24 h is as good as absent: the INSERT below replaces it.
@@ -115,7 +114,6 @@ export async function createQueuedTurn(
         const existing = await client.query<TurnRow>(`SELECT ${TURN_COLUMNS} FROM turns WHERE id = $1`, [
           used.rows[0].turn_id,
         ]);
-        await client.query('COMMIT');
         return { turn: existing.rows[0], replayed: true };
       }
     }
@@ -145,14 +143,8 @@ export async function createQueuedTurn(
         [args.userId, idempotency.key, idempotency.requestHash, turn.id],
       );
     }
-    await client.query('COMMIT');
     return { turn, replayed: false };
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**
