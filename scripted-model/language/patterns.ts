@@ -1,0 +1,29 @@
+/**
+ * The agents each routing pattern brings in (seed 002, "Step 1b, Routing": the six collaboration
+ * patterns), and what the classification step makes of it.
+ */
+import type { RoutingPattern } from './understanding';
+
+export type SpecialistId = 'data_science' | 'domain_expert' | 'health_coach';
+
+export interface PatternRoute {
+  /** null: no specialist — the turn gets a conversational reply (or the Investigator, for `investigate`). */
+  main: SpecialistId | null;
+  supporting: SpecialistId[];
+}
+
+export const PATTERN_ROUTES: Record<RoutingPattern, PatternRoute> = {
+  knowledge: { main: 'domain_expert', supporting: [] },
+  my_data: { main: 'data_science', supporting: [] },
+  my_data_judged: { main: 'domain_expert', supporting: ['data_science'] },
+  coaching: { main: 'health_coach', supporting: [] },
+  coaching_on_my_data: { main: 'health_coach', supporting: ['data_science'] },
+  coaching_with_context: { main: 'health_coach', supporting: ['data_science', 'domain_expert'] },
+  investigate: { main: null, supporting: [] },
+  conversation: { main: null, supporting: [] },
+  unavailable: { main: null, supporting: [] },
+  unclear: { main: null, supporting: [] },
+};
+
+/** Step 0: `high` (no anchor at all) sends the turn to the Investigator; routing decides the rest. */
+export const vaguenessOf = (pattern: RoutingPattern): 'low' | 'high' => (pattern === 'investigate' ? 'high' : 'low');

@@ -1,0 +1,485 @@
+/**
+ * `understand(messages)`: the routing pattern and the Data Science spec of the last user message, read
+ * in the context of the conversation before it. One function, so the classification, routing, rephrase
+ * and Data Science steps of the scripted model never disagree about a question.
+ */
+import { STRONG_TREND, askedStatistic, asksForAverage } from './asked';
+import {
+  ABOUT_AMY,
+  COACHING,
+  DATA_ASK,
+  DATA_WORDS,
+  DEVICE,
+  GENERAL_POPULATION,
+  GOODBYE,
+  GREETING,
+  JUDGEMENT,
+  KNOWLEDGE,
+  LAB_WORDS,
+  MEDICAL,
+  OPEN_ENDED,
+  OWN_ACTIVITY,
+  PERSONAL,
+  THANKS,
+  VAGUE,
+} from './cues';
+import { METRIC_WORDS, mentionedMetrics, type MetricMention } from './metrics';
+import { timeWindow } from './time-window';
+import type { DataSpec, RoutingPattern, SpecKind, SpecStatistic, SpecWindow, Understanding } from './understanding';
+import { REPAIRABLE_WORDS, has, hasAny, normalise } from './words';
+
+export interface ConversationMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** Every word the lists above use: a word in here is never "repaired". */
+const VOCABULARY: ReadonlySet<string> = new Set([
+  ...METRIC_WORDS,
+  ...REPAIRABLE_WORDS,
+  ...[
+    ...GREETING,
+    ...THANKS,
+    ...GOODBYE,
+    ...ABOUT_AMY,
+    ...DEVICE,
+    ...VAGUE,
+    ...KNOWLEDGE,
+    ...JUDGEMENT,
+    ...COACHING,
+    ...MEDICAL,
+    ...DATA_ASK,
+    ...DATA_WORDS,
+    ...GENERAL_POPULATION,
+  ].flatMap((phrase) => phrase.split(' ')),
+]);
+
+/** What a misspelt word may be repaired to: the metric, statistic and medical words, never small talk. */
+const REPAIR_TARGETS: readonly string[] = [
+  ...new Set([...METRIC_WORDS, ...REPAIRABLE_WORDS, ...MEDICAL.flatMap((p) => p.split(' '))]),
+].filter((word) => word.length >= 4);
+
+export const normaliseMessage = (text: string) => normalise(text, VOCABULARY, REPAIR_TARGETS);
+
+const SLEEP_FEATURES = new Set([
+  'sleep_minutes',
+  'deep_sleep_minutes',
+  'rem_sleep_minutes',
+  'light_sleep_minutes',
+  'awake_minutes',
+  'sleep_score',
+]);
+
+/** One message as the rules below see it. */
+interface Reading {
+  text: string;
+  /** The sentences that ask (end in "?"), where the statistic is read first; the whole text when none do. */
+  asking: string;
+  metrics: MetricMention[];
+  available: MetricMention[];
+  window: SpecWindow | null;
+  wordCount: number;
+}
+
+function read(message: string): Reading {
+  const text = normaliseMessage(message);
+  const questions = message.split(/(?<=[?])\s+|(?<=[.!])\s+(?=[A-Z])/).filter((s) => s.includes('?'));
+  const metrics = mentionedMetrics(text);
+  return {
+    text,
+    asking:
+      questions.length > 0 && questions.length < message.split(/[.!?]\s+/).length
+        ? normaliseMessage(questions.join(' '))
+        : text,
+    metrics,
+    available: metrics.filter((m) => m.source !== 'unavailable'),
+    window: timeWindow(text),
+    wordCount: text.trim() === '' ? 0 : text.trim().split(' ').length,
+  };
+}
+
+/** Text with the metric phrases blanked, so "total cholesterol" does not ask for a total. */
+function withoutMetrics(text: string): string {
+  let rest = text;
+  for (const mention of mentionedMetrics(text)) rest = rest.replace(` ${mention.phrase} `, ' _ ');
+  return rest;
+}
+
+/** "my sleep", "my resting heart rate", "my recent HRV": the user's own measurement ("I" alone is not: "how do I get into swimming?"). */
+function ownsMetric(reading: Reading): boolean {
+  return reading.available.some((m) => {
+    const before = reading.text.slice(Math.max(0, m.at - 30), m.at + 1);
+    return / my (?:\S+ ){0,2}$/.test(before);
+  });
+}
+
+/** Greetings, thanks and goodbyes (when they carry no ask of their own), small talk about Amy, device help. */
+const isConversation = ({ text, metrics, wordCount }: Reading) =>
+  hasAny(text, ABOUT_AMY) ||
+  hasAny(text, DEVICE) ||
+  (hasAny(text, [...GREETING, ...THANKS, ...GOODBYE]) &&
+    (wordCount <= 2 ||
+      (metrics.length === 0 && !hasAny(text, [...COACHING, ...KNOWLEDGE, ...JUDGEMENT, ...DATA_ASK]))));
+
+/** A value the user states ("an LDL of 130", "about 6 hours", "12 minutes a day"), windows aside. */
+const statesValue = (text: string) =>
+  / \d+(?:\.\d+)? /.test(
+    text
+      .replace(/ (?:last|past|previous|over|in|the|since|for) (?:the )?(?:last |past )?\d+ \w+ /g, ' ')
+      .replace(/ \d+ (?:st|nd|rd|th) /g, ' ')
+      .replace(/ since \S+ \d+ /g, ' '),
+  );
+
+const judges = (text: string) => hasAny(text, JUDGEMENT);
+
+/** A coaching ask, unless it only asks whether to worry or see a doctor (a judgement). */
+const coaches = (text: string) => hasAny(text, COACHING);
+
+const general = (text: string) => hasAny(text, GENERAL_POPULATION) && !hasAny(text, ['my', 'mine', 'i', 'me']);
+
+function kindOf(statistic: SpecStatistic): SpecKind {
+  if (statistic === 'change') return 'trend';
+  if (statistic === 'difference' || statistic === 'day_of_week') return 'comparison';
+  if (statistic === 'spearman') return 'association';
+  return 'description';
+}
+
+/** "based on my recent workouts", "given my LDL result": the metric a data phrase points at. */
+const ANCHOR =
+  / (?:based on|given|using|looking at|considering|going by|from|according to) (?:how (?:much|many) )?(?:my |the )?(?:recent |current |latest |last |own )?$/;
+
+/**
+ * The metrics a question is about, its subject first. One workout type beats workouts in general
+ * ("should I add another run?"), unless it names several kinds ("balance strength and cardio"). When
+ * coaching, the metric a data phrase points at comes first; else a daily metric before a lab (the lab
+ * is the context), and a lab before exercise in general ("my HDL is low, what exercise would help?").
+ */
+function subjectOf(reading: Reading, { coaching }: { coaching: boolean }): MetricMention[] {
+  const available = reading.available;
+  const types = available.filter((m) => m.source === 'workouts' && (m.workoutType || m.category));
+  const generic = available.find((m) => m.source === 'workouts' && !m.workoutType && !m.category);
+  let metrics = available.filter((m) => !m.category || (!generic && types.length > 1));
+  if (generic && types.length === 1 && types[0].workoutType) metrics = metrics.filter((m) => m !== generic);
+  if (types.length > 1) metrics = metrics.filter((m) => m.source !== 'workouts' || m === (generic ?? types[0]));
+  if (types.length > 1 && !generic)
+    metrics = metrics.map((m) => (m.source === 'workouts' ? { ...m, workoutType: undefined, category: false } : m));
+  if (!coaching) return metrics;
+  const anchored = metrics.find((m) => m.positions.some((at) => ANCHOR.test(reading.text.slice(0, at + 1))));
+  const rank = (m: MetricMention) => (m === anchored ? 0 : m.source === 'daily' ? 1 : m.source === 'labs' ? 2 : 3);
+  return [...metrics].sort((a, b) => rank(a) - rank(b));
+}
+
+/** The current period of a comparison with the one before: "this fortnight than the fortnight before" → 14 days. */
+function currentPeriod(text: string): SpecWindow | null {
+  return timeWindow(
+    text.replace(
+      / (?:than|versus|to|with|against|and|or|from) (?:the )?(?:last|previous|prior)? ?(?:week|month|fortnight|year)(?: before)? /g,
+      ' ',
+    ),
+  );
+}
+
+function specFor(reading: Reading, options: { coaching?: boolean; statistic?: SpecStatistic } = {}): DataSpec | null {
+  const metrics = subjectOf(reading, { coaching: options.coaching === true });
+  if (metrics.length === 0) return null;
+  const [first, second] = metrics;
+  const countable = first.source === 'workouts' || / how many (?:days|nights|times) /.test(reading.text);
+  const read = (text: string) =>
+    askedStatistic(withoutMetrics(text), { metricCount: metrics.length, countable, window: reading.window });
+  let asked = options.statistic ? { statistic: options.statistic, target: null } : read(reading.asking);
+  if (
+    !options.statistic &&
+    asked.statistic === 'mean' &&
+    reading.asking !== reading.text &&
+    !asksForAverage(reading.asking)
+  ) {
+    asked = read(reading.text);
+  }
+  let { statistic } = asked;
+  let window: SpecWindow = reading.window ?? { days: null };
+  // Coaching asks to improve or change a metric: that is the ask, not a trend to measure.
+  if (options.coaching && statistic === 'change' && !hasAny(reading.text, STRONG_TREND)) statistic = 'mean';
+  if (options.coaching && ['count', 'total'].includes(statistic) && reading.window === null) window = { days: 30 };
+  if (options.coaching && ['mean', 'median', 'min', 'max', 'latest'].includes(statistic)) {
+    // Coaching works from the recent level of a metric (how often, for workouts), not a statistic said in passing.
+    statistic =
+      first.source === 'labs'
+        ? 'latest'
+        : first.source === 'workouts'
+          ? has(reading.text, 'how much')
+            ? 'total'
+            : 'count'
+          : 'mean';
+    if (
+      statistic !== 'latest' &&
+      (reading.window === null || ('days' in reading.window && reading.window.days === 1))
+    ) {
+      window = { days: 30 };
+    }
+  }
+  if (statistic === 'sd' && options.coaching && reading.window === null) window = { days: 30 };
+  // "last night" and "yesterday" for sleep are the same night: a night is recorded on the day it ends.
+  if (SLEEP_FEATURES.has(first.feature) && 'days' in window && window.days === 1 && window.offset === 1)
+    window = { days: 1 };
+  if (first.source === 'labs') {
+    // A lab is a handful of tests: its latest value, or how it changed across them, whatever the window words.
+    if (
+      ['mean', 'max', 'min'].includes(statistic) &&
+      (reading.window === null || hasAny(reading.text, ['most recent', 'latest']))
+    ) {
+      statistic = 'latest';
+    }
+    if (statistic === 'latest') window = { days: null };
+    if (statistic === 'change') window = reading.window ?? { days: null };
+  } else {
+    if ('days' in window && window.days === 1 && ['mean', 'median', 'total'].includes(statistic)) statistic = 'latest';
+    // A trend needs a period to set against the one before: a month when none is said.
+    if (statistic === 'change' && reading.window === null) window = { days: 30 };
+    if (asked.target === 'previous_period') window = currentPeriod(reading.text) ?? { days: 30 };
+  }
+  const spec: DataSpec = {
+    kind: kindOf(statistic),
+    statistic,
+    feature: first.feature,
+    target: statistic === 'spearman' ? (second?.feature ?? null) : statistic === 'difference' ? asked.target : null,
+    window,
+  };
+  if (first.workoutType) spec.workout_type = first.workoutType;
+  return spec;
+}
+
+/** Words that ask for a number of the user's own ("Total steps this week?", "Max HRV in the past 7 days?"). */
+const STATISTIC_WORDS = [
+  'average',
+  'averages',
+  'averaging',
+  'avg',
+  'median',
+  'total',
+  'max',
+  'maximum',
+  'min',
+  'minimum',
+  'most',
+  'least',
+  'fewest',
+  'highest',
+  'lowest',
+  'per day',
+  'a day',
+  'per night',
+  'a night',
+  'daily',
+  'nightly',
+  'how many',
+  'how much',
+  'how often',
+];
+
+const none = (pattern: RoutingPattern): Understanding => ({ pattern, spec: null, missing: [] });
+
+/** One message on its own, without the conversation. */
+function understandMessage(reading: Reading): Understanding {
+  const { text, metrics, available } = reading;
+  const missing = metrics.filter((m) => m.source === 'unavailable').map((m) => m.feature);
+  const medical = hasAny(text, MEDICAL) || available.some((m) => m.source === 'labs') || hasAny(text, LAB_WORDS);
+  const topic = metrics.length > 0 || medical;
+
+  if (isConversation(reading)) return none('conversation');
+  if (!topic && reading.wordCount <= 4 && !hasAny(text, VAGUE)) return none('unclear');
+
+  const judged = judges(text);
+  const pronounJudged = judged && / (?:is|was|are) (?:that|it|this|those) /.test(text);
+  const vague = !pronounJudged && (hasAny(text, VAGUE) || OPEN_ENDED.test(text));
+  if (vague && available.length === 0) return none('investigate');
+
+  const personal = hasAny(text, PERSONAL) || hasAny(text, DATA_WORDS);
+  const isGeneral = general(text);
+  if (metrics[0]?.source === 'unavailable' && personal && !coaches(text) && !isGeneral) {
+    return { pattern: 'unavailable', spec: null, missing };
+  }
+
+  const ownData =
+    hasAny(text, DATA_WORDS) ||
+    ownsMetric(reading) ||
+    OWN_ACTIVITY.test(text) ||
+    (reading.window !== null && available.length > 0);
+  if (coaches(text) && !isGeneral) {
+    if (!ownData) return none('coaching');
+    const pattern: RoutingPattern = medical ? 'coaching_with_context' : 'coaching_on_my_data';
+    return { pattern, spec: specFor(reading, { coaching: true }), missing };
+  }
+
+  const knowledge = hasAny(text, KNOWLEDGE);
+  // The user's own numbers: said so ("my", "did I"), or a metric with a window or a statistic asked of it.
+  const implicit =
+    available.length > 0 &&
+    !isGeneral &&
+    !knowledge &&
+    (reading.window !== null || hasAny(text, DATA_ASK) || hasAny(withoutMetrics(text), STATISTIC_WORDS));
+  const mine = !isGeneral && available.length > 0 && (personal || implicit);
+  if (mine || (personal && hasAny(text, DATA_WORDS) && !isGeneral)) {
+    if (vague && !judged) return { pattern: 'my_data', spec: specFor(reading, { statistic: 'change' }), missing };
+    const labs = available.some((m) => m.source === 'labs');
+    const computes = hasAny(text, DATA_ASK) || hasAny(withoutMetrics(text), STATISTIC_WORDS) || / compare /.test(text);
+    if (judged || labs || (knowledge && !computes) || (statesValue(text) && !hasAny(text, DATA_ASK))) {
+      return { pattern: 'my_data_judged', spec: specFor(reading), missing };
+    }
+    return { pattern: 'my_data', spec: specFor(reading), missing };
+  }
+  // A value the user states ("is an LDL of 130 bad?") is their own number, judged.
+  if (available.length > 0 && statesValue(text) && !isGeneral && (judged || knowledge)) {
+    return { pattern: 'my_data_judged', spec: specFor(reading), missing };
+  }
+  if (topic || knowledge || judged || missing.length > 0) return none('knowledge');
+  return none('unclear');
+}
+
+/** A message that leans on the one before: "and the week before?", "what about my HRV?", "is that normal?". */
+function isFollowUp(reading: Reading): boolean {
+  return (
+    reading.wordCount <= 12 &&
+    (reading.metrics.length === 0 ||
+      hasAny(reading.text, [
+        'and',
+        'what about',
+        'how about',
+        'same for',
+        'that',
+        'this',
+        'it',
+        'those',
+        'them',
+        'instead',
+        'too',
+        'also',
+        'mine',
+      ]))
+  );
+}
+
+export function understand(messages: readonly ConversationMessage[]): Understanding {
+  const users = messages.filter((m) => m.role === 'user');
+  const last = users.at(-1);
+  if (!last) return none('unclear');
+  const reading = read(last.content);
+  const alone = understandMessage(reading);
+  if (users.length < 2 || alone.pattern === 'conversation' || alone.pattern === 'investigate') return alone;
+  if (!isFollowUp(reading)) {
+    const isData = alone.pattern === 'my_data' || alone.pattern === 'my_data_judged';
+    return isData && alone.spec && 'days' in alone.spec.window && alone.spec.window.days === null
+      ? keepConversationWindow(reading, alone, understand(users.slice(0, -1)))
+      : alone;
+  }
+  const before = understand(users.slice(0, -1));
+  const previous = read(users.at(-2)!.content);
+  if (before.pattern === 'conversation' || before.pattern === 'unclear' || before.pattern === 'unavailable')
+    return alone;
+  return followUp(reading, alone, before, previous);
+}
+
+/** A short new data question in a conversation about a period keeps that period unless it names its own. */
+function keepConversationWindow(reading: Reading, alone: Understanding, before: Understanding): Understanding {
+  const window = before.spec?.window;
+  if (
+    !alone.spec ||
+    reading.window !== null ||
+    reading.wordCount > 12 ||
+    !window ||
+    ('days' in window && window.days === null)
+  ) {
+    return alone;
+  }
+  if (alone.spec.statistic === 'latest') return alone;
+  return { ...alone, spec: { ...alone.spec, window } };
+}
+
+/** The follow-up read against the question before it: what it does not say, it keeps. */
+function followUp(reading: Reading, alone: Understanding, before: Understanding, previous: Reading): Understanding {
+  const { text } = reading;
+  if (reading.metrics[0]?.source === 'unavailable') return alone;
+  const earlier = before.spec ?? specFor({ ...previous, window: previous.window }, {});
+  let spec: DataSpec | null = earlier;
+  if (reading.available.length > 0) {
+    const own = specFor({
+      ...reading,
+      window:
+        reading.window ??
+        (earlier?.window && !('since' in earlier.window) && earlier.window.days !== null
+          ? earlier.window
+          : reading.window),
+    });
+    const association =
+      earlier && own && hasAny(text, ['affect', 'affects', 'related', 'linked', 'impact', 'correlated', 'connected']);
+    if (association) {
+      spec = {
+        kind: 'association',
+        statistic: 'spearman',
+        feature: earlier.feature,
+        target: own.feature,
+        window: own.window,
+      };
+    } else if (own && earlier && own.statistic === 'mean' && !hasAny(text, ['average', 'mean'])) {
+      // "what about my HRV?": the same question of another metric.
+      spec = { ...earlier, feature: own.feature, window: reading.window ?? earlier.window };
+      if (own.workout_type) spec.workout_type = own.workout_type;
+      else delete spec.workout_type;
+      if (reading.available[0].source === 'labs' && spec.statistic === 'mean')
+        spec = { ...spec, statistic: 'latest', window: { days: null } };
+    } else {
+      spec = own;
+    }
+  } else if (earlier) {
+    const asked = askedStatistic(withoutMetrics(reading.asking), {
+      metricCount: 1,
+      countable: earlier.feature === 'workouts',
+      window: reading.window,
+    });
+    const statistic = asked.statistic === 'mean' ? earlier.statistic : asked.statistic;
+    spec = {
+      ...earlier,
+      statistic,
+      kind: kindOf(statistic),
+      target: statistic === 'difference' ? asked.target : statistic === earlier.statistic ? earlier.target : null,
+    };
+    if (asked.target === 'previous_period') spec.window = earlier.window;
+    else if (reading.window) spec.window = reading.window;
+  }
+  const medical = hasAny(text, MEDICAL);
+  if (coaches(text) && !hasAny(text, ['what about', 'how about'])) {
+    const coachedReading = {
+      ...reading,
+      available: reading.available.length > 0 ? reading.available : previous.available,
+    };
+    const coached = specFor(coachedReading, { coaching: true }) ?? spec;
+    const onData = before.spec !== null || hasAny(text, DATA_WORDS) || OWN_ACTIVITY.test(text) || ownsMetric(reading);
+    if (!onData) return none('coaching');
+    const withContext = medical || before.pattern === 'coaching_with_context' || before.pattern === 'my_data_judged';
+    return { pattern: withContext ? 'coaching_with_context' : 'coaching_on_my_data', spec: coached, missing: [] };
+  }
+  if (judges(text) || medical) return { pattern: 'my_data_judged', spec, missing: [] };
+  if (
+    before.pattern === 'coaching' &&
+    (OWN_ACTIVITY.test(text) || hasAny(text, DATA_WORDS) || text.includes(' base it on '))
+  ) {
+    const coachedReading = {
+      ...reading,
+      available: reading.available.length > 0 ? reading.available : previous.available,
+    };
+    return { pattern: 'coaching_on_my_data', spec: specFor(coachedReading, { coaching: true }), missing: [] };
+  }
+  if (before.pattern === 'knowledge' || before.pattern === 'coaching') {
+    return spec ? { pattern: 'my_data', spec, missing: [] } : alone;
+  }
+  const labs = spec !== null && reading.available.some((m) => m.source === 'labs');
+  const pattern: RoutingPattern =
+    before.pattern === 'my_data_judged' && (labs || reading.available.length === 0)
+      ? 'my_data_judged'
+      : before.pattern === 'my_data_judged'
+        ? 'my_data'
+        : before.pattern;
+  if ((pattern === 'coaching_on_my_data' || pattern === 'coaching_with_context') && reading.available.length > 0) {
+    return { pattern: 'my_data', spec, missing: [] };
+  }
+  return { pattern, spec, missing: [] };
+}

@@ -1,0 +1,108 @@
+/**
+ * The phrasing corpus (test/fixtures/phrasing-corpus.json): questions written the way different people
+ * ask them, each with the routing pattern and Data Science spec it must get. Routing must be right on
+ * every one; when it is not, the failure prints a confusion table (expected pattern × understood
+ * pattern) and the misread questions, so the fix goes into the vocabulary, not into one sentence.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PATTERN_ROUTES } from '../../../scripted-model/language/patterns';
+import { understand, type ConversationMessage } from '../../../scripted-model/language/understand';
+import type { DataSpec, RoutingPattern } from '../../../scripted-model/language/understanding';
+
+interface CorpusEntry {
+  id: string;
+  question: string;
+  history?: ConversationMessage[];
+  pattern: RoutingPattern;
+  spec: DataSpec | null;
+  missing?: string[];
+  note?: string;
+}
+
+const corpus = JSON.parse(
+  readFileSync(path.join(__dirname, '../../fixtures/phrasing-corpus.json'), 'utf8'),
+) as CorpusEntry[];
+
+const understood = corpus.map((entry) => ({
+  entry,
+  got: understand([...(entry.history ?? []), { role: 'user', content: entry.question }]),
+}));
+
+const agentsOf = (pattern: RoutingPattern) => {
+  const route = PATTERN_ROUTES[pattern];
+  return `${route.main ?? '-'} + [${route.supporting.join(', ')}]`;
+};
+
+function confusionTable(rows: Array<{ expected: RoutingPattern; got: RoutingPattern }>): string {
+  const patterns = [...new Set(rows.flatMap((r) => [r.expected, r.got]))].sort();
+  const width = Math.max(...patterns.map((p) => p.length)) + 2;
+  const header = ['expected \\ got'.padEnd(width), ...patterns.map((p) => p.slice(0, 8).padStart(9))].join('');
+  const lines = patterns.map((expected) =>
+    [
+      expected.padEnd(width),
+      ...patterns.map((got) => {
+        const n = rows.filter((r) => r.expected === expected && r.got === got).length;
+        return String(n || '.').padStart(9);
+      }),
+    ].join(''),
+  );
+  return [header, ...lines].join('\n');
+}
+
+/** Specs compared as the computation they name: an association's two metrics in either order. */
+function sameSpec(expected: DataSpec | null, got: DataSpec | null): boolean {
+  if (expected === null || got === null) return expected === got;
+  const pair = (s: DataSpec) =>
+    s.statistic === 'spearman' ? [s.feature, s.target].sort().join('|') : `${s.feature}|${s.target}`;
+  return (
+    expected.kind === got.kind &&
+    expected.statistic === got.statistic &&
+    pair(expected) === pair(got) &&
+    JSON.stringify(expected.window) === JSON.stringify(got.window) &&
+    (expected.workout_type ?? null) === (got.workout_type ?? null)
+  );
+}
+
+test('the corpus is big and varied enough to mean something', () => {
+  expect(corpus.length).toBeGreaterThanOrEqual(200);
+  expect(new Set(corpus.map((e) => e.id)).size).toBe(corpus.length);
+  const patterns = new Set(corpus.map((e) => e.pattern));
+  expect([...patterns].sort()).toEqual(Object.keys(PATTERN_ROUTES).sort());
+  expect(corpus.filter((e) => e.history && e.history.length > 0).length).toBeGreaterThanOrEqual(15);
+});
+
+test('every question routes to the agents of its pattern', () => {
+  const wrong = understood.filter(
+    ({ entry, got }) => agentsOf(entry.pattern) !== agentsOf(got.pattern) || entry.pattern !== got.pattern,
+  );
+  if (wrong.length > 0) {
+    const table = confusionTable(understood.map(({ entry, got }) => ({ expected: entry.pattern, got: got.pattern })));
+    const examples = wrong.map(
+      ({ entry, got }) => `  ${entry.id}: "${entry.question}" → ${got.pattern} (expected ${entry.pattern})`,
+    );
+    throw new Error(
+      `${wrong.length} of ${corpus.length} questions misrouted (${((100 * (corpus.length - wrong.length)) / corpus.length).toFixed(1)} % right)\n\n${table}\n\n${examples.join('\n')}`,
+    );
+  }
+});
+
+test('every data question gets the computation it asks for', () => {
+  const wrong = understood.filter(({ entry, got }) => entry.pattern === got.pattern && !sameSpec(entry.spec, got.spec));
+  if (wrong.length > 0) {
+    const lines = wrong.map(
+      ({ entry, got }) =>
+        `  ${entry.id}: "${entry.question}"\n    expected ${JSON.stringify(entry.spec)}\n    got      ${JSON.stringify(got.spec)}`,
+    );
+    throw new Error(`${wrong.length} specs differ\n${lines.join('\n')}`);
+  }
+});
+
+test('a question about a metric the data does not hold names it', () => {
+  for (const { entry, got } of understood.filter(({ entry }) => entry.pattern === 'unavailable')) {
+    expect({ id: entry.id, missing: got.missing.map((m) => m.toLowerCase()) }).toEqual({
+      id: entry.id,
+      missing: expect.arrayContaining((entry.missing ?? []).map((m) => m.toLowerCase())),
+    });
+  }
+});
