@@ -2,10 +2,9 @@
  * The API as a process of its own (`node --import tsx api/main.ts`, as `npm start` runs it), so its
  * memory can be read from /proc without the benchmark's client, workers and servers mixed in.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { freePort } from '../scripts/local-postgres';
+import { httpOk, launch, stopEach, type LaunchedProcess } from '../dev/stack/child-process';
+import { freePort } from '../dev/stack/ports';
 
 export interface ApiProcess {
   url: string;
@@ -17,12 +16,11 @@ export interface ApiProcess {
   stop(): Promise<void>;
 }
 
-const root = path.resolve(__dirname, '..');
 /** Every API process still running, so an interrupted benchmark can stop them before it exits. */
-const running = new Set<() => Promise<void>>();
+const running = new Set<LaunchedProcess>();
 
 export async function stopApiProcesses(): Promise<void> {
-  await Promise.all([...running].map((stop) => stop()));
+  await stopEach(running);
 }
 
 export function readProcStatusKb(pid: number | 'self', field: string): number {
@@ -39,51 +37,23 @@ export function readOpenFilesLimit(pid: number | 'self'): number {
   return match[1] === 'unlimited' ? Infinity : Number(match[1]);
 }
 
-async function waitForHealthy(url: string, exited: () => boolean, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (exited()) throw new Error('the API process exited during start-up');
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the API process was not healthy within ${timeoutMs} ms`);
-}
-
 export async function startApiProcess(env: { DATABASE_URL: string; TEMPORAL_ADDRESS: string }): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'api', 'main.ts')], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
-  const stop = async () => {
-    running.delete(stop);
-    if (hasExited()) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(killer);
-  };
-  running.add(stop);
   const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitForHealthy(url, hasExited);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  const pid = child.pid!;
+  const api = await launch({
+    name: 'the API process',
+    entry: 'api/main.ts',
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error' },
+    echo: 'all',
+    ready: httpOk(`${url}/healthz`),
+    timeoutMs: 60_000,
+    track: running,
+  });
   return {
     url,
-    pid,
-    memoryKb: (field) => readProcStatusKb(pid, field),
-    openFilesLimit: () => readOpenFilesLimit(pid),
-    stop,
+    pid: api.pid,
+    memoryKb: (field) => readProcStatusKb(api.pid, field),
+    openFilesLimit: () => readOpenFilesLimit(api.pid),
+    stop: api.stop,
   };
 }

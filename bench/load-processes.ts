@@ -4,9 +4,7 @@
  * each have an event loop of their own and their memory and CPU can be read from /proc one by one.
  * The API uses bench/api-process.ts; this adds the workers and the timed scripted model.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
+import { launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from '../dev/stack/child-process';
 import { readProcStatusKb } from './api-process';
 
 /** One model request as the scripted model served it (bench/model-process.ts). */
@@ -25,69 +23,26 @@ export interface RoleProcess {
   stop(): Promise<void>;
 }
 
-const root = path.resolve(__dirname, '..');
-const running = new Set<() => Promise<void>>();
+const running = new Set<LaunchedProcess>();
 
 /** Stops every role process still running, e.g. when a signal interrupts the run. */
 export async function stopRoleProcesses(): Promise<void> {
-  await Promise.all([...running].map((stop) => stop()));
+  await stopEach(running);
 }
 
 /**
- * Spawns `entry` and resolves once a stdout line satisfies `ready` (its value is returned with the
- * process). Later stdout is drained so a chatty child never blocks on a full pipe.
+ * `entry` as a child process, ready when `ready` says so. Its stderr comes through to ours; its stdout
+ * (JSON logs) is read and dropped, so a chatty child never blocks on a full pipe.
  */
-async function spawnRole<T>(
+async function startRole<T>(
   name: string,
   entry: string,
   env: NodeJS.ProcessEnv,
-  ready: (line: string) => T | undefined,
+  ready: Readiness<T>,
   nodeArgs: string[] = [],
-  timeoutMs = 120_000,
-): Promise<{ child: ChildProcess; value: T; role: RoleProcess }> {
-  const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
-  // An entry set to undefined is removed, not passed on as the string "undefined".
-  for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, entry)], {
-    cwd: root,
-    env: merged,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
-  const stop = async () => {
-    running.delete(stop);
-    if (hasExited()) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(killer);
-  };
-  running.add(stop);
-  try {
-    const value = await new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} was not ready within ${timeoutMs} ms`)), timeoutMs);
-      const lines = readline.createInterface({ input: child.stdout! });
-      let found = false;
-      lines.on('line', (line) => {
-        if (found) return;
-        const value = ready(line);
-        if (value === undefined) return;
-        found = true;
-        clearTimeout(timer);
-        resolve(value);
-      });
-      void exited.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`${name} exited during start-up (${child.exitCode ?? child.signalCode})`));
-      });
-    });
-    const pid = child.pid!;
-    return { child, value, role: { pid, memoryKb: (field) => readProcStatusKb(pid, field), stop } };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+): Promise<RoleProcess & { ready: T }> {
+  const role = await launch({ name, entry, nodeArgs, env, ready, echo: 'stderr', graceMs: 20_000, track: running });
+  return { pid: role.pid, memoryKb: (field) => readProcStatusKb(role.pid, field), stop: role.stop, ready: role.ready };
 }
 
 export interface ModelProcess extends RoleProcess {
@@ -97,16 +52,18 @@ export interface ModelProcess extends RoleProcess {
 }
 
 export async function startModelProcess(chunkDelayMs: number): Promise<ModelProcess> {
-  const { value: url, role } = await spawnRole(
+  const { ready: url, ...role } = await startRole(
     'the scripted model',
     'bench/model-process.ts',
     { LOAD_MODEL_CHUNK_DELAY_MS: String(chunkDelayMs) },
-    (line) => {
-      try {
-        return (JSON.parse(line) as { url?: string }).url;
-      } catch {
-        return undefined;
-      }
+    {
+      line: (line) => {
+        try {
+          return (JSON.parse(line) as { url?: string }).url;
+        } catch {
+          return undefined;
+        }
+      },
     },
   );
   return {
@@ -129,13 +86,12 @@ export async function startWorkerProcess(env: {
   WORKFLOW_BUNDLE_PATH: string;
 }): Promise<RoleProcess> {
   // ANTHROPIC_API_KEY would send the load to the real API instead of the scripted model.
-  const { role } = await spawnRole(
+  return startRole(
     'a worker',
     'worker/main.ts',
     { ...env, ANTHROPIC_API_KEY: undefined, LOG_LEVEL: 'error' },
-    (line) => (line.includes('worker polling') ? true : undefined),
+    lineIncludes('worker polling'),
     // LOAD_WORKER_NODE_ARGS profiles the workers alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
     (process.env.LOAD_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
   );
-  return role;
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
-/** Written by `npm start` (scripts/stack.ts) while the local stack runs. */
+/** Written by `npm start` (dev/stack/main.ts) while the local stack runs. */
 const STACK_FILE = path.resolve(__dirname, '..', '.data', 'stack.json');
 
 /** A problem the user can fix (bad argument, missing file): printed as one line, without a stack trace. */

@@ -6,7 +6,7 @@
  * connection, and nothing is doubled or dropped at the replay→live cutover.
  */
 import { Client, Pool } from 'pg';
-import { freePort } from '../../scripts/local-postgres';
+import { freePort } from '../../dev/stack/ports';
 import { createEventLog } from '../../platform/event-log';
 import { spawnApiProcess, type ApiProcess } from '../support/api-process';
 import { api } from '../support/http';

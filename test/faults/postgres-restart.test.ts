@@ -10,7 +10,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Client, Pool } from 'pg';
-import { freePort } from '../../scripts/local-postgres';
+import { freePort } from '../../dev/stack/ports';
 import { createEventLog } from '../../platform/event-log';
 import { spawnApiProcess, type ApiProcess } from '../support/api-process';
 import { api } from '../support/http';

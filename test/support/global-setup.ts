@@ -8,49 +8,42 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startLocalPostgres } from '../../scripts/local-postgres';
-import { startLocalTemporal } from '../../scripts/local-temporal';
+import { startLocalServices } from '../../dev/stack/local-services';
 import { applyMigrations } from '../../scripts/migrate';
 import { quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
 import { TEMPLATE_DB, TEST_ENV_VAR, type TestEnv } from './test-env';
 
 export default async function globalSetup() {
   const stoppers: Array<() => Promise<void>> = [];
-  let adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-test-pg-'));
-    fs.chmodSync(dataDir, 0o755);
-    const pg = await startLocalPostgres({ dataDir: path.join(dataDir, 'pg'), database: 'postgres' });
-    stoppers.push(async () => {
-      await pg.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    });
-    adminUrl = pg.url;
-  }
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB}`);
-  await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`);
-  await admin.end();
-  const templateUrl = new URL(adminUrl);
-  templateUrl.pathname = `/${TEMPLATE_DB}`;
-  applyMigrations(templateUrl.toString());
-
-  let temporalAddress = process.env.TEMPORAL_ADDRESS;
-  if (!temporalAddress) {
-    const temporal = await startLocalTemporal({ headless: true });
-    stoppers.push(() => temporal.stop());
-    temporalAddress = temporal.address;
-  }
-
-  // Bundling workflow code takes seconds; do it once and let every suite's workers reuse it.
-  const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-test-bundle-'));
-  const workflowBundlePath = path.join(bundleDir, 'workflows.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
-  fs.writeFileSync(workflowBundlePath, code);
-  stoppers.push(async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
-
-  const env: TestEnv = { adminUrl, temporalAddress, workflowBundlePath };
-  process.env[TEST_ENV_VAR] = JSON.stringify(env);
   (globalThis as { __amyStoppers?: typeof stoppers }).__amyStoppers = stoppers;
+  try {
+    const services = await startLocalServices({
+      postgres: { tempDirPrefix: 'amy-test-pg-', database: 'postgres' },
+      temporal: { headless: true },
+    });
+    stoppers.push(() => services.stop());
+    const adminUrl = services.databaseUrl;
+    const admin = new Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB}`);
+    await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`);
+    await admin.end();
+    const templateUrl = new URL(adminUrl);
+    templateUrl.pathname = `/${TEMPLATE_DB}`;
+    applyMigrations(templateUrl.toString());
+
+    // Bundling workflow code takes seconds; do it once and let every suite's workers reuse it.
+    const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-test-bundle-'));
+    stoppers.push(async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
+    const workflowBundlePath = path.join(bundleDir, 'workflows.js');
+    const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+    fs.writeFileSync(workflowBundlePath, code);
+
+    const env: TestEnv = { adminUrl, temporalAddress: services.temporalAddress, workflowBundlePath };
+    process.env[TEST_ENV_VAR] = JSON.stringify(env);
+  } catch (err) {
+    // Jest skips the global teardown when the setup fails: stop what did start.
+    for (const stop of stoppers.reverse()) await stop();
+    throw err;
+  }
 }

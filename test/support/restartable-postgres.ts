@@ -4,10 +4,10 @@
  * be restarted; this one is.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { freePort, startLocalPostgres, type LocalPostgres } from '../../scripts/local-postgres';
+import { startLocalPostgres, throwawayClusterDir, type LocalPostgres } from '../../dev/stack/local-postgres';
+import { freePort } from '../../dev/stack/ports';
 
 const migrationsDir = path.resolve(__dirname, '..', '..', 'prisma', 'migrations');
 
@@ -43,10 +43,7 @@ async function applyMigrationSql(url: string) {
 }
 
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-test-pg-restart-'));
-  // As root the server runs as `postgres`, which must be able to enter the directory.
-  fs.chmodSync(dir, 0o755);
-  const dataDir = path.join(dir, 'pg');
+  const { dataDir, remove } = throwawayClusterDir('amy-test-pg-restart-');
   const port = await freePort();
   const start = () => startLocalPostgres({ dataDir, port, database: 'amy' });
   let server: LocalPostgres | null = await start();
@@ -64,7 +61,7 @@ export async function startRestartablePostgres(): Promise<RestartablePostgres> {
     async destroy() {
       await server?.stop();
       server = null;
-      fs.rmSync(dir, { recursive: true, force: true });
+      remove();
     },
   };
 }

@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { launch, lineIncludes, stopChild } from '../../dev/stack/child-process';
 import type { Config } from '../../platform/config';
 import { readTestEnv } from './test-env';
-
-const root = path.resolve(__dirname, '..', '..');
 
 /**
  * `npm run worker` as a real child process, so a test can SIGKILL it mid-turn. `script` runs another
@@ -13,10 +11,10 @@ export async function spawnWorkerProcess(
   config: Config,
   opts: { script?: string; env?: Record<string, string> } = {},
 ): Promise<ChildProcess> {
-  const script = opts.script ?? path.join(root, 'worker', 'main.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const worker = await launch({
+    name: 'the worker',
+    entry: opts.script ?? 'worker/main.ts',
     env: {
-      ...process.env,
       ...opts.env,
       DATABASE_URL: config.DATABASE_URL,
       TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
@@ -24,23 +22,12 @@ export async function spawnWorkerProcess(
       ANTHROPIC_BASE_URL: config.ANTHROPIC_BASE_URL,
       WORKFLOW_BUNDLE_PATH: readTestEnv().workflowBundlePath,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: lineIncludes('worker polling'),
   });
-  let stderr = '';
-  child.stderr?.on('data', (d) => (stderr += d));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('worker polling')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before polling: ${stderr}`)));
-  });
-  return child;
+  return worker.child;
 }
 
+/** SIGKILL, resolved once the process has exited. */
 export function killHard(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+  return stopChild(child, 'SIGKILL');
 }

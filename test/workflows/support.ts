@@ -19,7 +19,7 @@ import type { CriticDecision } from '../../activities/steps/critic';
 import type { Hypothesis } from '../../activities/agents/investigator';
 import type { TurnWorkflowInput } from '../../workflows/definitions';
 import type { TurnWorkflow } from '../../workflows';
-import { temporalCliPath } from '../../scripts/local-temporal';
+import { temporalCliPath } from '../../dev/stack/local-temporal';
 
 export type ActivityName = keyof TurnActivities;
 export type ActivityInput<N extends ActivityName> = Parameters<TurnActivities[N]>[0];

