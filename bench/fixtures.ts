@@ -1,10 +1,9 @@
 import type { Pool } from 'pg';
-import type { Db } from '../platform/db';
 import { newId } from '../platform/ids';
 import { createUserWithApiKey } from '../platform/users';
 
-export async function createBenchUser(db: Db, role: string): Promise<{ userId: string; apiKey: string }> {
-  const { user, apiKey } = await createUserWithApiKey(db, `bench_${role}_${Date.now().toString(36)}`);
+export async function createBenchUser(pool: Pool, role: string): Promise<{ userId: string; apiKey: string }> {
+  const { user, apiKey } = await createUserWithApiKey(pool, `bench_${role}_${Date.now().toString(36)}`);
   return { userId: user.id, apiKey };
 }
 

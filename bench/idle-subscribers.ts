@@ -4,7 +4,6 @@
  * /proc before and after; then one event proves the loaded process still delivers.
  */
 import type { Pool } from 'pg';
-import type { Db } from '../platform/db';
 import type { EventLog } from '../platform/event-log';
 import { readOpenFilesLimit, startApiProcess } from './api-process';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
@@ -14,7 +13,6 @@ import { nowMs } from './stats';
 export interface IdleSubscribersOptions {
   databaseUrl: string;
   temporalAddress: string;
-  db: Db;
   pool: Pool;
   events: EventLog;
   turns: number;
@@ -39,7 +37,7 @@ export interface IdleSubscribersResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function measureIdleSubscribers(opts: IdleSubscribersOptions): Promise<IdleSubscribersResult> {
-  const { userId, apiKey } = await createBenchUser(opts.db, 'idle');
+  const { userId, apiKey } = await createBenchUser(opts.pool, 'idle');
   const turnIds = await insertQueuedTurns(opts.pool, userId, opts.turns);
   const api = await startApiProcess({ DATABASE_URL: opts.databaseUrl, TEMPORAL_ADDRESS: opts.temporalAddress });
   const agent = newAgent();

@@ -41,7 +41,6 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { createDb } from '../platform/db';
 import { seedDemoHealthData } from '../platform/health-data/store';
 import { createUserWithApiKey } from '../platform/users';
 import { quietBundlerLogger, workflowsPath } from '../worker/create-worker';
@@ -208,8 +207,6 @@ async function run(opts: Options): Promise<number> {
     const api = await startApiProcess({ DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress });
     stoppers.push(stopApiProcesses);
 
-    const db = createDb(infra.databaseUrl);
-    stoppers.push(() => db.$disconnect());
     const pool = new Pool({ connectionString: infra.databaseUrl, max: 2 });
     stoppers.push(() => pool.end());
     const temporalConnection = await Connection.connect({ address: infra.temporalAddress });
@@ -223,9 +220,9 @@ async function run(opts: Options): Promise<number> {
     const suffix = Date.now().toString(36);
     const users: LoadUser[] = [];
     for (let i = 0; i < userCount; i++) {
-      const { user, apiKey } = await createUserWithApiKey(db, `load_${suffix}_${i}`);
+      const { user, apiKey } = await createUserWithApiKey(pool, `load_${suffix}_${i}`);
       // Data turns read these rows, the Domain Expert the profile and labs; every user gets the same.
-      await seedDemoHealthData(db, user.id);
+      await seedDemoHealthData(pool, user.id);
       users.push({ apiKey, inFlight: 0 });
     }
     const driver: DriverOptions = {

@@ -17,7 +17,6 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../platform/config';
 import { defaultPythonPath } from '../platform/gates';
-import { createDb } from '../platform/db';
 import { createEventLog } from '../platform/event-log';
 import { seedDemoHealthData } from '../platform/health-data/store';
 import { startApiServer } from '../api/server';
@@ -165,8 +164,6 @@ async function run(): Promise<number> {
     const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
     stoppers.push(() => clientConnection.close());
     const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
-    const db = createDb(infra.databaseUrl);
-    stoppers.push(() => db.$disconnect());
     // The benchmark's own writer, standing in for a worker: a pool of its own, apart from the API's.
     const pool = new Pool({ connectionString: infra.databaseUrl, max: 4 });
     stoppers.push(() => pool.end());
@@ -192,7 +189,7 @@ async function run(): Promise<number> {
     };
 
     await measure('(a) fallback turn overhead', async () => {
-      const { apiKey } = await createBenchUser(db, 'turns');
+      const { apiKey } = await createBenchUser(pool, 'turns');
       const result = await measureTurnOverhead({
         apiUrl: api.url,
         apiKey,
@@ -204,14 +201,13 @@ async function run(): Promise<number> {
       return turnOverheadSection(result);
     });
     await measure('(b) append → SSE latency', async () => {
-      const result = await measureSseLatency({ apiUrl: api.url, db, pool, events, agent, ...SSE_LATENCY });
+      const result = await measureSseLatency({ apiUrl: api.url, pool, events, agent, ...SSE_LATENCY });
       return sseLatencySection(result, SSE_LATENCY.eventsPerSecond);
     });
     await measure('(c) idle SSE subscribers', async () => {
       const result = await measureIdleSubscribers({
         databaseUrl: infra.databaseUrl,
         temporalAddress: infra.temporalAddress,
-        db,
         pool,
         events,
         ...IDLE_SUBSCRIBERS,
@@ -226,8 +222,8 @@ async function run(): Promise<number> {
     );
 
     await measure('(f) data turn overhead', async () => {
-      const { userId, apiKey } = await createBenchUser(db, 'data_turns');
-      await seedDemoHealthData(db, userId);
+      const { userId, apiKey } = await createBenchUser(pool, 'data_turns');
+      await seedDemoHealthData(pool, userId);
       const result = await measureDataTurnOverhead({
         apiUrl: api.url,
         apiKey,

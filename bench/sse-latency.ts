@@ -6,7 +6,6 @@
  */
 import type http from 'node:http';
 import type { Pool } from 'pg';
-import type { Db } from '../platform/db';
 import type { EventLog } from '../platform/event-log';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { openSse } from './http-client';
@@ -14,7 +13,6 @@ import { nowMs, summarize, type Summary } from './stats';
 
 export interface SseLatencyOptions {
   apiUrl: string;
-  db: Db;
   pool: Pool;
   events: EventLog;
   agent: http.Agent;
@@ -38,7 +36,7 @@ export interface SseLatencyResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function measureSseLatency(opts: SseLatencyOptions): Promise<SseLatencyResult> {
-  const { userId, apiKey } = await createBenchUser(opts.db, 'sse');
+  const { userId, apiKey } = await createBenchUser(opts.pool, 'sse');
   const [turnId] = await insertQueuedTurns(opts.pool, userId, 1);
   const total = Math.round(opts.eventsPerSecond * opts.seconds);
   const received: Array<{ id: number; seq: number; latencyMs: number }> = [];

@@ -160,11 +160,11 @@ export function createLlm({ anthropic, pool, events, costWarnUsd }: LlmDeps): Ll
     try {
       const column = <K extends keyof LlmCallRow>(key: K) => batch.map((row) => row[key]);
       await pool.query(
-        // created_at is UTC without a zone, as Prisma writes it, whatever the session's TimeZone.
+        // created_at is when the call ended (a timestamptz): a row kept until Postgres came back keeps its time.
         `INSERT INTO llm_calls (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd,
            duration_ms, request_id, error_message, created_at)
          SELECT id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,
-           request_id, error_message, ended_at AT TIME ZONE 'UTC'
+           request_id, error_message, ended_at
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $8::int[],
            $9::numeric[], $10::int[], $11::text[], $12::text[], $13::timestamptz[])
            AS c (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,

@@ -1,8 +1,107 @@
-/** The user's long-term memory (seed 004) as the steps of a turn read and write it. */
-import { ulid } from 'ulid';
-import { ID_PREFIXES } from '../contracts/ids';
-import { MEMORY_CATEGORIES } from '../contracts/memory';
-import type { Db } from './db';
+/**
+ * The user's long-term memory (seed 004): every query on `memory_entries`, for the API (a user's pages,
+ * their own writes and hard deletes) and for the steps of a turn (the injected summary, the extractor's
+ * and the validator's writes, what the Critic and the Investigator read). Every query is scoped to the
+ * owner. `created_at` is a timestamptz: instants go in and come out as such, in any time zone.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { MEMORY_CATEGORIES, TESTED_HYPOTHESIS, type Memory } from '../contracts/memory';
+import { newId } from './ids';
+import { inTransaction } from './pg-pool';
+
+interface MemoryRow {
+  id: string;
+  text: string;
+  category: Memory['category'];
+  created_at: Date;
+  source_turn_id: string | null;
+  confidence: number;
+  meta: Record<string, unknown> | null;
+}
+
+const MEMORY_COLUMNS = 'id, text, category, created_at, source_turn_id, confidence, meta';
+
+const toMemory = (row: MemoryRow): Memory => ({
+  id: row.id,
+  text: row.text,
+  category: row.category,
+  created_at: row.created_at.toISOString(),
+  source_turn_id: row.source_turn_id,
+  confidence: row.confidence,
+  meta: row.meta,
+});
+
+export interface MemoryPageQuery {
+  /** Only this category. */
+  category?: string;
+  /** Leave this category out (ignored when `category` is given). */
+  excludeCategory?: string;
+  /** Strict bounds on created_at: ISO-8601 instants, with Z or an offset. */
+  after?: string;
+  before?: string;
+  /** Entries after this one in the page order: its created_at (an ISO-8601 instant) and id. */
+  position?: { createdAt: string; id: string };
+  limit: number;
+}
+
+/**
+ * One page of the user's memory, newest first by created_at then id, so pages neither repeat nor
+ * skip an entry even when several share a millisecond.
+ */
+export async function listMemoryPage(
+  pool: Pool,
+  userId: string,
+  query: MemoryPageQuery,
+): Promise<{ entries: Memory[]; hasMore: boolean }> {
+  const params: unknown[] = [userId];
+  const param = (value: unknown) => params.push(value);
+  const where = ['user_id = $1'];
+  if (query.category) where.push(`category = $${param(query.category)}`);
+  else if (query.excludeCategory) where.push(`category <> $${param(query.excludeCategory)}`);
+  if (query.after) where.push(`created_at > $${param(query.after)}::timestamptz`);
+  if (query.before) where.push(`created_at < $${param(query.before)}::timestamptz`);
+  if (query.position) {
+    const { createdAt, id } = query.position;
+    where.push(`(created_at, id) < ($${param(createdAt)}::timestamptz, $${param(id)})`);
+  }
+  const { rows } = await pool.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memory_entries WHERE ${where.join(' AND ')}
+     ORDER BY created_at DESC, id DESC LIMIT $${param(query.limit + 1)}`,
+    params,
+  );
+  return { entries: rows.slice(0, query.limit).map(toMemory), hasMore: rows.length > query.limit };
+}
+
+/** An entry the user wrote themselves: no source turn. */
+export async function createUserMemory(
+  pool: Pool,
+  userId: string,
+  entry: { category: string; text: string; confidence: number; meta: Record<string, unknown> | null },
+): Promise<Memory> {
+  const { rows } = await pool.query<MemoryRow>(
+    `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta)
+     VALUES ($1, $2, $3, $4, $5, NULL, $6)
+     RETURNING ${MEMORY_COLUMNS}`,
+    [
+      newId('memory'),
+      userId,
+      entry.category,
+      entry.text,
+      entry.confidence,
+      entry.meta === null ? null : JSON.stringify(entry.meta),
+    ],
+  );
+  return toMemory(rows[0]);
+}
+
+/** Hard delete; false when the user has no such entry (another user's included). */
+export async function deleteMemory(pool: Pool, userId: string, memoryId: string): Promise<boolean> {
+  const { rowCount } = await pool.query('DELETE FROM memory_entries WHERE id = $1 AND user_id = $2', [
+    memoryId,
+    userId,
+  ]);
+  return rowCount !== 0;
+}
 
 export interface MemoryEntry {
   category: string;
@@ -11,16 +110,27 @@ export interface MemoryEntry {
 
 /** The user's most recent entries of the given categories, newest first. */
 export async function recentMemory(
-  db: Db,
+  pool: Pool,
   userId: string,
   { categories, limit }: { categories: readonly string[]; limit: number },
 ): Promise<MemoryEntry[]> {
-  const rows = await db.memoryEntry.findMany({
-    where: { userId, category: { in: [...categories] } },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: limit,
-    select: { category: true, text: true },
-  });
+  const { rows } = await pool.query<MemoryEntry>(
+    `SELECT category, text FROM memory_entries WHERE user_id = $1 AND category = ANY($2::text[])
+     ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [userId, [...categories], limit],
+  );
+  return rows;
+}
+
+/** The user's `tested_hypothesis` entries, newest first: their text and their meta as written. */
+export async function testedHypothesisEntries(
+  pool: Pool,
+  userId: string,
+): Promise<Array<{ text: string; meta: unknown }>> {
+  const { rows } = await pool.query<{ text: string; meta: unknown }>(
+    `SELECT text, meta FROM memory_entries WHERE user_id = $1 AND category = $2 ORDER BY created_at DESC, id DESC`,
+    [userId, TESTED_HYPOTHESIS],
+  );
   return rows;
 }
 
@@ -36,42 +146,49 @@ export interface TestedHypothesisEntry {
   meta: { finding_id: string; feature: string; target: string | null; verdict: string; effect: number | null };
 }
 
+/** Inserts a turn's entries in one statement (the rows travel as one JSON array). */
+async function insertTurnEntries(
+  client: PoolClient,
+  { userId, turnId }: { userId: string; turnId: string },
+  entries: Array<{ category: string; text: string; confidence: number; meta: object | null }>,
+): Promise<void> {
+  await client.query(
+    `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta)
+     SELECT e.id, $1, e.category, e.text, e.confidence, $2, e.meta
+     FROM jsonb_to_recordset($3::jsonb) AS e (id text, category text, text text, confidence float8, meta jsonb)`,
+    [userId, turnId, JSON.stringify(entries.map((entry) => ({ id: newId('memory'), ...entry })))],
+  );
+}
+
 /**
  * Writes one `tested_hypothesis` entry per processed finding of a turn, deduplicated by finding id
  * within its scope (seed 002: "appendMany dedupes by meta.finding_id"): a retried memory step, or a
  * hypothesis tested again in a later turn, adds nothing.
  */
 export async function recordTestedHypotheses(
-  db: Db,
+  pool: Pool,
   { userId, turnId, entries }: { userId: string; turnId: string; entries: TestedHypothesisEntry[] },
 ): Promise<number> {
   if (entries.length === 0) return 0;
-  return db.$transaction(async (tx) => {
-    const existing = await tx.memoryEntry.findMany({
-      where: { userId, category: 'tested_hypothesis' },
-      select: { meta: true, sourceTurnId: true },
-    });
-    const findingId = (meta: unknown) => (meta as { finding_id?: string } | null)?.finding_id;
-    const forUser = new Set(existing.map((row) => findingId(row.meta)));
-    const forTurn = new Set(existing.filter((row) => row.sourceTurnId === turnId).map((row) => findingId(row.meta)));
+  return inTransaction(pool, async (client) => {
+    const existing = await client.query<{ finding_id: string | null; source_turn_id: string | null }>(
+      `SELECT meta->>'finding_id' AS finding_id, source_turn_id FROM memory_entries
+       WHERE user_id = $1 AND category = $2`,
+      [userId, TESTED_HYPOTHESIS],
+    );
+    const forUser = new Set(existing.rows.map((row) => row.finding_id));
+    const forTurn = new Set(existing.rows.filter((row) => row.source_turn_id === turnId).map((row) => row.finding_id));
     const fresh = entries.filter((entry) => !(entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id));
-    await tx.memoryEntry.createMany({
-      data: fresh.map((entry) => ({
-        id: ID_PREFIXES.memory + ulid(),
-        userId,
-        category: 'tested_hypothesis',
-        text: entry.text,
-        confidence: entry.confidence,
-        sourceTurnId: turnId,
-        meta: entry.meta,
-      })),
-    });
+    await insertTurnEntries(
+      client,
+      { userId, turnId },
+      fresh.map(({ text, confidence, meta }) => ({ category: TESTED_HYPOTHESIS, text, confidence, meta })),
+    );
     return fresh.length;
   });
 }
 
 /** What the extractor writes: the categories a user may write too (seed 004); `tested_hypothesis` is internal. */
-
 export interface ExtractedMemory {
   category: (typeof MEMORY_CATEGORIES)[number];
   text: string;
@@ -83,25 +200,21 @@ export interface ExtractedMemory {
  * already there and writes nothing. Returns the entries written.
  */
 export async function recordExtractedMemories(
-  db: Db,
+  pool: Pool,
   { userId, turnId, entries }: { userId: string; turnId: string; entries: ExtractedMemory[] },
 ): Promise<ExtractedMemory[]> {
   if (entries.length === 0) return [];
-  return db.$transaction(async (tx) => {
-    const already = await tx.memoryEntry.count({
-      where: { userId, sourceTurnId: turnId, category: { in: [...MEMORY_CATEGORIES] } },
-    });
-    if (already > 0) return [];
-    await tx.memoryEntry.createMany({
-      data: entries.map((entry) => ({
-        id: ID_PREFIXES.memory + ulid(),
-        userId,
-        category: entry.category,
-        text: entry.text,
-        confidence: entry.confidence,
-        sourceTurnId: turnId,
-      })),
-    });
+  return inTransaction(pool, async (client) => {
+    const already = await client.query(
+      'SELECT 1 FROM memory_entries WHERE user_id = $1 AND source_turn_id = $2 AND category = ANY($3::text[]) LIMIT 1',
+      [userId, turnId, [...MEMORY_CATEGORIES]],
+    );
+    if (already.rowCount !== 0) return [];
+    await insertTurnEntries(
+      client,
+      { userId, turnId },
+      entries.map(({ category, text, confidence }) => ({ category, text, confidence, meta: null })),
+    );
     return entries;
   });
 }
@@ -114,19 +227,14 @@ const SUMMARY_SECTIONS: Array<{ category: string; title: string }> = [
   { category: 'preference', title: 'Preferences' },
   { category: 'insight', title: 'Insights' },
   { category: 'history', title: 'History' },
-  { category: 'tested_hypothesis', title: 'Tested hypotheses (already validated/rejected)' },
+  { category: TESTED_HYPOTHESIS, title: 'Tested hypotheses (already validated/rejected)' },
 ];
 
-interface StoredEntry {
-  category: string;
-  text: string;
-  createdAt: Date;
-  meta: unknown;
-}
+type SummaryEntry = Pick<MemoryRow, 'category' | 'text' | 'created_at' | 'meta'>;
 
-function summaryLine(entry: StoredEntry): string {
-  const day = entry.createdAt.toISOString().slice(0, 10);
-  if (entry.category !== 'tested_hypothesis') return `- (${day}) ${entry.text}`;
+function summaryLine(entry: SummaryEntry): string {
+  const day = entry.created_at.toISOString().slice(0, 10);
+  if (entry.category !== TESTED_HYPOTHESIS) return `- (${day}) ${entry.text}`;
   const meta = (entry.meta ?? {}) as { verdict?: string; effect?: number | null };
   const effect = typeof meta.effect === 'number' ? ` (effect ${Number(meta.effect.toFixed(3))})` : '';
   return `- (${day}) [${meta.verdict ?? 'tested'}] ${entry.text}${effect}`;
@@ -137,13 +245,12 @@ function summaryLine(entry: StoredEntry): string {
  * works"): the most recent entries, at most 80, grouped by category, newest first in each group.
  * '' when the user has no memory.
  */
-export async function memorySummary(db: Db, userId: string): Promise<string> {
-  const entries = await db.memoryEntry.findMany({
-    where: { userId },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: MEMORY_SUMMARY_LIMIT,
-    select: { category: true, text: true, createdAt: true, meta: true },
-  });
+export async function memorySummary(pool: Pool, userId: string): Promise<string> {
+  const { rows: entries } = await pool.query<SummaryEntry>(
+    `SELECT category, text, created_at, meta FROM memory_entries WHERE user_id = $1
+     ORDER BY created_at DESC, id DESC LIMIT $2`,
+    [userId, MEMORY_SUMMARY_LIMIT],
+  );
   return SUMMARY_SECTIONS.flatMap(({ category, title }) => {
     const lines = entries.filter((e) => e.category === category).map(summaryLine);
     return lines.length > 0 ? [`## ${title}\n${lines.join('\n')}`] : [];

@@ -1,3 +1,15 @@
+/**
+ * Database access: runtime code (the API, the worker's activities, platform/) reads and writes Postgres
+ * through `pg` only, with its SQL in small named functions per table that take a `Pool`: in platform/ when
+ * the API and the worker share the table (users.ts, memory.ts, event-log.ts, health-data/, llm.ts), else
+ * beside its one user (the API's services/, the worker's turn bookkeeping in activities/steps/). Statements
+ * that must commit together run inside `inTransaction` below. One driver gives one pool per process, one
+ * set of type conversions, and every query the service runs in plain SQL. Prisma is the schema and
+ * migration tool only (prisma/schema.prisma, `prisma migrate deploy`): nothing at run time imports its
+ * client. Instants are `timestamptz` columns, which node-pg reads back as the same `Date` whatever the
+ * process's or the session's time zone. Calendar days are `date` columns, passed and read as `YYYY-MM-DD`
+ * text (`to_char`), never as `Date`s, which node-pg would place at local midnight.
+ */
 import { Pool, type PoolClient } from 'pg';
 
 /**

@@ -4,9 +4,9 @@
  * never compared character by character, so response time does not reveal how much of a guess was right.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Prisma } from '../generated/prisma/client';
-import type { Db } from './db';
+import { DatabaseError, type Pool } from 'pg';
 import { newId } from './ids';
+import { inTransaction } from './pg-pool';
 
 export const API_KEY_PREFIX = 'amy_live_';
 const API_KEY_RANDOM_CHARS = 32;
@@ -60,45 +60,73 @@ function newApiKeyRecord() {
   };
 }
 
-const isUniqueViolation = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+/** The unique index on `users.name`: a second user of that name. */
+const isTakenName = (err: unknown) =>
+  err instanceof DatabaseError && err.code === '23505' && err.constraint === 'users_name_key';
+
+async function insertApiKey(
+  client: Pick<Pool, 'query'>,
+  userId: string,
+  record: ReturnType<typeof newApiKeyRecord>['record'],
+): Promise<void> {
+  await client.query('INSERT INTO api_keys (id, user_id, key_hash, prefix) VALUES ($1, $2, $3, $4)', [
+    record.id,
+    userId,
+    record.keyHash,
+    record.prefix,
+  ]);
+}
 
 /** Creates the user and their first key in one transaction: either both exist afterwards or neither does. */
-export async function createUserWithApiKey(db: Db, name: string): Promise<{ user: UserSummary; apiKey: string }> {
+export async function createUserWithApiKey(pool: Pool, name: string): Promise<{ user: UserSummary; apiKey: string }> {
   assertValidUserName(name);
   const { apiKey, record } = newApiKeyRecord();
   try {
-    const user = await db.user.create({
-      data: { id: newId('user'), name, apiKeys: { create: record } },
-      select: { id: true, name: true },
+    const user = await inTransaction(pool, async (client) => {
+      const { rows } = await client.query<UserSummary>(
+        'INSERT INTO users (id, name) VALUES ($1, $2) RETURNING id, name',
+        [newId('user'), name],
+      );
+      await insertApiKey(client, rows[0].id, record);
+      return rows[0];
     });
     return { user, apiKey };
   } catch (err) {
-    if (isUniqueViolation(err)) throw new UserExistsError(name);
+    if (isTakenName(err)) throw new UserExistsError(name);
     throw err;
   }
 }
 
 /** For the demo: the user named `name`, created (without a key) if missing. Safe to call concurrently. */
-export async function ensureUser(db: Db, name: string): Promise<UserSummary> {
+export async function ensureUser(pool: Pool, name: string): Promise<UserSummary> {
   assertValidUserName(name);
   // ON CONFLICT DO NOTHING: of concurrent callers, one inserts and the others read its row.
-  await db.user.createMany({ data: [{ id: newId('user'), name }], skipDuplicates: true });
-  return db.user.findUniqueOrThrow({ where: { name }, select: { id: true, name: true } });
+  await pool.query('INSERT INTO users (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [newId('user'), name]);
+  const { rows } = await pool.query<UserSummary>('SELECT id, name FROM users WHERE name = $1', [name]);
+  return rows[0];
 }
 
 /** Mints another key for an existing user; returns the key, which is not stored anywhere. */
-export async function issueApiKey(db: Db, userId: string): Promise<string> {
+export async function issueApiKey(pool: Pool, userId: string): Promise<string> {
   const { apiKey, record } = newApiKeyRecord();
-  await db.apiKey.create({ data: { ...record, userId } });
+  await insertApiKey(pool, userId, record);
   return apiKey;
 }
 
-export async function findUserIdByApiKey(db: Db, key: string): Promise<string | null> {
+export async function findUserIdByApiKey(pool: Pool, key: string): Promise<string | null> {
   if (!key.startsWith(API_KEY_PREFIX)) return null;
-  const found = await db.apiKey.findUnique({ where: { keyHash: hashApiKey(key) }, select: { userId: true } });
-  return found?.userId ?? null;
+  const { rows } = await pool.query<{ user_id: string }>('SELECT user_id FROM api_keys WHERE key_hash = $1', [
+    hashApiKey(key),
+  ]);
+  return rows[0]?.user_id ?? null;
 }
 
-export async function findUserByName(db: Db, name: string): Promise<UserSummary | null> {
-  return db.user.findUnique({ where: { name }, select: { id: true, name: true } });
+export async function findUserByName(pool: Pool, name: string): Promise<UserSummary | null> {
+  const { rows } = await pool.query<UserSummary>('SELECT id, name FROM users WHERE name = $1', [name]);
+  return rows[0] ?? null;
+}
+
+/** Deletes the user and, by cascade, everything that is theirs (keys, turns, memory, health data). */
+export async function deleteUser(pool: Pool, userId: string): Promise<void> {
+  await pool.query('DELETE FROM users WHERE id = $1', [userId]);
 }

@@ -1,7 +1,7 @@
 /** `npm run data:import -- <user-name> <file.csv>`: loads a daily-summary CSV for a user, all rows or none. */
 import fs from 'node:fs';
-import { createDb } from '../platform/db';
 import { DailySummaryCsvError, importDailySummary, MAX_CSV_BYTES } from '../platform/health-data/csv-import';
+import { createPgPool } from '../platform/pg-pool';
 import { findUserByName } from '../platform/users';
 import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
 
@@ -29,18 +29,18 @@ async function run() {
   if (args.length !== 2) throw new CliError(USAGE);
   const [userName, file] = args;
   const text = readCsvFile(file);
-  const db = createDb(resolveDatabaseUrl(), 2);
+  const pool = createPgPool(resolveDatabaseUrl(), 2);
   try {
-    const user = await findUserByName(db, userName);
+    const user = await findUserByName(pool, userName);
     if (!user) throw new CliError(`no user named "${userName}"; create one with: npm run user:create -- ${userName}`);
-    const { inserted, updated } = await importDailySummary(db, user.id, text);
+    const { inserted, updated } = await importDailySummary(pool, user.id, text);
     console.log(`Imported ${file} for ${user.name}: ${inserted} day(s) inserted, ${updated} updated.`);
   } catch (err) {
     if (!(err instanceof DailySummaryCsvError)) throw err;
     for (const { line, message } of err.errors) console.error(`line ${line}: ${message}`);
     throw new CliError(`${file} was not imported; fix the lines above and run the import again`);
   } finally {
-    await db.$disconnect();
+    await pool.end();
   }
 }
 

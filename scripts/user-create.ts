@@ -1,7 +1,7 @@
 /** `npm run user:create -- <name> [--no-data]`: a new user with an API key and, by default, synthetic health data. */
-import { createDb } from '../platform/db';
 import { seedDemoHealthData } from '../platform/health-data/store';
-import { createUserWithApiKey, InvalidUserNameError, UserExistsError } from '../platform/users';
+import { createPgPool } from '../platform/pg-pool';
+import { createUserWithApiKey, deleteUser, InvalidUserNameError, UserExistsError } from '../platform/users';
 import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
 
 const USAGE = 'usage: npm run user:create -- <name> [--no-data]';
@@ -17,14 +17,14 @@ function parseArgs(args: string[]) {
 
 async function run() {
   const { name, withData } = parseArgs(process.argv.slice(2));
-  const db = createDb(resolveDatabaseUrl(), 2);
+  const pool = createPgPool(resolveDatabaseUrl(), 2);
   try {
-    const { user, apiKey } = await createUserWithApiKey(db, name);
+    const { user, apiKey } = await createUserWithApiKey(pool, name);
     let data = 'no health data (--no-data): load a CSV with `npm run data:import`';
     if (withData) {
       // Undo the user if seeding fails: its key has not been shown yet, so a retry must be able to start over.
-      const counts = await seedDemoHealthData(db, user.id).catch(async (err: unknown) => {
-        await db.user.delete({ where: { id: user.id } });
+      const counts = await seedDemoHealthData(pool, user.id).catch(async (err: unknown) => {
+        await deleteUser(pool, user.id);
         throw err;
       });
       data = `${counts.days} days of synthetic health data up to today, ${counts.workouts} workouts, ${counts.biomarkers} lab results`;
@@ -43,7 +43,7 @@ Send it as a bearer token:
     -d '{"messages":[{"role":"user","content":"How has my sleep been lately?"}],"stream":false}' \\
     ${baseUrl}/v1/turns`);
   } finally {
-    await db.$disconnect();
+    await pool.end();
   }
 }
 

@@ -1,5 +1,4 @@
 import type { Config } from '../platform/config';
-import { createDb } from '../platform/db';
 import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
@@ -9,7 +8,6 @@ import type { StepDeps } from '../activities';
 
 /** The composition root's wiring: connections and services for the activities, from configuration. */
 export function createStepDeps(config: Config): StepDeps & { close(): Promise<void> } {
-  const db = createDb(config.DATABASE_URL);
   const pool = createPgPool(config.DATABASE_URL, 20);
   const events = createEventLog(pool);
   const llm = createLlm({
@@ -21,7 +19,6 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
   const python = config.AMY_PYTHON ?? defaultPythonPath();
   const gates = createGatesRunner({ python });
   return {
-    db,
     pool,
     events,
     llm,
@@ -36,7 +33,7 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
     gates,
     clock: () => new Date(),
     async close() {
-      await Promise.allSettled([db.$disconnect(), pool.end(), gates.close()]);
+      await Promise.allSettled([pool.end(), gates.close()]);
     },
   };
 }

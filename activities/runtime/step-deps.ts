@@ -1,5 +1,4 @@
 import type { Pool } from 'pg';
-import type { Db } from '../../platform/db';
 import type { EventLog } from '../../platform/event-log';
 import type { GatesRunner } from '../../platform/gates';
 import type { Llm } from '../../platform/llm';
@@ -15,7 +14,7 @@ export interface ModelSettings {
 
 /** Everything the step activities need, passed in by the worker's composition root. */
 export interface StepDeps {
-  db: Db;
+  /** Postgres, through the per-table functions of platform/ (see platform/pg-pool.ts). */
   pool: Pool;
   events: EventLog;
   llm: Llm;

@@ -108,7 +108,7 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
     finding,
     gates: input.gates,
     priors: priorsFor(finding),
-    memory: await recentMemory(deps.db, input.userId, {
+    memory: await recentMemory(deps.pool, input.userId, {
       categories: CRITIC_MEMORY_CATEGORIES,
       limit: CRITIC_MEMORY_LIMIT,
     }),

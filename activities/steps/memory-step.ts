@@ -113,8 +113,8 @@ export function createRememberTurn(deps: StepDeps) {
       at: startedAt,
     });
     const extracted = await extractMemories(deps, input);
-    const written = await recordExtractedMemories(deps.db, { userId, turnId, entries: extracted.entries });
-    const tested = await recordTestedHypotheses(deps.db, {
+    const written = await recordExtractedMemories(deps.pool, { userId, turnId, entries: extracted.entries });
+    const tested = await recordTestedHypotheses(deps.pool, {
       userId,
       turnId,
       entries: input.validated.map(testedHypothesis),
@@ -149,6 +149,6 @@ export interface RecallMemoryInput {
 export function createRecallMemory(deps: StepDeps) {
   return async function recallMemory(input: RecallMemoryInput): Promise<{ summary: string }> {
     if (!input.includeMemory) return { summary: '' };
-    return { summary: await memorySummary(deps.db, input.userId) };
+    return { summary: await memorySummary(deps.pool, input.userId) };
   };
 }

@@ -33,7 +33,7 @@ export function createRunGates(deps: StepDeps) {
     const { turnId, findings } = input;
     if (findings.length === 0) return [];
     return runStepAttempt(deps.events, turnId, 'gates', async () => {
-      const { daily } = await readUserHealthData(deps.db, input.userId);
+      const { daily } = await readUserHealthData(deps.pool, input.userId);
       const built = await deps.gates.buildSeries(
         daily,
         findings.map(({ finding, windowDays }) => ({ finding, windowDays })),

@@ -164,11 +164,10 @@ export async function findTurnForUser(pool: Pool, userId: string, turnId: string
 }
 
 /**
- * A list's position: the last turn's `created_at` exactly as stored, then its id. The column is a
- * timestamp without time zone written in the session's zone, so the cursor carries that wall time
- * (millisecond text, Prisma's precision) and compares it as a timestamp, never through a JS Date.
+ * A list's position: the last turn's `created_at` exactly as stored, then its id. The cursor carries it
+ * as UTC wall time to the millisecond (the column's precision), whatever the session's time zone.
  */
-const TURN_POSITION = `to_char(created_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS')`;
+const TURN_POSITION = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS')`;
 const turnCursorSchema = z.tuple([
   z.string().refine((wall) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/.test(wall) && isCalendarTime(wall)),
   turnIdSchema,
@@ -209,7 +208,7 @@ export async function listTurnsForUser(pool: Pool, userId: string, query: ListTu
   if (query.status) where.push(`status = $${param(query.status)}`);
   if (query.cursor) {
     const [position, id] = decodeTurnCursor(query.cursor);
-    where.push(`(created_at, id) < ($${param(position)}::timestamp, $${param(id)})`);
+    where.push(`(created_at, id) < ($${param(position)}::timestamp AT TIME ZONE 'UTC', $${param(id)})`);
   }
   const { rows } = await pool.query<TurnRow & { position: string }>(
     `SELECT ${TURN_COLUMNS}, ${TURN_POSITION} AS position FROM turns WHERE ${where.join(' AND ')}

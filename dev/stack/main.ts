@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createDb } from '../../platform/db';
-import { seedDemoHealthData } from '../../platform/health-data/store';
+import { hasDailySummaries, seedDemoHealthData } from '../../platform/health-data/store';
+import { createPgPool } from '../../platform/pg-pool';
 import { ensureUser, findUserIdByApiKey, issueApiKey } from '../../platform/users';
 import { startScriptedModelServer } from '../../scripted-model/server';
 import { applyMigrations } from '../../scripts/migrate';
@@ -72,18 +72,18 @@ async function run() {
       say(`no ANTHROPIC_API_KEY: using the scripted model at ${scripted.url}`);
     }
 
-    const db = createDb(databaseUrl);
-    const demo = await ensureUser(db, DEMO_USER);
-    if ((await db.dailySummary.count({ where: { userId: demo.id } })) === 0) {
+    const pool = createPgPool(databaseUrl, 2);
+    const demo = await ensureUser(pool, DEMO_USER);
+    if (!(await hasDailySummaries(pool, demo.id))) {
       say('generating synthetic health data for the demo user');
-      await seedDemoHealthData(db, demo.id);
+      await seedDemoHealthData(pool, demo.id);
     }
     const previousKey = readPreviousStack().demo_api_key;
     const demoKey =
-      previousKey && (await findUserIdByApiKey(db, previousKey)) === demo.id
+      previousKey && (await findUserIdByApiKey(pool, previousKey)) === demo.id
         ? previousKey
-        : await issueApiKey(db, demo.id);
-    await db.$disconnect();
+        : await issueApiKey(pool, demo.id);
+    await pool.end();
 
     const apiPort = process.env.PORT ? Number(process.env.PORT) : await preferPort(3000);
     const env = {

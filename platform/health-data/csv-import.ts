@@ -3,8 +3,7 @@
  * so the user can fix the file in one pass; the import is all or nothing, so a half-imported file never
  * becomes the data the pipeline reasons about.
  */
-import { Prisma } from '../../generated/prisma/client';
-import type { Db } from '../db';
+import type { Pool } from 'pg';
 import {
   DAILY_METRICS,
   DAILY_SUMMARY_COLUMNS,
@@ -197,7 +196,7 @@ export function parseDailySummaryCsv(text: string): DailySummaryCsv {
  * Rows are upserted by (user, date): a re-import updates the days it repeats and keeps the others.
  */
 export async function importDailySummary(
-  db: Db,
+  pool: Pool,
   userId: string,
   text: string,
 ): Promise<{ inserted: number; updated: number }> {
@@ -208,19 +207,19 @@ export async function importDailySummary(
 
   // The metric names are the table's column names. One statement over column arrays (unnest) is atomic,
   // needs no per-row round trips and stays under Postgres's 65,535 bind-parameter limit at 20,000 rows.
-  const columns = Prisma.raw(DAILY_METRICS.map((metric) => `"${metric}"`).join(', '));
-  const updates = Prisma.raw(DAILY_METRICS.map((metric) => `"${metric}" = EXCLUDED."${metric}"`).join(', '));
-  const arrays = DAILY_METRICS.map(
-    (metric) =>
-      Prisma.sql`${rows.map((row) => row[metric])}::${Prisma.raw(METRIC_SPECS[metric].integer ? 'int[]' : 'float8[]')}`,
-  );
+  // Dates go in as `YYYY-MM-DD` text, so no time zone can move them.
+  const columns = DAILY_METRICS.join(', ');
+  const updates = DAILY_METRICS.map((metric) => `${metric} = EXCLUDED.${metric}`).join(', ');
+  const arrays = DAILY_METRICS.map((metric, i) => `$${i + 3}::${METRIC_SPECS[metric].integer ? 'int[]' : 'float8[]'}`);
   // xmax is 0 on a freshly inserted row version and set on one rewritten by ON CONFLICT DO UPDATE.
-  const written = await db.$queryRaw<{ inserted: boolean }[]>`
-    INSERT INTO daily_summaries (user_id, date, ${columns})
-    SELECT ${userId}, day.*
-    FROM unnest(${rows.map((row) => row.date)}::date[], ${Prisma.join(arrays)}) AS day
-    ON CONFLICT (user_id, date) DO UPDATE SET ${updates}
-    RETURNING (xmax = 0) AS inserted`;
-  const inserted = written.filter((row) => row.inserted).length;
-  return { inserted, updated: written.length - inserted };
+  const written = await pool.query<{ inserted: boolean }>(
+    `INSERT INTO daily_summaries (user_id, date, ${columns})
+     SELECT $1, day.*
+     FROM unnest($2::date[], ${arrays.join(', ')}) AS day
+     ON CONFLICT (user_id, date) DO UPDATE SET ${updates}
+     RETURNING (xmax = 0) AS inserted`,
+    [userId, rows.map((row) => row.date), ...DAILY_METRICS.map((metric) => rows.map((row) => row[metric]))],
+  );
+  const inserted = written.rows.filter((row) => row.inserted).length;
+  return { inserted, updated: written.rows.length - inserted };
 }

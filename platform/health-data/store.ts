@@ -1,10 +1,16 @@
-/** Writes a user's health data (profile, daily summaries, workouts, lab results) to Postgres. */
+/**
+ * A user's health data in Postgres (profile, daily summaries, workouts, lab results), written and read as
+ * the rows of ./records.ts. Calendar days cross the SQL boundary as `YYYY-MM-DD` text both ways (`::date`
+ * in, `to_char` out): node-pg would turn a `date` into local midnight, a day off east of UTC.
+ */
+import type { Pool } from 'pg';
 import { ulid } from 'ulid';
-import type { Db } from '../db';
+import { inTransaction } from '../pg-pool';
 import { generateHealthData } from './synthetic';
 import {
-  formatIsoDate,
-  parseIsoDate,
+  DAILY_METRICS,
+  METRIC_SPECS,
+  type BiomarkerRow,
   type DailyRow,
   type HealthData,
   type HealthProfileRow,
@@ -21,100 +27,78 @@ export interface HealthDataCounts {
   biomarkers: number;
 }
 
-/** `YYYY-MM-DD` as the UTC-midnight Date that Prisma writes to a DATE column unchanged. */
-function toDbDate(isoDate: string): Date {
-  const date = parseIsoDate(isoDate);
-  if (!date) throw new RangeError(`not a calendar date: ${isoDate}`);
-  return date;
-}
-
-function dailyRowToDb(userId: string, row: DailyRow) {
-  return {
-    userId,
-    date: toDbDate(row.date),
-    steps: row.steps,
-    sleepMinutes: row.sleep_minutes,
-    deepSleepMinutes: row.deep_sleep_minutes,
-    remSleepMinutes: row.rem_sleep_minutes,
-    lightSleepMinutes: row.light_sleep_minutes,
-    awakeMinutes: row.awake_minutes,
-    restingHeartRate: row.resting_heart_rate,
-    heartRateVariability: row.heart_rate_variability,
-    stressManagementScore: row.stress_management_score,
-    activeZoneMinutes: row.active_zone_minutes,
-    sleepScore: row.sleep_score,
-  };
-}
+/** The daily metrics are the table's column names, as in DailyRow. */
+const DAILY_COLUMNS = DAILY_METRICS.join(', ');
+const DAILY_RECORD = DAILY_METRICS.map((metric) => `${metric} ${METRIC_SPECS[metric].integer ? 'int' : 'float8'}`);
+const DAY = (column: string) => `to_char(${column}, 'YYYY-MM-DD')`;
 
 /** Replaces everything the user had, in one transaction: readers see the old data set or the new one. */
-export async function replaceUserHealthData(db: Db, userId: string, data: HealthData): Promise<HealthDataCounts> {
+export async function replaceUserHealthData(pool: Pool, userId: string, data: HealthData): Promise<HealthDataCounts> {
   const { profile } = data;
-  await db.$transaction([
-    db.dailySummary.deleteMany({ where: { userId } }),
-    db.workout.deleteMany({ where: { userId } }),
-    db.labBiomarker.deleteMany({ where: { userId } }),
-    db.healthProfile.deleteMany({ where: { userId } }),
-    db.healthProfile.create({
-      data: {
-        userId,
-        sex: profile.sex,
-        birthYear: profile.birth_year,
-        heightCm: profile.height_cm,
-        weightKg: profile.weight_kg,
-      },
-    }),
-    db.dailySummary.createMany({ data: data.daily.map((row) => dailyRowToDb(userId, row)) }),
-    db.workout.createMany({
-      data: data.workouts.map((w) => ({
-        id: WORKOUT_ID_PREFIX + ulid(),
-        userId,
-        date: toDbDate(w.date),
-        type: w.type,
-        durationMinutes: w.duration_minutes,
-        calories: w.calories,
-        avgHeartRate: w.avg_heart_rate,
-      })),
-    }),
-    db.labBiomarker.createMany({
-      data: data.biomarkers.map((b) => ({
-        id: LAB_RESULT_ID_PREFIX + ulid(),
-        userId,
-        takenOn: toDbDate(b.taken_on),
-        name: b.name,
-        value: b.value,
-        unit: b.unit,
-      })),
-    }),
-  ]);
+  // Each table's rows travel as one JSON array: one statement per table, whatever the number of rows.
+  const rows = (items: object[]) => JSON.stringify(items);
+  await inTransaction(pool, async (client) => {
+    for (const table of ['daily_summaries', 'workouts', 'lab_biomarkers', 'health_profiles']) {
+      await client.query(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
+    }
+    await client.query(
+      'INSERT INTO health_profiles (user_id, sex, birth_year, height_cm, weight_kg) VALUES ($1, $2, $3, $4, $5)',
+      [userId, profile.sex, profile.birth_year, profile.height_cm, profile.weight_kg],
+    );
+    await client.query(
+      `INSERT INTO daily_summaries (user_id, date, ${DAILY_COLUMNS})
+       SELECT $1, d.date, ${DAILY_METRICS.map((metric) => `d.${metric}`).join(', ')}
+       FROM jsonb_to_recordset($2::jsonb) AS d (date date, ${DAILY_RECORD.join(', ')})`,
+      [userId, rows(data.daily)],
+    );
+    await client.query(
+      `INSERT INTO workouts (id, user_id, date, type, duration_minutes, calories, avg_heart_rate)
+       SELECT w.id, $1, w.date, w.type, w.duration_minutes, w.calories, w.avg_heart_rate
+       FROM jsonb_to_recordset($2::jsonb)
+         AS w (id text, date date, type text, duration_minutes int, calories int, avg_heart_rate float8)`,
+      [userId, rows(data.workouts.map((w) => ({ id: WORKOUT_ID_PREFIX + ulid(), ...w })))],
+    );
+    await client.query(
+      `INSERT INTO lab_biomarkers (id, user_id, taken_on, name, value, unit)
+       SELECT b.id, $1, b.taken_on, b.name, b.value, b.unit
+       FROM jsonb_to_recordset($2::jsonb) AS b (id text, taken_on date, name text, value float8, unit text)`,
+      [userId, rows(data.biomarkers.map((b) => ({ id: LAB_RESULT_ID_PREFIX + ulid(), ...b })))],
+    );
+  });
   return { days: data.daily.length, workouts: data.workouts.length, biomarkers: data.biomarkers.length };
 }
 
 /** Gives a user a synthetic history ending today (UTC). The default seed makes every demo user the same person. */
 export async function seedDemoHealthData(
-  db: Db,
+  pool: Pool,
   userId: string,
   { seed = 7, days = 180, endDate = new Date() }: { seed?: number; days?: number; endDate?: Date } = {},
 ): Promise<HealthDataCounts> {
-  return replaceUserHealthData(db, userId, generateHealthData({ seed, days, endDate }));
+  return replaceUserHealthData(pool, userId, generateHealthData({ seed, days, endDate }));
 }
 
-type DailySummaryRecord = Awaited<ReturnType<Db['dailySummary']['findMany']>>[number];
+/** Whether the user has any daily summary at all (the demo is seeded once). */
+export async function hasDailySummaries(pool: Pool, userId: string): Promise<boolean> {
+  const { rowCount } = await pool.query('SELECT 1 FROM daily_summaries WHERE user_id = $1 LIMIT 1', [userId]);
+  return rowCount !== 0;
+}
 
-function dailyRowFromDb(row: DailySummaryRecord): DailyRow {
-  return {
-    date: formatIsoDate(row.date),
-    steps: row.steps,
-    sleep_minutes: row.sleepMinutes,
-    deep_sleep_minutes: row.deepSleepMinutes,
-    rem_sleep_minutes: row.remSleepMinutes,
-    light_sleep_minutes: row.lightSleepMinutes,
-    awake_minutes: row.awakeMinutes,
-    resting_heart_rate: row.restingHeartRate,
-    heart_rate_variability: row.heartRateVariability,
-    stress_management_score: row.stressManagementScore,
-    active_zone_minutes: row.activeZoneMinutes,
-    sleep_score: row.sleepScore,
-  };
+export async function readHealthProfile(pool: Pool, userId: string): Promise<HealthProfileRow | null> {
+  const { rows } = await pool.query<HealthProfileRow>(
+    'SELECT sex, birth_year, height_cm, weight_kg FROM health_profiles WHERE user_id = $1',
+    [userId],
+  );
+  return rows[0] ?? null;
+}
+
+/** Every lab result of the user, newest first (by the day taken, then id). */
+export async function readLabResults(pool: Pool, userId: string): Promise<BiomarkerRow[]> {
+  const { rows } = await pool.query<BiomarkerRow>(
+    `SELECT ${DAY('taken_on')} AS taken_on, name, value, unit FROM lab_biomarkers WHERE user_id = $1
+     ORDER BY lab_biomarkers.taken_on DESC, id DESC`,
+    [userId],
+  );
+  return rows;
 }
 
 /** What the analysis of a user's data reads: the daily summaries and workouts oldest first, and the profile. */
@@ -124,26 +108,19 @@ export interface UserHealthData {
   workouts: WorkoutRow[];
 }
 
-export async function readUserHealthData(db: Db, userId: string): Promise<UserHealthData> {
+export async function readUserHealthData(pool: Pool, userId: string): Promise<UserHealthData> {
   const [profile, daily, workouts] = await Promise.all([
-    db.healthProfile.findUnique({ where: { userId } }),
-    db.dailySummary.findMany({ where: { userId }, orderBy: { date: 'asc' } }),
-    db.workout.findMany({ where: { userId }, orderBy: [{ date: 'asc' }, { id: 'asc' }] }),
+    readHealthProfile(pool, userId),
+    pool.query<DailyRow>(
+      `SELECT ${DAY('date')} AS date, ${DAILY_COLUMNS} FROM daily_summaries WHERE user_id = $1
+       ORDER BY daily_summaries.date`,
+      [userId],
+    ),
+    pool.query<WorkoutRow>(
+      `SELECT ${DAY('date')} AS date, type, duration_minutes, calories, avg_heart_rate FROM workouts
+       WHERE user_id = $1 ORDER BY workouts.date, id`,
+      [userId],
+    ),
   ]);
-  return {
-    profile: profile && {
-      sex: profile.sex as HealthProfileRow['sex'],
-      birth_year: profile.birthYear,
-      height_cm: profile.heightCm,
-      weight_kg: profile.weightKg,
-    },
-    daily: daily.map(dailyRowFromDb),
-    workouts: workouts.map((w) => ({
-      date: formatIsoDate(w.date),
-      type: w.type as WorkoutRow['type'],
-      duration_minutes: w.durationMinutes,
-      calories: w.calories,
-      avg_heart_rate: w.avgHeartRate,
-    })),
-  };
+  return { profile, daily: daily.rows, workouts: workouts.rows };
 }

@@ -221,7 +221,7 @@ describe('GET /v1/turns', () => {
     await svc.database.db.$executeRaw`
       INSERT INTO turns (id, user_id, status, messages, context, error, created_at)
       VALUES (${id}, ${userId}, ${status}::"TurnStatus", ${messages}::jsonb, '{}'::jsonb, ${error}::jsonb,
-              ${createdAt}::timestamp)`;
+              ${createdAt}::timestamp AT TIME ZONE 'UTC')`;
     return id;
   }
 

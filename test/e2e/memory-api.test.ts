@@ -47,7 +47,7 @@ async function insertEntry(userId: string, entry: StoredEntry): Promise<string> 
   await svc.database.db.$executeRaw`
     INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta, created_at)
     VALUES (${id}, ${userId}, ${entry.category}, ${entry.text}, 0.9, ${entry.sourceTurnId ?? null}, ${meta}::jsonb,
-            (${entry.createdAt}::timestamptz AT TIME ZONE 'UTC'))`;
+            ${entry.createdAt}::timestamptz)`;
   return id;
 }
 

@@ -274,7 +274,7 @@ beforeAll(async () => {
   users = [demo.user];
   for (let i = 1; i < USERS; i++) {
     const user = await svc.createUser();
-    await seedDemoHealthData(svc.database.db, user.userId);
+    await seedDemoHealthData(svc.database.pool, user.userId);
     users.push(user);
   }
   await svc.stopWorker(); // this suite's workers are real processes

@@ -175,29 +175,29 @@ describe('importDailySummary', () => {
     await t.drop();
   });
 
-  const storedRows = async (userId: string) => (await readUserHealthData(t.db, userId)).daily;
+  const storedRows = async (userId: string) => (await readUserHealthData(t.pool, userId)).daily;
 
   test('imports a good file exactly, nulls included', async () => {
-    const { user } = await createUserWithApiKey(t.db, 'importer');
-    expect(await importDailySummary(t.db, user.id, toCsv(history))).toEqual({ inserted: 60, updated: 0 });
+    const { user } = await createUserWithApiKey(t.pool, 'importer');
+    expect(await importDailySummary(t.pool, user.id, toCsv(history))).toEqual({ inserted: 60, updated: 0 });
     expect(await storedRows(user.id)).toEqual(history);
   });
 
   test('a re-import updates the repeated days instead of duplicating them', async () => {
-    const { user } = await createUserWithApiKey(t.db, 'reimporter');
-    await importDailySummary(t.db, user.id, toCsv(history.slice(0, 40)));
+    const { user } = await createUserWithApiKey(t.pool, 'reimporter');
+    await importDailySummary(t.pool, user.id, toCsv(history.slice(0, 40)));
     const changed = history.slice(30).map((row) => ({ ...row, steps: 12_345, sleep_score: null }));
-    expect(await importDailySummary(t.db, user.id, toCsv(changed))).toEqual({ inserted: 20, updated: 10 });
+    expect(await importDailySummary(t.pool, user.id, toCsv(changed))).toEqual({ inserted: 20, updated: 10 });
     expect(await storedRows(user.id)).toEqual([...history.slice(0, 30), ...changed]);
   });
 
   test('one bad row among good ones imports nothing', async () => {
-    const { user } = await createUserWithApiKey(t.db, 'careful');
-    await importDailySummary(t.db, user.id, toCsv(history.slice(0, 10)));
+    const { user } = await createUserWithApiKey(t.pool, 'careful');
+    await importDailySummary(t.pool, user.id, toCsv(history.slice(0, 10)));
     const before = await storedRows(user.id);
     const lines = toCsv(history.map((row) => ({ ...row, steps: 1 }))).split('\n');
     lines[31] = lines[31].replace(/^(\d{4}-\d\d-\d\d),\d*/, '$1,-5');
-    const failure = await importDailySummary(t.db, user.id, lines.join('\n')).catch((err: unknown) => err);
+    const failure = await importDailySummary(t.pool, user.id, lines.join('\n')).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(DailySummaryCsvError);
     expect((failure as DailySummaryCsvError).errors).toEqual([
       { line: 32, message: 'steps: -5 is outside the accepted range 0–60000' },
@@ -207,7 +207,7 @@ describe('importDailySummary', () => {
   });
 
   test('scripts/data-import.ts: prints every error and exits 1, or imports and prints the counts', async () => {
-    const { user } = await createUserWithApiKey(t.db, 'cli-user');
+    const { user } = await createUserWithApiKey(t.pool, 'cli-user');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-csv-'));
     const good = path.join(dir, 'good.csv');
     const bad = path.join(dir, 'bad.csv');

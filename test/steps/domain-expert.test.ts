@@ -92,7 +92,7 @@ async function turnWithHealthData(harness: StepHarness, seed = 7) {
   const turnId = await harness.newTurn();
   const userId = await userOf(harness, turnId);
   const data = generateHealthData({ seed, days: 120, endDate: new Date('2025-06-30T00:00:00Z') });
-  await replaceUserHealthData(harness.deps.db, userId, data);
+  await replaceUserHealthData(harness.deps.pool, userId, data);
   return { turnId, userId, data };
 }
 
@@ -110,7 +110,7 @@ const consultationInput = (
 });
 
 const ledger = (harness: StepHarness, turnId: string) =>
-  harness.deps.db.llmCall.findMany({ where: { turnId }, orderBy: { createdAt: 'asc' } });
+  harness.database.db.llmCall.findMany({ where: { turnId }, orderBy: { createdAt: 'asc' } });
 
 const domainExpertRequests = (harness: StepHarness) =>
   harness.scripted.requests.entries().filter((r) => r.step === 'domain_expert');
@@ -265,7 +265,7 @@ describe('range_compare', () => {
   });
 
   test('the tool answers invalid input with an error result, not an exception', async () => {
-    const ctx = { db: h.deps.db, userId: 'user_none', now: new Date() };
+    const ctx = { pool: h.deps.pool, userId: 'user_none', now: new Date() };
     const wrongType = await rangeCompareTool.run({ biomarker: 'ldl', value: 'high' }, ctx);
     expect(wrongType.isError).toBe(true);
     expect(wrongType.content).toMatch(/^invalid input for range_compare: value: /);
@@ -323,7 +323,7 @@ describe('user_profile', () => {
   test('the profile with an age from the birth year, and the latest value of each lab biomarker', async () => {
     const { userId, data } = await turnWithHealthData(h);
     const now = new Date('2025-07-01T00:00:00Z');
-    const result = await readUserProfile(h.deps.db, userId, now);
+    const result = await readUserProfile(h.deps.pool, userId, now);
     expect(result.profile).toEqual({
       sex: data.profile.sex,
       age: 2025 - data.profile.birth_year,
@@ -346,7 +346,7 @@ describe('user_profile', () => {
 
   test('a user with no profile and no labs gets a clear "no profile" result through the tool', async () => {
     const turnId = await h.newTurn();
-    const ctx: ToolContext = { db: h.deps.db, userId: await userOf(h, turnId), now: new Date() };
+    const ctx: ToolContext = { pool: h.deps.pool, userId: await userOf(h, turnId), now: new Date() };
     const outcome = await runDomainExpertTool('user_profile', {}, ctx);
     expect(outcome.isError).toBe(false);
     expect(JSON.parse(outcome.content)).toEqual({
@@ -357,7 +357,7 @@ describe('user_profile', () => {
   });
 
   test('an unknown tool name is an error result listing the tools', async () => {
-    const ctx: ToolContext = { db: h.deps.db, userId: 'user_none', now: new Date() };
+    const ctx: ToolContext = { pool: h.deps.pool, userId: 'user_none', now: new Date() };
     expect(await runDomainExpertTool('pubmed_search', { query: 'ldl' }, ctx)).toEqual({
       content: 'unknown tool "pubmed_search"; the tools are range_compare, literature_priors, user_profile',
       isError: true,

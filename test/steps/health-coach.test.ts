@@ -231,8 +231,8 @@ beforeEach(() => {
 /** A turn whose user has the demo data set ending on a fixed day, so the anchors are the same every run. */
 async function coachInput(harness: StepHarness, overrides: Partial<CoachUserInput> = {}): Promise<CoachUserInput> {
   const turnId = await harness.newTurn();
-  const { userId } = await harness.deps.db.turn.findUniqueOrThrow({ where: { id: turnId } });
-  await seedDemoHealthData(harness.deps.db, userId, { endDate: new Date(`${END}T00:00:00Z`) });
+  const { userId } = await harness.database.db.turn.findUniqueOrThrow({ where: { id: turnId } });
+  await seedDemoHealthData(harness.deps.pool, userId, { endDate: new Date(`${END}T00:00:00Z`) });
   const question = overrides.question ?? 'Can you help me make a plan to sleep more?';
   return {
     turnId,
@@ -254,7 +254,7 @@ const requestsFor = (harness: StepHarness, step: string) =>
 const promptOf = (request: { messages: Array<{ content: unknown }> }) => String(request.messages[0].content);
 
 async function anchorsOf(harness: StepHarness, userId: string) {
-  return computeAnchors((await readUserHealthData(harness.deps.db, userId)).daily);
+  return computeAnchors((await readUserHealthData(harness.deps.pool, userId)).daily);
 }
 
 const statedValue = (a: PersonalAnchor) => `${a.value}${a.unit ? ` ${a.unit}` : ''}`;
@@ -292,7 +292,7 @@ describe('the coach', () => {
     expect(requestsFor(h, 'hc_summary')).toHaveLength(0);
 
     // The cost is the sum of the turn's billed calls: gate, main, finish.
-    const calls = await h.deps.db.llmCall.findMany({ where: { turnId: input.turnId } });
+    const calls = await h.database.db.llmCall.findMany({ where: { turnId: input.turnId } });
     expect(calls.map((c) => c.step).sort()).toEqual(['hc_finish', 'hc_gate', 'hc_main']);
     expect(out.costUsd).toBeGreaterThan(0);
     expect(out.costUsd).toBeCloseTo(
@@ -360,7 +360,7 @@ describe('the coach', () => {
 
   test('a user without data gets no anchors and no re-ask (there is nothing to cite)', async () => {
     const turnId = await h.newTurn();
-    const { userId } = await h.deps.db.turn.findUniqueOrThrow({ where: { id: turnId } });
+    const { userId } = await h.database.db.turn.findUniqueOrThrow({ where: { id: turnId } });
     const question = 'Can you help me make a plan to sleep more?';
     const out = await coachUser(h, {
       turnId,

@@ -245,15 +245,15 @@ describe('seedDemoHealthData', () => {
   });
 
   test('writes the generated data for one user and replaces it on a second run', async () => {
-    const { user } = await createUserWithApiKey(t.db, 'seeded');
-    const { user: other } = await createUserWithApiKey(t.db, 'other');
-    await seedDemoHealthData(t.db, other.id, { seed: 1, days: 30, endDate: END });
+    const { user } = await createUserWithApiKey(t.pool, 'seeded');
+    const { user: other } = await createUserWithApiKey(t.pool, 'other');
+    await seedDemoHealthData(t.pool, other.id, { seed: 1, days: 30, endDate: END });
 
     const expected = generateHealthData({ seed: 7, days: 180, endDate: END });
-    const counts = await seedDemoHealthData(t.db, user.id, { endDate: END });
+    const counts = await seedDemoHealthData(t.pool, user.id, { endDate: END });
     expect(counts).toEqual({ days: 180, workouts: expected.workouts.length, biomarkers: expected.biomarkers.length });
     // A second run replaces instead of duplicating, and leaves other users alone.
-    await seedDemoHealthData(t.db, user.id, { endDate: END });
+    await seedDemoHealthData(t.pool, user.id, { endDate: END });
 
     expect(await t.db.dailySummary.count({ where: { userId: user.id } })).toBe(180);
     expect(await t.db.workout.count({ where: { userId: user.id } })).toBe(expected.workouts.length);

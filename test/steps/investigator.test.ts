@@ -484,8 +484,8 @@ const QUESTION = 'Is anything interesting going on in my data?';
 /** A turn whose user has the demo data set ending on a fixed day, so every run sees the same rows. */
 async function demoTurn(harness: StepHarness) {
   const turnId = await harness.newTurn();
-  const { userId } = await harness.deps.db.turn.findUniqueOrThrow({ where: { id: turnId } });
-  await seedDemoHealthData(harness.deps.db, userId, { endDate: new Date(`${END}T00:00:00Z`) });
+  const { userId } = await harness.database.db.turn.findUniqueOrThrow({ where: { id: turnId } });
+  await seedDemoHealthData(harness.deps.pool, userId, { endDate: new Date(`${END}T00:00:00Z`) });
   return { turnId, userId, activities: createInvestigatorActivities(harness.deps) };
 }
 
@@ -517,7 +517,7 @@ describe('proposeHypotheses', () => {
     const { turnId, userId, activities } = await demoTurn(h);
     const out = await run(activities.proposeHypotheses, { turnId, userId, question: QUESTION });
 
-    const { daily, workouts } = await readUserHealthData(h.deps.db, userId);
+    const { daily, workouts } = await readUserHealthData(h.deps.pool, userId);
     expect(out.digest).toBe(renderDigest(computeDigest(daily, workouts)));
     const { model, prompt } = promptOf(h, 'investigator_hypotheses');
     expect(model).toBe(h.deps.models.main);
@@ -546,7 +546,7 @@ describe('proposeHypotheses', () => {
     expect(remembered.finding.id).toBe('inv-association-active_zone_minutes-deep_sleep_minutes');
 
     // Memory, as step 8 writes it after validation (seed 004).
-    await recordTestedHypotheses(h.deps.db, {
+    await recordTestedHypotheses(h.deps.pool, {
       userId,
       turnId,
       entries: [
@@ -566,7 +566,7 @@ describe('proposeHypotheses', () => {
     });
     h.scripted.requests.clear();
     const next = await h.newTurn();
-    await h.deps.db.turn.update({ where: { id: next }, data: { userId } });
+    await h.database.db.turn.update({ where: { id: next }, data: { userId } });
     const after = await run(activities.proposeHypotheses, { turnId: next, userId, question: QUESTION });
 
     const { prompt } = promptOf(h, 'investigator_hypotheses');
@@ -587,7 +587,7 @@ describe('proposeHypotheses', () => {
 
   test('defence in depth: a model that proposes a tested hypothesis anyway has it dropped, with a warning', async () => {
     const { turnId, userId, activities } = await demoTurn(forgetful);
-    await recordTestedHypotheses(forgetful.deps.db, {
+    await recordTestedHypotheses(forgetful.deps.pool, {
       userId,
       turnId,
       entries: [
@@ -649,7 +649,7 @@ describe('testHypotheses', () => {
       'inv-trend-resting_heart_rate',
       'inv-association-steps-stress_management_score',
     ]);
-    const { daily } = await readUserHealthData(h.deps.db, userId);
+    const { daily } = await readUserHealthData(h.deps.pool, userId);
     for (const { finding, windowDays, source } of findings) {
       const hyp = hypotheses.find((x) => x.title === finding.claim)!;
       expect(source).toBe('investigator');
@@ -689,7 +689,7 @@ describe('testHypotheses', () => {
     const { turnId, userId, activities } = await demoTurn(h);
     const { hypotheses } = await run(activities.proposeHypotheses, { turnId, userId, question: QUESTION });
     const { findings } = await run(activities.testHypotheses, { turnId, userId, hypotheses });
-    const { daily } = await readUserHealthData(h.deps.db, userId);
+    const { daily } = await readUserHealthData(h.deps.pool, userId);
     const built = await h.deps.gates.buildSeries(
       daily,
       findings.map(({ finding, windowDays }) => ({ finding, windowDays })),
@@ -769,7 +769,7 @@ describe('writeBriefing', () => {
     expect(modelText).toContain(`rho = ${v.numbers.rho}`);
     expect(factCheckReply(out.briefing, buildFactSheet(validated).sheet, QUESTION)).toEqual([]);
 
-    const calls = await h.deps.db.llmCall.findMany({ where: { turnId } });
+    const calls = await h.database.db.llmCall.findMany({ where: { turnId } });
     expect(calls.map((x) => x.step).sort()).toEqual(['investigator_briefing', 'investigator_hypotheses']);
     const ledger = calls.reduce((sum, x) => sum + x.costUsd.toNumber(), 0);
     expect(out.costUsd).toBeCloseTo(ledger, 5);

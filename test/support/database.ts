@@ -1,11 +1,32 @@
-import { Client } from 'pg';
-import { createDb, type Db } from '../../platform/db';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Client, type Pool } from 'pg';
+import { PrismaClient } from '../../generated/prisma/client';
+import { createPgPool } from '../../platform/pg-pool';
 import { readTestEnv, TEMPLATE_DB } from './test-env';
 
 export interface TestDatabase {
   url: string;
-  db: Db;
+  /** What the service's own functions take (platform/, the API's services): fixtures go through it. */
+  pool: Pool;
+  /**
+   * The generated Prisma client, for tests only: suites read tables through it in assertions. Nothing
+   * the service runs imports it (README, "Database access").
+   */
+  db: PrismaClient;
   drop(): Promise<void>;
+}
+
+function connect(url: string): Pick<TestDatabase, 'pool' | 'db'> & { disconnect(): Promise<void> } {
+  // A suite that restarts Postgres drops idle connections on purpose; the next query reconnects.
+  const pool = createPgPool(url, 5, () => undefined);
+  const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 5 }) });
+  return {
+    pool,
+    db,
+    async disconnect() {
+      await Promise.all([pool.end(), db.$disconnect()]);
+    },
+  };
 }
 
 /** A fresh, migrated database for one suite, cloned from the template the global setup prepared. */
@@ -18,12 +39,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const db = createDb(url.toString());
+  const { pool, db, disconnect } = connect(url.toString());
   return {
     url: url.toString(),
+    pool,
     db,
     async drop() {
-      await db.$disconnect();
+      await disconnect();
       const a = new Client({ connectionString: adminUrl });
       await a.connect();
       // No FORCE: terminating a connection some pool still holds would surface as an unhandled
@@ -39,12 +61,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * migrated; `drop()` only disconnects, since the suite owns its lifetime.
  */
 export function openTestDatabase(url: string): TestDatabase {
-  const db = createDb(url);
-  return {
-    url,
-    db,
-    async drop() {
-      await db.$disconnect();
-    },
-  };
+  const { pool, db, disconnect } = connect(url);
+  return { url, pool, db, drop: disconnect };
 }

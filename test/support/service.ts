@@ -95,7 +95,7 @@ export async function startTestService(
     scripted,
     temporal,
     async createUser(name = `user${++users}_${Math.random().toString(36).slice(2, 6)}`) {
-      const { user, apiKey } = await createUserWithApiKey(database.db, name);
+      const { user, apiKey } = await createUserWithApiKey(database.pool, name);
       return { userId: user.id, apiKey };
     },
     startWorker,
@@ -123,7 +123,7 @@ export interface DemoService {
 export async function startDemoService(opts: { scripted?: ScriptedModelServerOptions } = {}): Promise<DemoService> {
   const svc = await startTestService(opts);
   const user = await svc.createUser();
-  await seedDemoHealthData(svc.database.db, user.userId);
+  await seedDemoHealthData(svc.database.pool, user.userId);
   const pool = new Pool({ connectionString: svc.database.url, max: 2 });
   return {
     svc,

@@ -38,7 +38,6 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
     costWarnUsd: 100,
   });
   const deps: StepDeps = {
-    db: database.db,
     pool,
     events,
     llm,

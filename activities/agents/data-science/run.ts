@@ -41,7 +41,7 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<Analysi
       debuggable: true,
     };
   }
-  const data = await readUserHealthData(deps.db, input.userId);
+  const data = await readUserHealthData(deps.pool, input.userId);
   const run = await deps.sandbox.run({
     code: checked.code,
     data: { summary: data.daily, activities: data.workouts, profile: data.profile },

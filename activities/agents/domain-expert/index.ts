@@ -72,7 +72,7 @@ async function consult(
   const { turnId } = input;
   const ctx: LlmCallContext = { turnId, step: STEP, attempt, signal };
   const toolCtx: ToolContext = {
-    db: deps.db,
+    pool: deps.pool,
     userId: input.userId,
     now: deps.clock(),
     includeBiomarkers: input.includeBiomarkers ?? true,

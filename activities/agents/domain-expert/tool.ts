@@ -6,11 +6,11 @@
  * activity is retried.
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import type { Pool } from 'pg';
 import { z } from 'zod';
-import type { Db } from '../../../platform/db';
 
 export interface ToolContext {
-  db: Db;
+  pool: Pool;
   userId: string;
   now: Date;
   /** false: the user asked for no lab snapshot this turn (`context.include_biomarkers`). */

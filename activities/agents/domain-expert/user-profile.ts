@@ -2,8 +2,9 @@
  * The Domain Expert's `user_profile` tool: who the user is (sex, age, height, weight) and their latest
  * result for each lab biomarker, read from Postgres for the turn's user.
  */
+import type { Pool } from 'pg';
 import { z } from 'zod';
-import type { Db } from '../../../platform/db';
+import { readHealthProfile, readLabResults } from '../../../platform/health-data/store';
 import { defineTool } from './tool';
 
 export interface LatestBiomarker {
@@ -26,26 +27,21 @@ export interface UserProfileResult {
   note?: string;
 }
 
-const isoDate = (date: Date) => date.toISOString().slice(0, 10);
-
-export async function readUserProfile(db: Db, userId: string, now: Date): Promise<UserProfileResult> {
-  const [profile, labs] = await Promise.all([
-    db.healthProfile.findUnique({ where: { userId } }),
-    db.labBiomarker.findMany({ where: { userId }, orderBy: [{ takenOn: 'desc' }, { id: 'desc' }] }),
-  ]);
+export async function readUserProfile(pool: Pool, userId: string, now: Date): Promise<UserProfileResult> {
+  const [profile, labs] = await Promise.all([readHealthProfile(pool, userId), readLabResults(pool, userId)]);
   const latest = new Map<string, LatestBiomarker>();
   for (const lab of labs) {
     if (!latest.has(lab.name)) {
-      latest.set(lab.name, { name: lab.name, value: lab.value, unit: lab.unit, taken_on: isoDate(lab.takenOn) });
+      latest.set(lab.name, { name: lab.name, value: lab.value, unit: lab.unit, taken_on: lab.taken_on });
     }
   }
   const result: UserProfileResult = {
     profile: profile && {
       sex: profile.sex,
-      age: now.getUTCFullYear() - profile.birthYear,
-      birth_year: profile.birthYear,
-      height_cm: profile.heightCm,
-      weight_kg: profile.weightKg,
+      age: now.getUTCFullYear() - profile.birth_year,
+      birth_year: profile.birth_year,
+      height_cm: profile.height_cm,
+      weight_kg: profile.weight_kg,
     },
     latest_biomarkers: [...latest.values()].sort((a, b) => a.name.localeCompare(b.name)),
   };
@@ -60,8 +56,8 @@ export const userProfileTool = defineTool({
   description:
     "The user's profile (sex, age, height, weight) and their latest result for each lab biomarker, with its date. Takes no input.",
   input: z.object({}).strict(),
-  run: async (_input, { db, userId, now, includeBiomarkers = true }) => {
-    const result = await readUserProfile(db, userId, now);
+  run: async (_input, { pool, userId, now, includeBiomarkers = true }) => {
+    const result = await readUserProfile(pool, userId, now);
     if (includeBiomarkers) return result;
     // The user turned the lab snapshot off for this turn: the tool says so rather than showing none.
     return {

@@ -72,7 +72,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   if (findings.length < input.findings.length) {
     log.warn('rejected findings withheld from the coach', { withheld: input.findings.length - findings.length });
   }
-  const { daily } = await readUserHealthData(deps.db, input.userId);
+  const { daily } = await readUserHealthData(deps.pool, input.userId);
   const anchors = computeAnchors(daily);
   const conversation = renderHistory(input.messages);
   const user = (content: string): LlmRequest['messages'] => [{ role: 'user', content }];

@@ -84,8 +84,8 @@ export function createInvestigatorActivities(deps: StepDeps) {
     const startedAt = deps.clock();
     await announceAgentStarted(deps.events, { turnId, agent: AGENT, invocation: INVOCATION, question, at: startedAt });
     const [{ daily, workouts }, tested] = await Promise.all([
-      readUserHealthData(deps.db, userId),
-      readTestedHypotheses(deps.db, userId),
+      readUserHealthData(deps.pool, userId),
+      readTestedHypotheses(deps.pool, userId),
     ]);
     const digest = renderDigest(computeDigest(daily, workouts));
     const response = await completeStep(deps, {
@@ -113,7 +113,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
   async function testHypotheses(input: TestHypothesesInput): Promise<{ findings: AgentFinding[] }> {
     const top = topHypotheses(input.hypotheses);
     if (top.length === 0) return { findings: [] };
-    const { daily } = await readUserHealthData(deps.db, input.userId);
+    const { daily } = await readUserHealthData(deps.pool, input.userId);
     const findings: AgentFinding[] = [];
     for (const hypothesis of top) {
       const tested = hypothesisToFinding(hypothesis, daily);

@@ -4,9 +4,10 @@
  * them"). Read here rather than from the memory summary because the Investigator needs each entry's
  * kind, feature and target, not its prose.
  */
+import type { Pool } from 'pg';
 import { z } from 'zod';
 import { FINDING_KINDS, type FindingKind } from '../../../contracts/findings';
-import type { Db } from '../../../platform/db';
+import { testedHypothesisEntries } from '../../../platform/memory';
 import type { TestedKey } from './hypotheses';
 
 export interface TestedHypothesis {
@@ -44,15 +45,11 @@ function kindOf(findingId: string, target: string | null): FindingKind | null {
 
 /** The user's tested hypotheses, newest first, one per finding id; entries with unreadable meta are skipped. */
 export async function readTestedHypotheses(
-  db: Db,
+  pool: Pool,
   userId: string,
   limit = TESTED_HYPOTHESES_LIMIT,
 ): Promise<TestedHypothesis[]> {
-  const rows = await db.memoryEntry.findMany({
-    where: { userId, category: 'tested_hypothesis' },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    select: { text: true, meta: true },
-  });
+  const rows = await testedHypothesisEntries(pool, userId);
   const seen = new Set<string>();
   const tested: TestedHypothesis[] = [];
   for (const row of rows) {
