@@ -1,6 +1,6 @@
 /**
  * (f) A full pattern-2 turn, a question about the user's own data, against the bare-Temporal floor: the
- * same comparison as (a) (bench/turn-overhead.ts), with the Data Science agent, the sandbox run, the
+ * same comparison as (a) (dev/bench/turn-overhead.ts), with the Data Science agent, the sandbox run, the
  * gates, the Critic, the Assessment, synthesis and memory in the turn, and as many no-op activities in
  * the bare workflow as the turn's history records. The user needs health data (seedDemoHealthData).
  */

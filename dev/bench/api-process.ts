@@ -3,8 +3,8 @@
  * memory can be read from /proc without the benchmark's client, workers and servers mixed in.
  */
 import fs from 'node:fs';
-import { httpOk, launch, stopEach, type LaunchedProcess } from '../dev/stack/child-process';
-import { freePort } from '../dev/stack/ports';
+import { httpOk, launch, stopEach, type LaunchedProcess } from '../stack/child-process';
+import { freePort } from '../stack/ports';
 
 export interface ApiProcess {
   url: string;

@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import type { Pool } from 'pg';
-import type { EventLog } from '../platform/event-log';
+import type { EventLog } from '../../platform/event-log';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { openSse } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';

@@ -49,7 +49,7 @@ export interface MachineInfo {
 
 export const BEGIN_MARKER = '<!-- BEGIN GENERATED: npm run bench -->';
 export const END_MARKER = '<!-- END GENERATED -->';
-const docPath = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
+const docPath = path.resolve(__dirname, '..', '..', 'docs', 'benchmarks.md');
 
 export function machineInfo(postgres: string, temporal: string): MachineInfo {
   const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');

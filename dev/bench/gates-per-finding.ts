@@ -8,10 +8,10 @@
  * the shortest trailing window holding n observations the gates use: complete (feature, target) pairs
  * for an association, observed feature values for a trend or a scalar.
  */
-import type { FindingKind, FindingSeries, GatesOutcome } from '../contracts/findings';
-import { createGatesRunner } from '../platform/gates';
-import type { DailyMetric, DailyRow } from '../platform/health-data/records';
-import { generateHealthData, PLANTED_EFFECTS } from '../platform/health-data/synthetic';
+import type { FindingKind, FindingSeries, GatesOutcome } from '../../contracts/findings';
+import { createGatesRunner } from '../../platform/gates';
+import type { DailyMetric, DailyRow } from '../../platform/health-data/records';
+import { generateHealthData, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
 import { nowMs, summarize, type Summary } from './stats';
 
 export interface GatesPerFindingOptions {

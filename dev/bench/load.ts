@@ -4,7 +4,7 @@
  * A load script, not a test: a missed target is reported, never turned into an exit code.
  *
  * What runs: a throwaway Postgres (fsync off, commit timestamps on) and a headless Temporal dev server (or
- * DATABASE_URL / TEMPORAL_ADDRESS), the scripted model in a process of its own (bench/model-process.ts),
+ * DATABASE_URL / TEMPORAL_ADDRESS), the scripted model in a process of its own (dev/bench/model-process.ts),
  * the API as `npm run api` runs it, and 1 or more workers as `npm run worker` runs them (with a workflow
  * bundle built once). This process is only the load generator and the accounting.
  *
@@ -28,7 +28,7 @@
  *     --no-write           print the report only; do not append it to docs/benchmarks.md
  *     --help
  *
- * How each number is measured is written out in docs/benchmarks.md with the first run (bench/load-report.ts).
+ * How each number is measured is written out in docs/benchmarks.md with the first run (dev/bench/load-report.ts).
  * To profile the workers under load: LOAD_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (node
  * flags for the worker processes only; a profile per thread is written when they stop).
  */
@@ -41,9 +41,9 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { seedDemoHealthData } from '../platform/health-data/store';
-import { createUserWithApiKey } from '../platform/users';
-import { quietBundlerLogger, workflowsPath } from '../worker/create-worker';
+import { seedDemoHealthData } from '../../platform/health-data/store';
+import { createUserWithApiKey } from '../../platform/users';
+import { quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
 import { startApiProcess, stopApiProcesses } from './api-process';
 import { newAgent } from './http-client';
 import { runPhase, type DriverOptions, type LoadUser, type PhaseResult, type TurnKind } from './load-driver';
@@ -362,10 +362,10 @@ function commandLine(args: string[]): string {
 /** The commit measured, and whether the service's files had uncommitted changes (others work in this tree). */
 function codeVersion(): string {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: path.resolve(__dirname, '..') }).toString();
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: path.resolve(__dirname, '..', '..') }).toString();
     const head = git('rev-parse', '--short', 'HEAD').trim();
-    const dirty = git('status', '--porcelain', '--', '.', ':!bench', ':!docs').split('\n').filter(Boolean).length;
-    return dirty ? `${head} + uncommitted changes to ${dirty} files outside bench/ and docs/` : head;
+    const dirty = git('status', '--porcelain', '--', '.', ':!dev/bench', ':!docs').split('\n').filter(Boolean).length;
+    return dirty ? `${head} + uncommitted changes to ${dirty} files outside dev/bench/ and docs/` : head;
   } catch {
     return 'unknown';
   }

@@ -9,8 +9,8 @@
  * not change what is measured.
  */
 import { Client } from 'pg';
-import { startLocalServices } from '../dev/stack/local-services';
-import { applyMigrations } from '../scripts/migrate';
+import { startLocalServices } from '../stack/local-services';
+import { applyMigrations } from '../../scripts/migrate';
 
 export interface Infrastructure {
   databaseUrl: string;

@@ -4,7 +4,7 @@
  * /proc before and after; then one event proves the loaded process still delivers.
  */
 import type { Pool } from 'pg';
-import type { EventLog } from '../platform/event-log';
+import type { EventLog } from '../../platform/event-log';
 import { readOpenFilesLimit, startApiProcess } from './api-process';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { newAgent, openSse, type SseStream } from './http-client';

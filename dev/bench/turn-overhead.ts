@@ -2,12 +2,12 @@
  * (a) What the service adds on top of Temporal for the cheapest turn: a fallback turn timed from the
  * client's point of view (POST sent → `turn.completed` received over SSE) against a bare workflow
  * that schedules the same number of no-op activities on the same Temporal server. The same comparison
- * serves (f), a full data turn, with another question (bench/data-turn-overhead.ts).
+ * serves (f), a full data turn, with another question (dev/bench/data-turn-overhead.ts).
  */
 import type http from 'node:http';
 import type { Client } from '@temporalio/client';
-import type { TurnResult } from '../contracts/turn';
-import type { TurnWorkflow } from '../workflows/turn-workflow';
+import type { TurnResult } from '../../contracts/turn';
+import type { TurnWorkflow } from '../../workflows/turn-workflow';
 import type { BareWorkflow } from './bare-workflow';
 import { openSse, postJson } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';

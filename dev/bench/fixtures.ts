@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import { newId } from '../platform/ids';
-import { createUserWithApiKey } from '../platform/users';
+import { newId } from '../../platform/ids';
+import { createUserWithApiKey } from '../../platform/users';
 
 export async function createBenchUser(pool: Pool, role: string): Promise<{ userId: string; apiKey: string }> {
   const { user, apiKey } = await createUserWithApiKey(pool, `bench_${role}_${Date.now().toString(36)}`);

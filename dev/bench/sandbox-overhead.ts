@@ -13,10 +13,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
-import { generateHealthData } from '../platform/health-data/synthetic';
-import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../platform/sandbox';
-import { bwrapArgs } from '../platform/sandbox-bwrap';
-import { analysisCode } from '../scripted-model/rules/analysis-code';
+import { generateHealthData } from '../../platform/health-data/synthetic';
+import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../../platform/sandbox';
+import { bwrapArgs } from '../../platform/sandbox-bwrap';
+import { analysisCode } from '../../scripted-model/rules/analysis-code';
 import { nowMs, summarize, type Summary } from './stats';
 
 export interface SandboxOverheadOptions {
@@ -55,7 +55,7 @@ export const REALISTIC_BODY = analysisCode({ statistic: 'mean', metric: 'resting
 
 const SEED = 7;
 const END_DATE = new Date('2026-11-22T12:00:00Z');
-const RUNNER_DIR = path.resolve(__dirname, '..', 'gates-py', 'sandbox');
+const RUNNER_DIR = path.resolve(__dirname, '..', '..', 'gates-py', 'sandbox');
 /** The interpreter flags the sandbox starts its runner with. */
 const PYTHON_FLAGS = ['-s', '-B'];
 

@@ -244,7 +244,7 @@ export interface RunInfo {
   durationSeconds: number;
   /** CPU with the whole stack up and no turns. */
   idle: CpuUsage;
-  /** Where CPU by role came from (bench/proc-cpu.ts): cpuacct cgroups, or /proc without the sandbox runs. */
+  /** Where CPU by role came from (dev/bench/proc-cpu.ts): cpuacct cgroups, or /proc without the sandbox runs. */
   cpuAccounting: 'cgroup' | 'proc';
   code: string;
   note: string | null;
@@ -397,7 +397,7 @@ export function renderRun(info: RunInfo, phases: PhaseNumbers[]): string {
 const LOAD_HEADING = '## Load (npm run load)';
 const LOAD_INTRO = `${LOAD_HEADING}
 
-\`npm run load\` (bench/load.ts) drives the whole service through its HTTP API: a real API process, real
+\`npm run load\` (dev/bench/load.ts) drives the whole service through its HTTP API: a real API process, real
 worker process(es), a Temporal dev server, Postgres and the scripted model in a process of its own. Turns
 are started with \`POST /v1/turns\` by as many users as the 3-turns-per-user cap needs; right after each 201,
 M SSE subscribers connect to \`GET /v1/turns/:id/events\`. It is a load script, not a test. Each run is
@@ -442,7 +442,7 @@ appended below; earlier runs are left as they were. \`npm run load -- --help\` l
 
 /** Appends the run to docs/benchmarks.md, adding the section's heading and introduction the first time. */
 export function appendToBenchmarksDoc(block: string): string {
-  const docPath = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
+  const docPath = path.resolve(__dirname, '..', '..', 'docs', 'benchmarks.md');
   const existing = fs.existsSync(docPath) ? fs.readFileSync(docPath, 'utf8') : '# Benchmarks\n';
   const intro = existing.includes(LOAD_HEADING) ? '' : `\n${LOAD_INTRO}`;
   fs.writeFileSync(docPath, `${existing.trimEnd()}\n${intro}\n${block}\n`);

@@ -2,12 +2,12 @@
  * The service's roles as child processes for `npm run load`, each as `npm start` runs it
  * (`node --import tsx <role>/main.ts`), so that the load generator, the API, the workers and the model
  * each have an event loop of their own and their memory and CPU can be read from /proc one by one.
- * The API uses bench/api-process.ts; this adds the workers and the timed scripted model.
+ * The API uses dev/bench/api-process.ts; this adds the workers and the timed scripted model.
  */
-import { launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from '../dev/stack/child-process';
+import { launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from '../stack/child-process';
 import { readProcStatusKb } from './api-process';
 
-/** One model request as the scripted model served it (bench/model-process.ts). */
+/** One model request as the scripted model served it (dev/bench/model-process.ts). */
 export interface ModelCallTiming {
   requestId: string;
   /** Start in the model process's clock (ms): only compared with other calls' starts. */
@@ -54,7 +54,7 @@ export interface ModelProcess extends RoleProcess {
 export async function startModelProcess(chunkDelayMs: number): Promise<ModelProcess> {
   const { ready: url, ...role } = await startRole(
     'the scripted model',
-    'bench/model-process.ts',
+    'dev/bench/model-process.ts',
     { LOAD_MODEL_CHUNK_DELAY_MS: String(chunkDelayMs) },
     {
       line: (line) => {
