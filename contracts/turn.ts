@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorBodySchema } from './errors';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
+import { AGENTS } from './steps';
 
 export const MAX_MESSAGES = 100;
 export const MAX_MESSAGE_CHARS = 20_000;
@@ -32,8 +33,7 @@ export const createTurnRequestSchema = z
   .strict();
 export type CreateTurnRequest = z.infer<typeof createTurnRequestSchema>;
 
-export const AGENTS = ['data_science', 'domain_expert', 'health_coach', 'investigator'] as const;
-export type AgentName = (typeof AGENTS)[number];
+export { AGENTS, type AgentName } from './steps';
 
 export const factEntrySchema = z.object({
   claim: z.string(),
@@ -72,6 +72,7 @@ export type TurnStatus = (typeof TURN_STATUSES)[number];
  * cost so far from the llm_calls ledger (calls that have ended, failed attempts included).
  */
 export const turnProgressSchema = z.object({
+  /** A step id from contracts/steps.ts; a step that runs more than once (the debug loop, per finding) is listed per run. */
   current_step: z.string().nullable(),
   completed_steps: z.array(z.string()),
   agents_started: z.array(z.enum(AGENTS)),

@@ -6,13 +6,14 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ulid } from 'ulid';
 import type { ZodType } from 'zod';
+import type { ModelCallId } from '../contracts/steps';
 import { ConfigError, type Config } from './config';
 import type { Pool } from 'pg';
 import type { EventLog } from './event-log';
 import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './llm-errors';
 import { costUsd } from './prices';
 
-/** Tells the scripted model which pipeline step a request is for; the real API ignores it. */
+/** Tells the scripted model which model call (contracts/steps.ts) a request is; the real API ignores it. */
 const STEP_HEADER = 'x-amy-step';
 
 const ANTHROPIC_API_URL = 'https://api.anthropic.com';
@@ -40,7 +41,8 @@ export function createAnthropicClient(config: Pick<Config, 'ANTHROPIC_API_KEY' |
 
 export interface LlmCallContext {
   turnId: string;
-  step: string;
+  /** Which model call this is: its step's id, or `<step>.<call>` for a step with several kinds of call. */
+  step: ModelCallId;
   attempt: number;
   /** Aborts the HTTP request, e.g. the activity's cancellation signal. */
   signal?: AbortSignal;
@@ -72,7 +74,7 @@ export interface Llm {
 interface LlmCallRow {
   id: string;
   turnId: string;
-  step: string;
+  step: ModelCallId;
   model: string;
   attempt: number;
   outcome: LlmCallOutcome;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MODEL_CALL_IDS, type ModelCallId } from '../contracts/steps';
 
 /**
  * Faults that tests queue up to exercise the caller's error handling. Each matching request
@@ -10,8 +11,8 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export const faultSpecSchema = z
   .object({
     kind: z.enum(FAULT_KINDS),
-    /** Only requests for this step; any step when absent. */
-    step: z.string().min(1).optional(),
+    /** Only requests for this model call (contracts/steps.ts); any call when absent. */
+    step: z.enum(MODEL_CALL_IDS as [ModelCallId, ...ModelCallId[]]).optional(),
     times: z
       .number()
       .int()
@@ -25,7 +26,7 @@ export type FaultSpec = z.input<typeof faultSpecSchema>;
 
 export interface PendingFault {
   kind: FaultKind;
-  step: string | null;
+  step: ModelCallId | null;
   /** Requests it still applies to; -1 = until cleared. */
   remaining: number;
   delay_ms: number;
@@ -54,7 +55,7 @@ export class FaultController {
    * Consumes the oldest fault that applies to this request. `stream_cut` only applies to streams,
    * so a non-streaming request leaves it queued for the stream it was meant for.
    */
-  take(step: string, streaming: boolean): PendingFault | null {
+  take(step: ModelCallId, streaming: boolean): PendingFault | null {
     const index = this.#pending.findIndex(
       (fault) => (fault.step === null || fault.step === step) && (streaming || fault.kind !== 'stream_cut'),
     );

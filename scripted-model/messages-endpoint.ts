@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isModelCallId, type ModelCallId } from '../contracts/steps';
 import type { FaultController } from './faults';
 import { pause, readJsonBody, sendApiError, sendJson, writeChunk } from './http';
 import { buildMessage, estimateTokens, malformedVariant } from './message-response';
@@ -8,11 +9,11 @@ import type { RequestLog } from './request-log';
 import { encodeSse, messageStreamEvents } from './sse';
 import type { ScriptedResponse, ScriptedRule } from './types';
 
-/** Which pipeline step a request is for; the LLM layer (platform/llm.ts) always sends it. */
+/** Which model call of the pipeline a request is (contracts/steps.ts); the LLM layer (platform/llm.ts) always sends it. */
 const STEP_HEADER = 'x-amy-step';
 
 export interface MessagesEndpointDeps {
-  rules: ReadonlyMap<string, ScriptedRule>;
+  rules: ReadonlyMap<ModelCallId, ScriptedRule>;
   faults: FaultController;
   requests: RequestLog;
   /** Pause before each content delta of a stream, so tests and demos can watch text arrive. */
@@ -55,8 +56,9 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
     const request = parsed.request;
     const stepHeader = req.headers[STEP_HEADER];
     const step = typeof stepHeader === 'string' && stepHeader !== '' ? stepHeader : null;
-    const rule = step === null ? undefined : rules.get(step);
-    const fault = step !== null && rule ? faults.take(step, request.stream) : null;
+    const call = step !== null && isModelCallId(step) ? step : null;
+    const rule = call === null ? undefined : rules.get(call);
+    const fault = call !== null && rule ? faults.take(call, request.stream) : null;
     requests.add({
       step,
       model: request.model,
@@ -75,7 +77,9 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
         `${STEP_HEADER} header is required: rules answer per step`,
       );
     }
-    if (!rule) return sendApiError(res, 400, 'invalid_request_error', `No scripted rule for step "${step}"`);
+    if (call === null || !rule) {
+      return sendApiError(res, 400, 'invalid_request_error', `No scripted rule for step "${step}"`);
+    }
 
     switch (fault?.kind) {
       case 'overloaded':
@@ -91,7 +95,7 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
         break;
     }
 
-    const answer: ScriptedResponse = rule.respond(toScriptedRequest(step, request));
+    const answer: ScriptedResponse = rule.respond(toScriptedRequest(call, request));
     const message = buildMessage({
       model: request.model,
       maxTokens: request.maxTokens,

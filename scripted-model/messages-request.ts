@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
+import type { ModelCallId } from '../contracts/steps';
 import type { ScriptedRequest } from './types';
 
 /**
@@ -82,7 +83,7 @@ function textOfContent(content: Anthropic.MessageParam['content']): string[] {
   return content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
 }
 
-export function toScriptedRequest(step: string, request: MessagesRequest): ScriptedRequest {
+export function toScriptedRequest(step: ModelCallId, request: MessagesRequest): ScriptedRequest {
   const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
   return {
     step,

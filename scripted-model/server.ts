@@ -12,6 +12,7 @@ import { readJsonBody, ScriptedHttpError, sendApiError, sendJson } from './http'
 import { createMessagesEndpoint } from './messages-endpoint';
 import { RequestLog } from './request-log';
 import { defaultRules } from './rules';
+import type { ModelCallId } from '../contracts/steps';
 import type { ScriptedRule } from './types';
 
 export type { FaultController } from './faults';
@@ -35,8 +36,8 @@ export interface ScriptedModelServer {
   close(): Promise<void>;
 }
 
-function rulesByStep(rules: ScriptedRule[]): Map<string, ScriptedRule> {
-  const byStep = new Map<string, ScriptedRule>();
+function rulesByStep(rules: ScriptedRule[]): Map<ModelCallId, ScriptedRule> {
+  const byStep = new Map<ModelCallId, ScriptedRule>();
   for (const rule of rules) {
     if (byStep.has(rule.step)) throw new Error(`two scripted rules for step "${rule.step}"`);
     byStep.set(rule.step, rule);

@@ -1,10 +1,11 @@
 /**
  * The Data Science agent (seed 002): plan → code → sandbox run → up to `maxDebugIterations` rewrites
  * with the previous error → summary → findings. A run that never succeeds is the "DS failed" state
- * synthesis must honour, not a failed turn.
+ * synthesis must honour, not a failed turn. Each stage is one step; `ds_debug` and `ds_run` are
+ * listed in progress once per run of the loop.
  */
 import type { AgentFinding } from '../contracts/findings';
-import type { DataScienceInvocation } from '../activities/agents/data-science';
+import type { Invocation } from '../contracts/steps';
 import { bookkeeping, computeSteps, modelSteps } from './activities';
 import type { StepRunner } from './progress';
 
@@ -12,7 +13,7 @@ export interface DataScienceRequest {
   turnId: string;
   userId: string;
   question: string;
-  invocation: DataScienceInvocation;
+  invocation: Invocation;
   /** 2 for the main and supporting runs, 0 in reflection (seed 002: one shot). */
   maxDebugIterations: number;
   idPrefix: string;
@@ -31,33 +32,38 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
   const { plan, startedAt } = planned;
   let costUsd = planned.costUsd;
 
-  const written = await step('ds_code', () => modelSteps.writeAnalysisCode({ turnId, question, plan }));
+  const written = await step('ds_code', () => modelSteps.writeAnalysisCode({ turnId, invocation, question, plan }));
   let { code } = written;
   costUsd += written.costUsd;
-  let run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, code }));
+  let run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, invocation, code }));
 
   for (let i = 1; run.status === 'error' && run.debuggable && i <= request.maxDebugIterations; i++) {
     const error = run.error;
-    const fixed = await step(`ds_debug_${i}`, () =>
-      modelSteps.debugAnalysisCode({ turnId, question, plan, code, error }),
+    const fixed = await step('ds_debug', () =>
+      modelSteps.debugAnalysisCode({ turnId, invocation, question, plan, code, error }),
     );
     code = fixed.code;
     costUsd += fixed.costUsd;
-    run = await step(`ds_run_${i + 1}`, () => computeSteps.runAnalysis({ turnId, userId, code }));
+    run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, invocation, code }));
   }
 
   if (run.status === 'error') {
     const error = run.error;
-    await bookkeeping.finishDataScience({ turnId, invocation, startedAt, costUsd, status: 'failed', output: error });
+    await step('ds_finish', () =>
+      bookkeeping.finishDataScience({ turnId, invocation, startedAt, costUsd, status: 'failed', output: error }),
+    );
     return { status: 'failed', error, findings: [] };
   }
 
   const result = run.result;
-  const summarised = await step('ds_summary', () => modelSteps.summariseAnalysis({ turnId, question, result }));
+  const summarised = await step('ds_summary', () =>
+    modelSteps.summariseAnalysis({ turnId, invocation, question, result }),
+  );
   costUsd += summarised.costUsd;
   const extracted = await step('ds_extract', () =>
     modelSteps.extractFindings({
       turnId,
+      invocation,
       question,
       plan,
       result,
@@ -66,13 +72,8 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
     }),
   );
   costUsd += extracted.costUsd;
-  await bookkeeping.finishDataScience({
-    turnId,
-    invocation,
-    startedAt,
-    costUsd,
-    status: 'ok',
-    output: summarised.summary,
-  });
+  await step('ds_finish', () =>
+    bookkeeping.finishDataScience({ turnId, invocation, startedAt, costUsd, status: 'ok', output: summarised.summary }),
+  );
   return { status: 'ok', summary: summarised.summary, findings: extracted.findings };
 }

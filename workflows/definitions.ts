@@ -1,6 +1,7 @@
 /** Typed workflow interface shared by the workflow and its clients (API, scripts). */
 import { defineQuery } from '@temporalio/workflow';
-import type { AgentName, Message, TurnContext } from '../contracts/turn';
+import type { AgentName, StepId } from '../contracts/steps';
+import type { Message, TurnContext } from '../contracts/turn';
 
 export const TURN_WORKFLOW_TYPE = 'TurnWorkflow';
 
@@ -17,8 +18,9 @@ export interface TurnWorkflowInput {
  */
 export interface TurnProgress {
   /** The step most recently started that is still running (parallel agents overlap), or null between steps. */
-  current_step: string | null;
-  completed_steps: string[];
+  current_step: StepId | null;
+  /** In the order they ended, one entry per run of a step. */
+  completed_steps: StepId[];
   /** Agents whose first step has started, in the order they started. */
   agents_started: AgentName[];
 }

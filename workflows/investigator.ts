@@ -27,7 +27,7 @@ export async function investigatorTurn(
   const { findings } = await step('investigator_test', () =>
     bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
   );
-  const validated = await step('validation', () => validateFindings({ turnId, userId }, findings));
+  const validated = await step('validation', () => validateFindings(step, { turnId, userId }, findings));
   const { briefing } = await step('investigator_briefing', () =>
     modelSteps.writeBriefing({
       turnId,

@@ -1,18 +1,12 @@
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
-import type { AgentName } from '../contracts/turn';
+import { agentOfStep, type AgentName, type StepId } from '../contracts/steps';
 import { progressQuery, type TurnProgress } from './definitions';
 
-/** Runs one named step of the turn, keeping the `progress` query's answer current. */
-export type StepRunner = <T>(name: string, run: () => Promise<T>) => Promise<T>;
-
-/** Which agent a step belongs to, from the step names the workflows use; null for the turn's own steps. */
-export function agentOfStep(name: string): AgentName | null {
-  if (name.startsWith('ds_')) return 'data_science';
-  if (name.startsWith('domain_expert_')) return 'domain_expert';
-  if (name === 'health_coach') return 'health_coach';
-  if (name.startsWith('investigator_')) return 'investigator';
-  return null;
-}
+/**
+ * Runs one step of the turn, keeping the `progress` query's answer current. A step that runs again
+ * (the debug loop, a second invocation of an agent, the critic per finding) is listed once per run.
+ */
+export type StepRunner = <T>(step: StepId, run: () => Promise<T>) => Promise<T>;
 
 /**
  * Only query-handler data changes here (the `progress` query, and the "current details" the Temporal
@@ -20,8 +14,8 @@ export function agentOfStep(name: string): AgentName | null {
  * before either existed still replay.
  */
 export function trackProgress(): StepRunner {
-  const running: string[] = [];
-  const completed: string[] = [];
+  const running: StepId[] = [];
+  const completed: StepId[] = [];
   const agents: AgentName[] = [];
   setHandler(progressQuery, (): TurnProgress => ({
     current_step: running.at(-1) ?? null,

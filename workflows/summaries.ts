@@ -1,64 +1,93 @@
 /**
  * One line per scheduled activity for the Temporal Web UI's event history ("summary"), so an engineer
- * opening a turn sees the pipeline — "2 · Route", "Validation · critic on ds-001" — rather than a list
- * of function names, and can pick the step to reset to. Summaries are metadata: they are not part of
- * the commands Temporal compares on replay, so histories recorded without them still replay.
+ * opening a turn sees the pipeline numbered as seed 002 numbers it — "1b · Route to agents",
+ * "6 · Validation · critic on ds-001" — rather than a list of function names, and can pick the step to
+ * reset to. Summaries are metadata: they are not part of the commands Temporal compares on replay, so
+ * histories recorded without them still replay.
  */
 import { scheduleActivity, type ActivityInterfaceFor, type ActivityOptions } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities';
+import { INVOCATIONS, numberedLabel, type Invocation, type StepId } from '../contracts/steps';
 
+type ActivityName = keyof TurnActivities;
 type Input = Record<string, unknown> | undefined;
 
-const invocation = (input: Input) => (typeof input?.invocation === 'string' ? ` (${input.invocation})` : '');
+/**
+ * The step each activity runs (contracts/steps.ts). Keyed by every activity, so a new activity without
+ * a step does not compile. Activity types are not renamed to match: recorded histories name them.
+ */
+export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
+  startTurn: 'start_turn',
+  classifyVagueness: 'classify_vagueness',
+  route: 'route',
+  replyConversationally: 'fallback_reply',
+  rephraseQuestions: 'rephrase',
+  recallMemory: 'recall_memory',
+  planAnalysis: 'ds_plan',
+  writeAnalysisCode: 'ds_code',
+  runAnalysis: 'ds_run',
+  debugAnalysisCode: 'ds_debug',
+  summariseAnalysis: 'ds_summary',
+  extractFindings: 'ds_extract',
+  finishDataScience: 'ds_finish',
+  consultDomainExpert: 'domain_expert',
+  coachUser: 'health_coach',
+  reflect: 'reflection',
+  runGates: 'gates',
+  critiqueFinding: 'critic',
+  assessFinding: 'assessment',
+  proposeHypotheses: 'investigator_hypotheses',
+  testHypotheses: 'investigator_test',
+  writeBriefing: 'investigator_briefing',
+  synthesise: 'synthesis',
+  checkAnswer: 'fact_check',
+  rememberTurn: 'memory',
+  completeTurn: 'complete_turn',
+  failTurn: 'fail_turn',
+  purgeExpiredTurnEvents: 'retention',
+};
+
 const findingId = (input: Input) => {
   const finding = input?.finding as { id?: unknown } | undefined;
   return typeof finding?.id === 'string' ? finding.id : 'a finding';
 };
 const count = (input: Input, key: string) => (Array.isArray(input?.[key]) ? (input[key] as unknown[]).length : 0);
 
-/** Keyed by every activity, so a new activity without a summary does not compile. */
-export const ACTIVITY_SUMMARIES: Record<keyof TurnActivities, (input: Input) => string> = {
-  startTurn: () => 'Start the turn',
-  classifyVagueness: () => '1 · Classify vagueness',
-  route: () => '2 · Route to agents',
-  replyConversationally: () => 'Fallback reply (streamed)',
-  rephraseQuestions: () => '3 · Rephrase the question per agent',
-  recallMemory: () => 'Recall memory',
-  planAnalysis: (i) => `Data Science${invocation(i)} · plan`,
-  writeAnalysisCode: () => 'Data Science · write code',
-  runAnalysis: () => 'Data Science · run the code in the sandbox',
-  debugAnalysisCode: () => 'Data Science · debug the code',
-  summariseAnalysis: () => 'Data Science · summarise the result',
-  extractFindings: () => 'Data Science · extract findings',
-  finishDataScience: (i) => `Data Science${invocation(i)} · done`,
-  consultDomainExpert: (i) => `Domain Expert${invocation(i)}`,
-  coachUser: () => 'Health Coach',
-  reflect: () => 'Reflection',
-  runGates: (i) => `Validation · 7 gates on ${count(i, 'findings')} finding(s)`,
-  critiqueFinding: (i) => `Validation · critic on ${findingId(i)}`,
-  assessFinding: (i) => `Validation · assessment of ${findingId(i)}`,
-  proposeHypotheses: () => 'Investigator · propose hypotheses',
-  testHypotheses: (i) => `Investigator · test ${count(i, 'hypotheses')} hypotheses`,
-  writeBriefing: () => 'Investigator · write the briefing',
-  synthesise: () => 'Synthesis (streamed, fact sheet)',
-  checkAnswer: () => 'Synthesis · fact-check the answer',
-  rememberTurn: () => 'Memory · extract and store',
-  completeTurn: () => 'Complete the turn',
+/** What a summary adds to its step's label, from the activity's input. */
+const DETAILS: Partial<Record<ActivityName, (input: Input) => string>> = {
+  runGates: (i) => `on ${count(i, 'findings')} finding(s)`,
+  critiqueFinding: (i) => `on ${findingId(i)}`,
+  assessFinding: (i) => `of ${findingId(i)}`,
+  testHypotheses: (i) => `(${count(i, 'hypotheses')})`,
   failTurn: (i) => {
     const error = i?.error as { code?: unknown } | undefined;
-    return `Fail the turn${typeof error?.code === 'string' ? ` (${error.code})` : ''}`;
+    return typeof error?.code === 'string' ? `(${error.code})` : '';
   },
-  purgeExpiredTurnEvents: () => 'Retention · purge expired turn events and idempotency keys',
 };
 
-/** Like proxyActivities, with each call's summary taken from ACTIVITY_SUMMARIES and its input. */
+const invocationOf = (input: Input): Invocation | undefined =>
+  INVOCATIONS.find((invocation) => invocation === input?.invocation);
+
+/** `<seed number> · <step label>[ (<invocation>)][ <detail>]`, e.g. `3 · Data Science · plan (supporting)`. */
+export function activitySummary(activity: ActivityName, input: Input): string {
+  const invocation = invocationOf(input);
+  const detail = DETAILS[activity]?.(input) ?? '';
+  return [numberedLabel(ACTIVITY_STEPS[activity], invocation), invocation && `(${invocation})`, detail]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** Like proxyActivities, with each call's summary naming its step (activitySummary). */
 export function proxyActivitiesWithSummaries(options: ActivityOptions): ActivityInterfaceFor<TurnActivities> {
   return new Proxy({} as ActivityInterfaceFor<TurnActivities>, {
     get(_, activityType) {
       if (typeof activityType !== 'string') throw new TypeError('activity types are strings');
-      const summarise = ACTIVITY_SUMMARIES[activityType as keyof TurnActivities];
+      const known = Object.hasOwn(ACTIVITY_STEPS, activityType);
       return (...args: unknown[]) =>
-        scheduleActivity(activityType, args, { ...options, summary: summarise?.(args[0] as Input) ?? activityType });
+        scheduleActivity(activityType, args, {
+          ...options,
+          summary: known ? activitySummary(activityType as ActivityName, args[0] as Input) : activityType,
+        });
     },
   });
 }

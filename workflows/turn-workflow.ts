@@ -13,7 +13,14 @@ import {
 } from '@temporalio/workflow';
 import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
 import { lastUserMessage } from '../contracts/last-user-message';
-import type { AgentName, TurnResult } from '../contracts/turn';
+import {
+  ROUTABLE_AGENTS,
+  agentFromIdOrLabel,
+  type AgentName,
+  type Invocation,
+  type RoutableAgent,
+} from '../contracts/steps';
+import type { TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
 import type { RememberTurnInput } from '../activities/steps/memory-step';
 import type { ValidatedFinding } from '../activities/steps/validation';
@@ -69,7 +76,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
         rememberTurn({ turnId, userId: input.userId, userMessage: lastUserMessage(messages), answer, validated }),
       );
     }
-    const routing = await step('route', () => modelSteps.route({ turnId, messages }));
+    const routing = withAgentIds(await step('route', () => modelSteps.route({ turnId, messages })));
     if (routing.main_agent === '') {
       const { answer } = await step('fallback_reply', () => modelSteps.replyConversationally({ turnId, messages }));
       const userMessage = lastUserMessage(messages);
@@ -94,13 +101,32 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
 }
 
 type Routing = Awaited<ReturnType<typeof modelSteps.route>>;
-type MainAgent = Exclude<Routing['main_agent'], ''>;
+type AgentQuestions = Awaited<ReturnType<typeof modelSteps.rephraseQuestions>>;
 type ExpertAnswer = Awaited<ReturnType<typeof agentSteps.consultDomainExpert>>;
 type Coaching = Awaited<ReturnType<typeof agentSteps.coachUser>>;
 
-const DS = 'Data Science Agent';
-const DE = 'Domain Expert Agent';
-const HC = 'Health Coach Agent';
+/**
+ * Routing and rephrase results name agents by id. Turns recorded before they did (test/histories, and
+ * any turn in flight across the deploy that changed it) replay with the seed's labels ('Data Science
+ * Agent') in those results, so the workflow reads either; anything else was never routable.
+ */
+function routableAgent(name: string): RoutableAgent | null {
+  const agent = agentFromIdOrLabel(name);
+  return ROUTABLE_AGENTS.find((routable) => routable === agent) ?? null;
+}
+
+function withAgentIds(routing: Routing): Routing {
+  const main = routing.main_agent === '' ? null : routableAgent(routing.main_agent);
+  if (main === null) return { ...routing, main_agent: '', supporting_agents: [] };
+  const supporting = routing.supporting_agents.flatMap((name) => routableAgent(name) ?? []);
+  return { ...routing, main_agent: main, supporting_agents: supporting };
+}
+
+function questionsWithAgentIds(questions: AgentQuestions): AgentQuestions {
+  return Object.fromEntries(
+    Object.entries(questions).map(([name, question]) => [routableAgent(name) ?? name, question]),
+  );
+}
 
 /**
  * Every routed turn (seed 002, the six collaboration patterns): rephrase → supporting agents in
@@ -110,20 +136,22 @@ const HC = 'Health Coach Agent';
  */
 async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routing: Routing): Promise<TurnResult> {
   const { turnId, userId, messages } = input;
-  const mainAgent = routing.main_agent as MainAgent;
+  const mainAgent = routing.main_agent as RoutableAgent;
   const supporting = routing.supporting_agents;
   const userMessage = lastUserMessage(messages);
-  const questions = await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing }));
+  const questions = questionsWithAgentIds(
+    await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing })),
+  );
   // Read once, so every agent of the turn sees the same memory (seed 004: no mutation mid-turn).
   const { summary: memory } = await step('recall_memory', () =>
     bookkeeping.recallMemory({ userId, includeMemory: input.context.include_memory }),
   );
-  const questionFor = (agent: MainAgent) => questions[agent] ?? userMessage;
+  const questionFor = (agent: RoutableAgent) => questions[agent] ?? userMessage;
   const agentsUsed = new Set<AgentName>();
   const dataScienceRuns: DataScienceOutcome[] = [];
   const expertAnswers: string[] = [];
 
-  const dataScience = async (question: string, invocation: 'main' | 'supporting' | 'reflection') => {
+  const dataScience = async (question: string, invocation: Invocation) => {
     agentsUsed.add('data_science');
     const outcome = await runDataScienceAgent(step, {
       turnId,
@@ -140,11 +168,11 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   };
   const domainExpert = async (
     question: string,
-    invocation: 'main' | 'supporting' | 'reflection',
+    invocation: Invocation,
     supportingInsights = '',
   ): Promise<ExpertAnswer> => {
     agentsUsed.add('domain_expert');
-    const answer = await step(`domain_expert_${invocation}`, () =>
+    const answer = await step('domain_expert', () =>
       agentSteps.consultDomainExpert({
         turnId,
         userId,
@@ -161,8 +189,8 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
 
   // Supporting agents run in parallel; the main agent sees all of their outputs in one block.
   const [dsSupport, deSupport] = await Promise.all([
-    supporting.includes(DS) ? dataScience(questionFor(DS), 'supporting') : null,
-    supporting.includes(DE) ? domainExpert(questionFor(DE), 'supporting') : null,
+    supporting.includes('data_science') ? dataScience(questionFor('data_science'), 'supporting') : null,
+    supporting.includes('domain_expert') ? domainExpert(questionFor('domain_expert'), 'supporting') : null,
   ]);
   const supportingInsights = [
     dsSupport && `Data Science: ${dsSupport.status === 'ok' ? dsSupport.summary : 'the analysis did not complete.'}`,
@@ -175,22 +203,24 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   const pending = [...(dsSupport?.findings ?? [])];
   let mainDraft = '';
   let coaching: Coaching | null = null;
-  if (mainAgent === DS) {
-    const main = await dataScience(questionFor(DS), 'main');
+  if (mainAgent === 'data_science') {
+    const main = await dataScience(questionFor('data_science'), 'main');
     pending.push(...main.findings);
     mainDraft = main.status === 'ok' ? main.summary : '';
-  } else if (mainAgent === DE) {
-    mainDraft = (await domainExpert(questionFor(DE), 'main', supportingInsights)).answer;
+  } else if (mainAgent === 'domain_expert') {
+    mainDraft = (await domainExpert(questionFor('domain_expert'), 'main', supportingInsights)).answer;
   } else {
     // The pre-validation hop: the coach turns numbers into actions, so it only sees validated ones.
-    validated.push(...(await step('pre_validation', () => validateFindings({ turnId, userId }, pending.splice(0)))));
+    validated.push(
+      ...(await step('pre_validation', () => validateFindings(step, { turnId, userId }, pending.splice(0)))),
+    );
     agentsUsed.add('health_coach');
     coaching = await step('health_coach', () =>
       agentSteps.coachUser({
         turnId,
         userId,
         messages,
-        question: questionFor(HC),
+        question: questionFor('health_coach'),
         findings: validated.filter((v) => v.verdict !== 'rejected').map(coachFinding),
         // Data Science reaches the coach only as validated findings: its summary was written before
         // validation and may quote a number the gates went on to reject.
@@ -218,7 +248,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   }
 
   // Every finding is validated exactly once: what the coach saw already was.
-  validated.push(...(await step('validation', () => validateFindings({ turnId, userId }, pending))));
+  validated.push(...(await step('validation', () => validateFindings(step, { turnId, userId }, pending))));
   const synthesis = await step('synthesis', () =>
     modelSteps.synthesise({
       turnId,

@@ -1,6 +1,8 @@
 /**
  * Step 6, validation (seed 002, "The validation phase"): the seven gates on every finding, then the
- * Critic on every finding the gates could judge, then the Assessment on what is not rejected.
+ * Critic on every finding the gates could judge, then the Assessment on what is not rejected. Each is
+ * its own step (`gates`, `critic`, `assessment`), inside the caller's `validation` or `pre_validation`;
+ * the critic and the assessment are listed in progress once per finding.
  */
 import { isCancellation } from '@temporalio/workflow';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../contracts/findings';
@@ -8,6 +10,7 @@ import type { ValidatorCounts } from '../contracts/turn';
 import type { CriticDecision } from '../activities/steps/critic';
 import type { ValidatedFinding } from '../activities/steps/validation';
 import { computeSteps, modelSteps } from './activities';
+import type { StepRunner } from './progress';
 
 /** Seed 002: the Critic's reject is final; its downgrade turns validated into conditional. */
 export function finalVerdict(gates: GateVerdict, critic: CriticDecision): GateVerdict {
@@ -17,13 +20,14 @@ export function finalVerdict(gates: GateVerdict, critic: CriticDecision): GateVe
 }
 
 export async function validateFindings(
+  step: StepRunner,
   { turnId, userId }: { turnId: string; userId: string },
   findings: AgentFinding[],
 ): Promise<ValidatedFinding[]> {
   if (findings.length === 0) return [];
   let outcomes: GatesOutcome[] | null;
   try {
-    outcomes = await computeSteps.runGates({ turnId, userId, findings });
+    outcomes = await step('gates', () => computeSteps.runGates({ turnId, userId, findings }));
   } catch (err) {
     if (isCancellation(err)) throw err;
     // Seed 002: a gate runner that cannot run rejects; nothing unvalidated reaches the Fact Sheet.
@@ -34,9 +38,12 @@ export async function validateFindings(
       const gates = outcomes?.[i] ?? null;
       if (gates === null) return { ...agentFinding, verdict: 'rejected', gates, critic: null, assessment: null };
       const { finding } = agentFinding;
-      const critic = await modelSteps.critiqueFinding({ turnId, userId, finding, gates });
+      const critic = await step('critic', () => modelSteps.critiqueFinding({ turnId, userId, finding, gates }));
       const verdict = finalVerdict(gates.verdict, critic.decision);
-      const assessment = verdict === 'rejected' ? null : await modelSteps.assessFinding({ turnId, finding, critic });
+      const assessment =
+        verdict === 'rejected'
+          ? null
+          : await step('assessment', () => modelSteps.assessFinding({ turnId, finding, critic }));
       return { ...agentFinding, verdict, gates, critic, assessment };
     }),
   );

@@ -1,11 +1,15 @@
+import type { SingleCallStep } from '../../contracts/steps';
 import type { LlmResponse } from '../../platform/llm';
 import type { StepDeps } from './step-deps';
 import { runStepAttempt } from './step-attempt';
 
-/** One attempt of a single-shot model step (a classifier or a JSON planner): system + one user prompt. */
+/**
+ * One attempt of a single-shot model step (a classifier or a JSON planner): system + one user prompt,
+ * one kind of model call, so the call's id is the step's.
+ */
 export function completeStep(
   { llm, events }: Pick<StepDeps, 'llm' | 'events'>,
-  call: { turnId: string; step: string; model: string; system: string; prompt: string; maxTokens: number },
+  call: { turnId: string; step: SingleCallStep; model: string; system: string; prompt: string; maxTokens: number },
 ): Promise<LlmResponse> {
   return runStepAttempt(events, call.turnId, call.step, ({ attempt, signal }) =>
     llm.complete(

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { StepId } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
 
 const HEARTBEAT_EVERY_MS = 2_000;
@@ -19,7 +20,7 @@ export interface StepAttempt {
 export async function runStepAttempt<T>(
   events: EventLog,
   turnId: string,
-  step: string,
+  step: StepId,
   work: (attempt: StepAttempt) => Promise<T>,
 ): Promise<T> {
   const ctx = Context.current();

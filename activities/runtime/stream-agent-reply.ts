@@ -1,4 +1,5 @@
 import type { StreamAgent } from '../../contracts/events';
+import { stepOfModelCall, type ModelCallId, type SingleCallStep } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
 import type { LlmRequest, LlmResponse } from '../../platform/llm';
 import type { StepDeps } from './step-deps';
@@ -64,17 +65,19 @@ export async function streamThoughts(
   { llm, events }: Pick<StepDeps, 'llm' | 'events'>,
   call: {
     turnId: string;
-    /** The step being attempted (runStepAttempt's), named on every delta as `step.retry` names it. */
-    step: string;
-    /** The model call's own step in the ledger, when the step makes several calls (the coach's `hc_main`). */
-    llmStep?: string;
+    /**
+     * The model call streamed (the coach's `health_coach.main`). Its step is the one being attempted
+     * (runStepAttempt's), named on every delta as `step.retry` names it.
+     */
+    modelCall: ModelCallId;
     attempt: number;
     signal: AbortSignal;
     agent: StreamAgent;
     request: LlmRequest;
   },
 ): Promise<LlmResponse> {
-  const { turnId, agent, step, attempt } = call;
+  const { turnId, agent, attempt } = call;
+  const step = stepOfModelCall(call.modelCall);
   const log: { unwritten: string; writing: Promise<void> | null; failed: { error: unknown } | null } = {
     unwritten: '',
     writing: null,
@@ -91,7 +94,7 @@ export async function streamThoughts(
     (log.writing ??= writeAll()
       .catch((error: unknown) => void (log.failed = { error }))
       .finally(() => (log.writing = null)));
-  const stream = { turnId, step: call.llmStep ?? step, attempt, signal: call.signal };
+  const stream = { turnId, step: call.modelCall, attempt, signal: call.signal };
   const response = await llm.stream(stream, call.request, async (delta) => {
     // Throwing here aborts the model call: a log that cannot be written cannot take more text.
     if (log.failed) throw log.failed.error;
@@ -110,7 +113,7 @@ export async function streamAgentReply(
   deps: StepDeps,
   call: {
     turnId: string;
-    step: string;
+    step: SingleCallStep;
     attempt: number;
     signal: AbortSignal;
     agent: StreamAgent;
@@ -121,7 +124,7 @@ export async function streamAgentReply(
   const { turnId, agent, step } = call;
   const startedAt = deps.clock();
   await announceAgentStarted(deps.events, { turnId, agent, invocation: step, question: call.question, at: startedAt });
-  const response = await streamThoughts(deps, call);
+  const response = await streamThoughts(deps, { ...call, modelCall: step });
   await announceAgentCompleted(deps.events, {
     turnId,
     agent,

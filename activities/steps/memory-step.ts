@@ -74,7 +74,7 @@ async function extractMemories(
   try {
     const response = await completeStep(deps, {
       turnId: input.turnId,
-      step: 'memory_extract',
+      step: 'memory',
       model: deps.models.fast,
       system: MEMORY_UPDATE_SYSTEM,
       prompt: memoryExtractUserPrompt(input.userMessage, input.answer),

@@ -56,8 +56,8 @@ export function createReflect(deps: StepDeps) {
       const agent = canonicalAgent(name);
       if (!question.trim()) continue;
       // The first question per agent counts; the Health Coach is never a follow-up agent.
-      if (agent === 'Data Science Agent') reflection.dataScience ??= question.trim();
-      if (agent === 'Domain Expert Agent') reflection.domainExpert ??= question.trim();
+      if (agent === 'data_science') reflection.dataScience ??= question.trim();
+      if (agent === 'domain_expert') reflection.domainExpert ??= question.trim();
     }
     return reflection;
   };

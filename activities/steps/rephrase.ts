@@ -3,7 +3,8 @@ import type { Message } from '../../contracts/turn';
 import { completeStep } from '../runtime/complete-step';
 import { lastUserMessage, renderHistory } from '../runtime/conversation';
 import { QUESTION_REPHRASE_SYSTEM, rephraseUserPrompt } from './prompts/rephrase';
-import type { RoutableAgent, Routing } from './routing';
+import type { RoutableAgent } from '../../contracts/steps';
+import { agentLabel, canonicalAgent, type Routing } from './routing';
 import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import { parseModelJson } from '../../platform/llm';
 import type { StepDeps } from '../runtime/step-deps';
@@ -38,15 +39,17 @@ export function createRephraseQuestions(deps: StepDeps) {
       step: 'rephrase',
       model: deps.models.fast,
       system: QUESTION_REPHRASE_SYSTEM,
-      prompt: rephraseUserPrompt(renderHistory(input.messages), agents, userMessage),
+      prompt: rephraseUserPrompt(renderHistory(input.messages), agents.map(agentLabel), userMessage),
       maxTokens: 500,
     });
     try {
       const parsed = parseModelJson(response.text, rephraseSchema, response.requestId);
       const questions: AgentQuestions = { [routing.main_agent]: parsed.main_agent_question };
-      for (const agent of routing.supporting_agents) {
-        questions[agent] = parsed.supporting_agent_questions[agent] ?? userMessage;
-      }
+      // The model keys its questions by the labels the prompt listed (or an alias of one).
+      const byAgent = new Map<RoutableAgent | null, string>(
+        Object.entries(parsed.supporting_agent_questions).map(([name, question]) => [canonicalAgent(name), question]),
+      );
+      for (const agent of routing.supporting_agents) questions[agent] = byAgent.get(agent) ?? userMessage;
       return questions;
     } catch (err) {
       if (err instanceof ModelOutputInvalidError) return fallback;

@@ -1,12 +1,13 @@
 /**
- * Routing output and its sanitiser (seed 002, "Step 1b Routing"). The router model sometimes emits
- * aliases or misspellings; anything that is not one of the three routable agents is dropped, and a
- * main agent that does not survive means the conversational fallback — never a phantom agent.
+ * Routing output and its sanitiser (seed 002, "Step 1b Routing"). This is the model boundary for agent
+ * names: the router (and the rephrase and reflection models) name agents as the seed's prompts do,
+ * 'Data Science Agent' and so on, and everything past here uses the agent ids of contracts/steps.ts.
+ * The model sometimes emits aliases or misspellings; anything that is not one of the three routable
+ * agents is dropped, and a main agent that does not survive means the conversational fallback — never
+ * a phantom agent.
  */
 import { z } from 'zod';
-
-export const ROUTABLE_AGENTS = ['Data Science Agent', 'Domain Expert Agent', 'Health Coach Agent'] as const;
-export type RoutableAgent = (typeof ROUTABLE_AGENTS)[number];
+import { AGENT_LABELS, type RoutableAgent } from '../../contracts/steps';
 
 export const rawRoutingSchema = z.object({
   main_agent: z.string(),
@@ -21,21 +22,26 @@ export interface Routing {
   collaboration_workflow: string;
 }
 
+/** What the model may call an agent, lower-cased with `_` and `-` as spaces: the seed's labels, and aliases. */
 const ALIASES: Record<string, RoutableAgent> = {
-  'data science agent': 'Data Science Agent',
-  'data science': 'Data Science Agent',
-  'data scientist': 'Data Science Agent',
-  'ds agent': 'Data Science Agent',
-  ds: 'Data Science Agent',
-  'domain expert agent': 'Domain Expert Agent',
-  'domain expert': 'Domain Expert Agent',
-  de: 'Domain Expert Agent',
-  'health coach agent': 'Health Coach Agent',
-  'health coach': 'Health Coach Agent',
-  coach: 'Health Coach Agent',
-  hc: 'Health Coach Agent',
+  'data science agent': 'data_science',
+  'data science': 'data_science',
+  'data scientist': 'data_science',
+  'ds agent': 'data_science',
+  ds: 'data_science',
+  'domain expert agent': 'domain_expert',
+  'domain expert': 'domain_expert',
+  de: 'domain_expert',
+  'health coach agent': 'health_coach',
+  'health coach': 'health_coach',
+  coach: 'health_coach',
+  hc: 'health_coach',
 };
 
+/** The label a prompt shows the model for an agent (the seed's wording). */
+export const agentLabel = (agent: RoutableAgent): string => AGENT_LABELS[agent];
+
+/** The routable agent a name from the model stands for, or null. */
 export function canonicalAgent(name: string): RoutableAgent | null {
   const key = name
     .trim()
@@ -52,8 +58,7 @@ export function sanitiseRouting(raw: RawRouting): Routing {
   for (const name of listed) {
     const agent = canonicalAgent(name);
     // Only DS and DE can support; the coach is always main, and the main agent never supports itself.
-    if (agent && agent !== 'Health Coach Agent' && agent !== main && !supporting.includes(agent))
-      supporting.push(agent);
+    if (agent && agent !== 'health_coach' && agent !== main && !supporting.includes(agent)) supporting.push(agent);
   }
   return { main_agent: main, supporting_agents: supporting, collaboration_workflow: raw.collaboration_workflow };
 }

@@ -3,6 +3,7 @@
  * the fact sheet built here from the validated findings; then the deterministic fact-check flags any
  * number in the answer that does not trace back, as a `fact_check` event.
  */
+import { AGENT_LABELS, type RoutableAgent } from '../../contracts/steps';
 import type { FactEntry } from '../../contracts/turn';
 import { factCheckReply, type FactCheckIssue } from './fact-check';
 import { buildFactSheet, type BuiltFactSheet, type FactSheetFinding } from './fact-sheet';
@@ -30,7 +31,7 @@ export interface SynthesisInput {
   turnId: string;
   userMessage: string;
   /** Whose draft leads: the coach's answer must end with the coach's forward question. */
-  mainAgent: 'Data Science Agent' | 'Domain Expert Agent' | 'Health Coach Agent';
+  mainAgent: RoutableAgent;
   mainAgentDraft: string;
   supportingInsights: string;
   /** Domain Expert prose, whose reference numbers the fact-check accepts. */
@@ -98,7 +99,7 @@ export function synthesisPrompt(input: SynthesisInput, entries: FactEntry[]): st
   return [
     input.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
     `USER QUESTION:\n${input.userMessage}`,
-    `MAIN AGENT: ${input.mainAgent}`,
+    `MAIN AGENT: ${AGENT_LABELS[input.mainAgent]}`,
     `MAIN AGENT DRAFT:\n${input.mainAgentDraft || '(none)'}`,
     `SUPPORTING INSIGHTS:\n${input.supportingInsights || '(none)'}`,
     `VALIDATED FINDINGS:\n${findingsBlurb(input.findings)}`,

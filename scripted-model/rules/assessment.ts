@@ -33,7 +33,7 @@ function strategyFor(finding: PromptFinding): string | null {
   return `To act on your ${readable(finding.feature)}: ${lever}, ${check}.`;
 }
 
-export const assessment: ScriptedRule = {
+export const assessment: ScriptedRule<'assessment'> = {
   step: 'assessment',
   respond(req) {
     const finding = readFinding(req.lastUserText);

@@ -22,7 +22,7 @@ const ANCHORLESS_ASKS: RegExp[] = [
 const ANCHORS =
   /\b(sleep|slept|rem|steps?|walk(ing)?|heart rate|rhr|hrv|variability|stress|active zone|workouts?|exercise|run(ning)?|cycling|swim(ming)?|weight|bmi|vo2|calories|ldl|hdl|cholesterol|triglycerides|glucose|a1c|hba1c|blood pressure|vitamin|ferritin|biomarkers?|labs?)\b/;
 
-export const classifyVagueness: ScriptedRule = {
+export const classifyVagueness: ScriptedRule<'classify_vagueness'> = {
   step: 'classify_vagueness',
   respond(req) {
     const question = userQuestion(req).toLowerCase();

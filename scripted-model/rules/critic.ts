@@ -184,7 +184,7 @@ const RATIONALES = {
   reject: 'The gates or a near-tautology rule it out as a finding.',
 };
 
-export const critic: ScriptedRule = {
+export const critic: ScriptedRule<'critic'> = {
   step: 'critic',
   respond(req) {
     const text = req.lastUserText;

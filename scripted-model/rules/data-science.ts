@@ -44,7 +44,7 @@ function approach(ask: AnalysisAsk): string {
   }
 }
 
-const plan: ScriptedRule = {
+const plan: ScriptedRule<'ds_plan'> = {
   step: 'ds_plan',
   respond(req) {
     const ask = askOf(req.lastUserText);
@@ -71,7 +71,7 @@ const fenced = (code: string) => ({ text: `\`\`\`python\n${code}\n\`\`\`` });
 /** The commonest real slip: a column name that is almost right. */
 const brokenCode = (ask: AnalysisAsk) => analysisCode({ ...ask, metric: `${ask.metric}_daily` });
 
-function codeRule(step: 'ds_code' | 'ds_debug', broken: boolean): ScriptedRule {
+function codeRule<Step extends 'ds_code' | 'ds_debug'>(step: Step, broken: boolean): ScriptedRule<Step> {
   return {
     step,
     respond(req) {
@@ -96,7 +96,7 @@ function resultOf(text: string): Record<string, unknown> {
   }
 }
 
-const summary: ScriptedRule = {
+const summary: ScriptedRule<'ds_summary'> = {
   step: 'ds_summary',
   respond(req) {
     const result = resultOf(req.lastUserText);
@@ -117,7 +117,7 @@ interface Spec {
 }
 
 /** One finding per computation, its numbers copied from RESULT under the keys the prompt asks for. */
-const extract: ScriptedRule = {
+const extract: ScriptedRule<'ds_extract'> = {
   step: 'ds_extract',
   respond(req) {
     const text = req.lastUserText;
@@ -164,6 +164,12 @@ const extract: ScriptedRule = {
   },
 };
 
-export function dataScienceRules({ brokenCode: mode = 'never' }: { brokenCode?: BrokenCodeMode } = {}): ScriptedRule[] {
-  return [plan, codeRule('ds_code', mode !== 'never'), codeRule('ds_debug', mode === 'always'), summary, extract];
+export function dataScienceRules({ brokenCode: mode = 'never' }: { brokenCode?: BrokenCodeMode } = {}) {
+  return {
+    ds_plan: plan,
+    ds_code: codeRule('ds_code', mode !== 'never'),
+    ds_debug: codeRule('ds_debug', mode === 'always'),
+    ds_summary: summary,
+    ds_extract: extract,
+  };
 }

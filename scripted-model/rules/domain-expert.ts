@@ -228,7 +228,7 @@ function firstRoundCalls(question: string): ScriptedToolUse[] {
 const hasToolResults = (messages: Anthropic.MessageParam[]) =>
   messages.some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result'));
 
-export const domainExpert: ScriptedRule = {
+export const domainExpert: ScriptedRule<'domain_expert'> = {
   step: 'domain_expert',
   respond(req) {
     if (hasToolResults(req.messages)) return { text: finalAnswer(req) };

@@ -48,7 +48,7 @@ function hashText(text: string): number {
   return hash >>> 0;
 }
 
-export const fallbackReply: ScriptedRule = {
+export const fallbackReply: ScriptedRule<'fallback_reply'> = {
   step: 'fallback_reply',
   respond(req) {
     const question = userQuestion(req).toLowerCase();

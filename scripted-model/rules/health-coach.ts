@@ -1,14 +1,14 @@
 import type { ScriptedRequest, ScriptedRule } from '../types';
 
 /**
- * The Health Coach's four modules (seed 002, "Health Coach Agent"), read off the prompt's labelled
+ * The Health Coach's model calls (seed 002, "Health Coach Agent"), read off the prompt's labelled
  * blocks (activities/agents/health-coach/prompt.ts):
- * - hc_gate: YESREC when the question asks for a plan, a goal, advice or help; NOREC otherwise;
- * - hc_main: cites the anchor for the metric the question names (else the first) exactly as listed,
- *   builds on the top finding's strategy, gives one SMART recommendation (YESREC) or asks one focused
- *   question (NOREC), and ends with a forward question;
- * - hc_finish: FINISH only when the user's last message wraps up;
- * - hc_summary: one sentence, no numbers.
+ * - health_coach.gate: YESREC when the question asks for a plan, a goal, advice or help; NOREC otherwise;
+ * - health_coach.main: cites the anchor for the metric the question names (else the first) exactly as
+ *   listed, builds on the top finding's strategy, gives one SMART recommendation (YESREC) or asks one
+ *   focused question (NOREC), and ends with a forward question;
+ * - health_coach.finish: FINISH only when the user's last message wraps up;
+ * - health_coach.summary: one sentence, no numbers.
  */
 
 const HEADER = /\n\n[A-Z][A-Z ]+:\n/;
@@ -110,16 +110,16 @@ function lastUserTurn(text: string): string {
 
 const question = (req: ScriptedRequest) => block(req.lastUserText, 'QUESTION').trim().toLowerCase();
 
-export const healthCoachGate: ScriptedRule = {
-  step: 'hc_gate',
+export const healthCoachGate: ScriptedRule<'health_coach.gate'> = {
+  step: 'health_coach.gate',
   respond(req) {
     const asks = /\b(help me|plan|goals?|advice|advise|how (can|do|should) i improve)\b/.test(question(req));
     return { text: `[VERDICT]: ${asks ? 'YESREC' : 'NOREC'}` };
   },
 };
 
-export const healthCoachMain: ScriptedRule = {
-  step: 'hc_main',
+export const healthCoachMain: ScriptedRule<'health_coach.main'> = {
+  step: 'health_coach.main',
   respond(req) {
     const recommend = req.system.includes('Current mode: YESREC');
     const anchor = relevantAnchor(question(req), readAnchors(req.lastUserText));
@@ -143,15 +143,15 @@ export const healthCoachMain: ScriptedRule = {
   },
 };
 
-export const healthCoachFinish: ScriptedRule = {
-  step: 'hc_finish',
+export const healthCoachFinish: ScriptedRule<'health_coach.finish'> = {
+  step: 'health_coach.finish',
   respond(req) {
     return { text: USER_WRAP_UP.test(lastUserTurn(req.lastUserText)) ? 'FINISH' : 'CONTINUE' };
   },
 };
 
-export const healthCoachSummary: ScriptedRule = {
-  step: 'hc_summary',
+export const healthCoachSummary: ScriptedRule<'health_coach.summary'> = {
+  step: 'health_coach.summary',
   respond() {
     return {
       text: 'To sum up: we looked at your own numbers together and settled on one next step; check back in and tell me how it went.',

@@ -1,3 +1,4 @@
+import type { ModelCallId } from '../../contracts/steps';
 import type { ScriptedRule } from '../types';
 import { assessment } from './assessment';
 import { classifyVagueness } from './classify-vagueness';
@@ -5,34 +6,42 @@ import { critic } from './critic';
 import { dataScienceRules, type BrokenCodeMode } from './data-science';
 import { domainExpert } from './domain-expert';
 import { fallbackReply } from './fallback-reply';
-import { healthCoachRules } from './health-coach';
-import { investigatorRules } from './investigator';
+import { healthCoachFinish, healthCoachGate, healthCoachMain, healthCoachSummary } from './health-coach';
+import { investigatorBriefing, investigatorHypotheses } from './investigator';
 import { memoryExtract } from './memory-extract';
 import { reflection } from './reflection';
 import { rephrase } from './rephrase';
 import { route } from './route';
 import { synthesis } from './synthesis';
 
+/** One rule per model call, keyed by its id (contracts/steps.ts): a call without a rule does not compile. */
+export type ScriptedRuleTable = { [Call in ModelCallId]: ScriptedRule<Call> };
+
 /**
- * Every step the scripted model can answer, one module per step. A step missing here gets a 400.
- * `brokenCode` makes the Data Science code step fail first (`first`) or always (`always`).
+ * The rule for every model call of the pipeline, one module per step. `brokenCode` makes the Data
+ * Science code step fail first (`first`) or always (`always`).
  */
 export function scriptedRules(options: { brokenCode?: BrokenCodeMode } = {}): ScriptedRule[] {
-  return [
-    classifyVagueness,
+  const table: ScriptedRuleTable = {
+    classify_vagueness: classifyVagueness,
+    investigator_hypotheses: investigatorHypotheses,
+    investigator_briefing: investigatorBriefing,
     route,
+    fallback_reply: fallbackReply,
     rephrase,
     ...dataScienceRules(options),
-    domainExpert,
-    ...healthCoachRules,
+    domain_expert: domainExpert,
+    'health_coach.gate': healthCoachGate,
+    'health_coach.main': healthCoachMain,
+    'health_coach.finish': healthCoachFinish,
+    'health_coach.summary': healthCoachSummary,
     reflection,
-    memoryExtract,
-    ...investigatorRules,
-    synthesis,
     critic,
     assessment,
-    fallbackReply,
-  ];
+    synthesis,
+    memory: memoryExtract,
+  };
+  return Object.values(table);
 }
 
 export const defaultRules: ScriptedRule[] = scriptedRules();

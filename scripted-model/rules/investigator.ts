@@ -123,7 +123,7 @@ function trendProposal(metric: string, change: number): Proposal {
   };
 }
 
-export const investigatorHypotheses: ScriptedRule = {
+export const investigatorHypotheses: ScriptedRule<'investigator_hypotheses'> = {
   step: 'investigator_hypotheses',
   respond(req: ScriptedRequest) {
     const prompt = blocks(req.lastUserText);
@@ -167,7 +167,7 @@ export const investigatorHypotheses: ScriptedRule = {
 const FINDING_LINE = /^- \[(VALIDATED|CONDITIONAL)\] (.+?): ([a-z][a-z ]* = .+)$/;
 const UNTESTED_LINE = /^- (.+) \(not tested yet\)$/;
 
-export const investigatorBriefing: ScriptedRule = {
+export const investigatorBriefing: ScriptedRule<'investigator_briefing'> = {
   step: 'investigator_briefing',
   respond(req: ScriptedRequest) {
     const prompt = blocks(req.lastUserText);

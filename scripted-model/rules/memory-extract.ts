@@ -17,8 +17,8 @@ const PATTERNS: Array<{ category: 'goal' | 'preference' | 'history'; pattern: Re
   { category: 'history', pattern: /\b(i used to|i have been|i've been|i was diagnosed|i ran|i had)\b/i },
 ];
 
-export const memoryExtract: ScriptedRule = {
-  step: 'memory_extract',
+export const memoryExtract: ScriptedRule<'memory'> = {
+  step: 'memory',
   respond(req) {
     const sentences = userQuestion(req)
       .split(/(?<=[.!?])\s+/)

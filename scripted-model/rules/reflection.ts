@@ -7,7 +7,7 @@ import { userQuestion } from './user-question';
  * their own data ("double-check", "verify", "compare with my data") and names a metric the Data
  * Science agent can compute: then YES, with one narrow computation for it.
  */
-export const reflection: ScriptedRule = {
+export const reflection: ScriptedRule<'reflection'> = {
   step: 'reflection',
   respond(req) {
     const question = userQuestion(req);

@@ -17,7 +17,7 @@ function listedAgents(text: string): string[] {
  * Step 2 (seed 002): per-agent sub-questions. The Data Science Agent always gets ONE narrow
  * computation; the others get the user's question, focused on their role.
  */
-export const rephrase: ScriptedRule = {
+export const rephrase: ScriptedRule<'rephrase'> = {
   step: 'rephrase',
   respond(req) {
     const question = userQuestion(req);

@@ -97,7 +97,7 @@ function describeWorkflow({ main_agent, supporting_agents }: Routing): string {
   return [...steps, mainStep[main_agent as keyof typeof mainStep]].join('; ') + '.';
 }
 
-export const route: ScriptedRule = {
+export const route: ScriptedRule<'route'> = {
   step: 'route',
   respond(req) {
     const routing = routeQuestion(userQuestion(req).toLowerCase());

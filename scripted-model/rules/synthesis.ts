@@ -54,7 +54,7 @@ const NOTHING_HELD_UP =
   "Nothing in your data held up well enough for me to state it with confidence, so I'd rather not quote numbers. " +
   "We'd need to look more closely with a narrower question.";
 
-export const synthesis: ScriptedRule = {
+export const synthesis: ScriptedRule<'synthesis'> = {
   step: 'synthesis',
   respond(req) {
     const text = req.lastUserText;

@@ -69,12 +69,7 @@ describe('POST /v1/turns', () => {
     });
     // Three model calls (vagueness, routing, reply), each billed in the ledger.
     const calls = await svc.database.db.llmCall.findMany({ where: { turnId: turn.id } });
-    expect(calls.map((c) => c.step).sort()).toEqual([
-      'classify_vagueness',
-      'fallback_reply',
-      'memory_extract',
-      'route',
-    ]);
+    expect(calls.map((c) => c.step).sort()).toEqual(['classify_vagueness', 'fallback_reply', 'memory', 'route']);
     const ledgerTotal = calls.reduce((sum, c) => sum + Number(c.costUsd), 0);
     expect(result.cost_usd).toBeGreaterThan(0);
     expect(result.cost_usd).toBeCloseTo(ledgerTotal, 6);

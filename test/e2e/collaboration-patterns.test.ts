@@ -225,7 +225,7 @@ describe('a router that names a phantom agent', () => {
       'classify_vagueness',
       'route',
       'fallback_reply',
-      'memory_extract',
+      'memory',
     ]);
   });
 });

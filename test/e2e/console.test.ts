@@ -341,7 +341,7 @@ test('a reload in the middle of a turn reopens it from the URL, with the key fro
   try {
     await signIn(page);
     // The memory step (after the answer) waits, so the turn is still running when the page reloads.
-    await demo.svc.scripted.faults.inject({ kind: 'slow', step: 'memory_extract', times: 1, delay_ms: 6_000 });
+    await demo.svc.scripted.faults.inject({ kind: 'slow', step: 'memory', times: 1, delay_ms: 6_000 });
     const turnId = await ask(page, DATA_QUESTION);
     await page.waitForFunction(
       () => (globalThis as unknown as InPage).document.getElementById('answer').textContent.length > 0,
@@ -381,7 +381,7 @@ test('a retried step: the text of the attempt that was cut is replaced by the ne
     // Synthesis's first stream is cut halfway, so the step runs again; the memory step after it waits,
     // so the streamed answer can be read before the result replaces it.
     await demo.svc.scripted.faults.inject({ kind: 'stream_cut', step: 'synthesis', times: 1 });
-    await demo.svc.scripted.faults.inject({ kind: 'slow', step: 'memory_extract', times: 1, delay_ms: 5_000 });
+    await demo.svc.scripted.faults.inject({ kind: 'slow', step: 'memory', times: 1, delay_ms: 5_000 });
     const turnId = await ask(page, DATA_QUESTION);
     await page.locator('#turn-notes .note-retry').waitFor({ timeout: TURN_TIMEOUT_MS });
     await page.locator('.agent[data-agent="synthesis"][data-state="done"]').waitFor({ timeout: TURN_TIMEOUT_MS });

@@ -51,7 +51,7 @@ const memorySummaryEvent = async (turnId: string) =>
 const agentSystemPrompts = () =>
   svc.scripted.requests
     .entries()
-    .filter((r) => ['ds_plan', 'domain_expert', 'hc_main', 'synthesis'].includes(r.step ?? ''))
+    .filter((r) => ['ds_plan', 'domain_expert', 'health_coach.main', 'synthesis'].includes(r.step ?? ''))
     .map((r) => ({ step: r.step, system: r.system }));
 
 const PREFERENCE = "I'm vegetarian and I only work out in the mornings.";
@@ -68,7 +68,7 @@ test('the next turn’s agents see it in their system prompts, with the tested h
   const turn = await ask('Help me plan better deep sleep based on my data. I want to get more deep sleep.');
   expect(turn.status).toBe('completed');
   const prompts = agentSystemPrompts();
-  expect(prompts.map((p) => p.step)).toEqual(expect.arrayContaining(['ds_plan', 'hc_main', 'synthesis']));
+  expect(prompts.map((p) => p.step)).toEqual(expect.arrayContaining(['ds_plan', 'health_coach.main', 'synthesis']));
   for (const { system } of prompts) expect(system).toContain(PREFERENCE);
 
   const written = (await memoryOf()).filter((m) => m.source_turn_id === turn.id);
@@ -95,7 +95,7 @@ test('include_memory: false keeps memory out of every prompt', async () => {
 });
 
 test('a failing extractor never fails the turn', async () => {
-  svc.scripted.faults.inject({ kind: 'malformed', step: 'memory_extract', times: 10 });
+  svc.scripted.faults.inject({ kind: 'malformed', step: 'memory', times: 10 });
   const turn = await ask('Thanks! I want to walk more.');
   expect(turn.status).toBe('completed');
   expect((await memoryOf()).filter((m) => m.source_turn_id === turn.id)).toEqual([]);

@@ -67,7 +67,7 @@ test('a turn failed at synthesis resumes there, completes, and keeps its failed 
   expect(retried.code).toBe(0);
   expect(retried.stdout).toContain(`turn ${turnId}: attempt 2 resumes at`);
   // The step as the Web UI's event history names it (its summary), and its activity type.
-  expect(retried.stdout).toContain('resumes at Synthesis (streamed, fact sheet) [synthesise]');
+  expect(retried.stdout).toContain('resumes at 7 · Synthesis (streamed, fact sheet) [synthesise]');
   expect(retried.stdout).toContain(`turn ${turnId}: attempt 2 completed`);
 
   const turn = expectSchema(turnSchema, (await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: user.apiKey })).body);
@@ -133,13 +133,13 @@ test('in the Temporal Web UI every step of the turn is named by its summary', as
     .map((e) => (e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : null));
   expect(summaries).toEqual([
     'Start the turn',
-    '1 · Classify vagueness',
-    '2 · Route to agents',
-    '3 · Rephrase the question per agent',
+    '0 · Classify vagueness',
+    '1b · Route to agents',
+    '2 · Rephrase the question per agent',
     'Recall memory',
-    'Domain Expert (main)',
-    'Synthesis (streamed, fact sheet)',
-    'Memory · extract and store',
+    '4 · Domain Expert (main)',
+    '7 · Synthesis (streamed, fact sheet)',
+    '8 · Memory · extract and store',
     'Complete the turn',
   ]);
 }, 60_000);

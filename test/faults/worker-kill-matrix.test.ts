@@ -19,6 +19,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import type { StreamAgent } from '../../contracts/events';
+import type { ModelCallId, StepId } from '../../contracts/steps';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { seedDemoHealthData } from '../../platform/health-data/store';
 import { defaultRules, scriptedRules } from '../../scripted-model/rules';
@@ -46,8 +47,8 @@ const FALLBACK: StreamAgent[] = ['synthesis', 'memory'];
 const INVESTIGATOR: StreamAgent[] = ['investigator', 'memory'];
 
 type Hold =
-  /** A `hang` fault on this model step: the request is never answered. */
-  | { hang: string }
+  /** A `hang` fault on this model call: the request is never answered. */
+  | { hang: ModelCallId }
   /** The generated analysis code sleeps, so the sandbox run is still going when the worker dies. */
   | 'slow_code'
   /** The first gates run of a fresh worker starts the Python gates process (numpy, scipy, pandas). */
@@ -55,20 +56,20 @@ type Hold =
 
 interface KillCase {
   /** The step the worker dies in, as its `step.retry` event names it. */
-  step: string;
+  step: StepId;
   question: string;
   /** The activity that runs the step, as Temporal reports it pending at the kill. */
   activity: string;
   hold: Hold;
-  /** The model calls the killed activity makes, by ledger step: its second attempt makes exactly these. */
-  calls: Record<string, number>;
+  /** The model calls the killed activity makes, by ledger id: its second attempt makes exactly these. */
+  calls: Partial<Record<ModelCallId, number>>;
   /** `agent.started` (and `agent.completed`), in order: once per agent, whatever was retried. */
   agents: StreamAgent[];
   /** The analysis code fails first, so the Data Science agent debugs it. */
   brokenCode?: boolean;
 }
 
-const hang = (step: string) => ({ hang: step });
+const hang = (call: ModelCallId) => ({ hang: call });
 
 /**
  * Three batches, one SIGKILL each; each user has at most three turns in a batch (the per-user cap). A
@@ -161,8 +162,8 @@ const BATCHES: KillCase[][] = [
       step: 'health_coach',
       question: COACHING,
       activity: 'coachUser',
-      hold: hang('hc_gate'),
-      calls: { hc_gate: 1, hc_main: 1, hc_finish: 1 },
+      hold: hang('health_coach.gate'),
+      calls: { 'health_coach.gate': 1, 'health_coach.main': 1, 'health_coach.finish': 1 },
       agents: COACH,
     },
     {
@@ -216,11 +217,11 @@ const BATCHES: KillCase[][] = [
       agents: DS_ALONE,
     },
     {
-      step: 'memory_extract',
+      step: 'memory',
       question: THANKS,
       activity: 'rememberTurn',
-      hold: hang('memory_extract'),
-      calls: { memory_extract: 1 },
+      hold: hang('memory'),
+      calls: { memory: 1 },
       agents: FALLBACK,
     },
     {
@@ -240,7 +241,7 @@ const BATCHES: KillCase[][] = [
  */
 const SLOW_CODE_SECONDS = 6;
 let nextCode: 'as_asked' | 'slow' | 'broken' = 'as_asked';
-const ruleFor = (rules: ScriptedRule[], step: string) => rules.find((rule) => rule.step === step)!;
+const ruleFor = (rules: ScriptedRule[], step: ModelCallId) => rules.find((rule) => rule.step === step)!;
 const writeCode = ruleFor(defaultRules, 'ds_code');
 const writeBrokenCode = ruleFor(scriptedRules({ brokenCode: 'first' }), 'ds_code');
 const switchableCode: ScriptedRule = {
@@ -454,7 +455,7 @@ describe.each(BATCHES.map((batch) => [batch.map((c) => c.step).join(', '), batch
         expect(duplicates(critics)).toEqual([]);
         expect(ofType(events, 'fact_check').length).toBeLessThanOrEqual(1);
         // Deltas of the second attempt only follow its announcement, and name the step it names (the
-        // coach's, not its model calls' hc_main): a client drops exactly the killed attempt's text.
+        // coach's, not its model calls' health_coach.main): a client drops exactly the killed attempt's text.
         const retryId = ofType(events, 'step.retry')[0]?.id ?? Infinity;
         for (const thought of ofType(events, 'agent.thought').filter((e) => e.data.attempt !== 1)) {
           expect(thought.id).toBeGreaterThan(retryId);

@@ -259,6 +259,7 @@ describe('extractFindings, through the real activity and a canned model', () => 
 
   const input = (turnId: string, overrides: Partial<ExtractFindingsInput> = {}): ExtractFindingsInput => ({
     turnId,
+    invocation: 'main',
     question: 'Is my step count related to my sleep score?',
     plan: { approach: 'Spearman correlation of daily steps and sleep score.', spec: stepsAndSleep },
     result: correlationResult,

@@ -168,7 +168,7 @@ describe('reading the gates', () => {
   });
 
   const asked = (question: string): ScriptedRequest => ({
-    step: 'hc_gate',
+    step: 'health_coach.gate',
     model: 'm',
     system: '',
     messages: [],
@@ -191,7 +191,7 @@ describe('reading the gates', () => {
 
 /** A coach that never quotes a number; asked to anchor, it does only when the question is not "stubborn". */
 const unanchoredMain: ScriptedRule = {
-  step: 'hc_main',
+  step: 'health_coach.main',
   respond(req) {
     const reminded = req.lastUserText.includes('ANCHOR REMINDER:');
     if (reminded && !req.lastUserText.includes('stubborn')) {
@@ -274,10 +274,10 @@ describe('the coach', () => {
     expect(out.reply.trim().endsWith('?')).toBe(true);
     expect(out.citedAnchors).toContain('sleep_minutes_mean_14d');
 
-    const [gate] = requestsFor(h, 'hc_gate');
+    const [gate] = requestsFor(h, 'health_coach.gate');
     expect(gate.model).toBe(h.deps.models.fast);
     expect(promptOf(gate)).toContain(`QUESTION:\n${input.question}`);
-    const main = requestsFor(h, 'hc_main');
+    const main = requestsFor(h, 'health_coach.main');
     expect(main).toHaveLength(1);
     expect(main[0].model).toBe(h.deps.models.main);
     expect(main[0].system).toContain('Current mode: YESREC');
@@ -288,12 +288,12 @@ describe('the coach', () => {
 
     expect(out.finish).toBe('CONTINUE');
     expect(out.closingSummary).toBeNull();
-    expect(requestsFor(h, 'hc_finish')).toHaveLength(1);
-    expect(requestsFor(h, 'hc_summary')).toHaveLength(0);
+    expect(requestsFor(h, 'health_coach.finish')).toHaveLength(1);
+    expect(requestsFor(h, 'health_coach.summary')).toHaveLength(0);
 
     // The cost is the sum of the turn's billed calls: gate, main, finish.
     const calls = await h.database.db.llmCall.findMany({ where: { turnId: input.turnId } });
-    expect(calls.map((c) => c.step).sort()).toEqual(['hc_finish', 'hc_gate', 'hc_main']);
+    expect(calls.map((c) => c.step).sort()).toEqual(['health_coach.finish', 'health_coach.gate', 'health_coach.main']);
     expect(out.costUsd).toBeGreaterThan(0);
     expect(out.costUsd).toBeCloseTo(
       calls.reduce((sum, c) => sum + c.costUsd.toNumber(), 0),
@@ -307,7 +307,7 @@ describe('the coach', () => {
     const deep = byKey(out.anchors).deep_sleep_minutes_mean_14d;
 
     expect(out.verdict).toBe('NOREC');
-    const [main] = requestsFor(h, 'hc_main');
+    const [main] = requestsFor(h, 'health_coach.main');
     expect(main.system).toContain('Current mode: NOREC');
     expect(main.system).not.toContain('Current mode: YESREC');
     expect(out.reply).toContain(statedValue(deep));
@@ -318,18 +318,18 @@ describe('the coach', () => {
   });
 
   test('a malformed gate answer is NOREC, and is logged', async () => {
-    h.scripted.faults.inject({ kind: 'malformed', step: 'hc_gate' });
+    h.scripted.faults.inject({ kind: 'malformed', step: 'health_coach.gate' });
     // A plan request: a well-formed gate would say YESREC.
     const out = await coachUser(h, await coachInput(h));
     expect(out.verdict).toBe('NOREC');
-    expect(requestsFor(h, 'hc_main')[0].system).toContain('Current mode: NOREC');
+    expect(requestsFor(h, 'health_coach.main')[0].system).toContain('Current mode: NOREC');
     expect(warnings).toEqual([expect.stringMatching(/recommend gate answer malformed/)]);
   });
 
   test('a reply citing no anchor gets exactly one more call, told to anchor; that reply is kept', async () => {
     const input = await coachInput(canned);
     const out = await coachUser(canned, input);
-    const main = requestsFor(canned, 'hc_main');
+    const main = requestsFor(canned, 'health_coach.main');
     expect(main).toHaveLength(2);
     expect(promptOf(main[0])).not.toContain('ANCHOR REMINDER:');
     expect(promptOf(main[1])).toContain('ANCHOR REMINDER:');
@@ -341,7 +341,7 @@ describe('the coach', () => {
   test('a reply that still cites none gets one deterministic sentence citing the first anchor, and a warning', async () => {
     const input = await coachInput(canned, { question: 'I am stubborn: help me sleep more' });
     const out = await coachUser(canned, input);
-    expect(requestsFor(canned, 'hc_main')).toHaveLength(2);
+    expect(requestsFor(canned, 'health_coach.main')).toHaveLength(2);
     const first = out.anchors[0];
     expect(first.key).toBe('sleep_minutes_mean_14d');
     expect(out.reply).toBe(
@@ -372,8 +372,8 @@ describe('the coach', () => {
     });
     expect(out.anchors).toEqual([]);
     expect(out.citedAnchors).toEqual([]);
-    expect(requestsFor(h, 'hc_main')).toHaveLength(1);
-    expect(promptOf(requestsFor(h, 'hc_main')[0])).toContain('PERSONAL ANCHORS:\n(none');
+    expect(requestsFor(h, 'health_coach.main')).toHaveLength(1);
+    expect(promptOf(requestsFor(h, 'health_coach.main')[0])).toContain('PERSONAL ANCHORS:\n(none');
     expect(out.reply).not.toContain('For reference');
   });
 
@@ -416,14 +416,19 @@ describe('the coach', () => {
     const out = await coachUser(h, input);
 
     const requests = h.scripted.requests.entries();
-    expect(requests.map((r) => r.step).sort()).toEqual(['hc_finish', 'hc_gate', 'hc_main', 'hc_summary']);
+    expect(requests.map((r) => r.step).sort()).toEqual([
+      'health_coach.finish',
+      'health_coach.gate',
+      'health_coach.main',
+      'health_coach.summary',
+    ]);
     for (const request of requests) {
       const seen = JSON.stringify([request.system, request.messages]);
       for (const leaked of ['ds-rej', 'REM sleep', '0.0571', '0.1234', '0.2468', 'Quixotic', 'Walk backwards']) {
         expect(seen).not.toContain(leaked);
       }
     }
-    const mainPrompt = promptOf(requestsFor(h, 'hc_main')[0]);
+    const mainPrompt = promptOf(requestsFor(h, 'health_coach.main')[0]);
     expect(mainPrompt).toContain('- ds-001 [VALIDATED]: More active zone minutes go with more deep sleep');
     expect(mainPrompt).toContain('  strategy: schedule two brisk sessions this week');
     expect(mainPrompt).toContain('- ds-002 [CONDITIONAL]: Deep sleep trends up on training weeks');
@@ -444,7 +449,7 @@ describe('the coach', () => {
     expect(out.closingSummary).toMatch(/^To sum up/);
     expect(out.closingSummary).not.toMatch(/\d/);
     expect(out.reply.endsWith(`\n\n${out.closingSummary}`)).toBe(true);
-    const [summary] = requestsFor(h, 'hc_summary');
+    const [summary] = requestsFor(h, 'health_coach.summary');
     expect(summary.model).toBe(h.deps.models.fast);
     expect(promptOf(summary)).toContain("user: Monday. Thanks, that's all for now!");
     expect(promptOf(summary)).toContain(`COACH REPLY:\n${out.reply.slice(0, out.reply.indexOf('\n\n'))}`);

@@ -20,12 +20,14 @@ import { costUsd, priceOf } from '../../platform/prices';
 import { defaultRules } from '../../scripted-model/rules';
 import { startScriptedModelServer, type ScriptedModelServer } from '../../scripted-model/server';
 import type { ScriptedRule } from '../../scripted-model/types';
+import type { ModelCallId } from '../../contracts/steps';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 const MODEL = 'claude-sonnet-4-6';
 const NARRATION =
   'Over the last thirty days your sleep averaged a little over seven hours, with longer nights on weekends and shorter ones midweek.';
-const narrationRule: ScriptedRule = { step: 'test_narration', respond: () => ({ text: NARRATION }) };
+/** The fallback reply's rule, replaced: a streamed answer long enough for many deltas. */
+const narrationRule: ScriptedRule = { step: 'fallback_reply', respond: () => ({ text: NARRATION }) };
 
 let t: TestDatabase;
 let pool: Pool;
@@ -40,7 +42,7 @@ beforeAll(async () => {
   t = await createTestDatabase();
   pool = new Pool({ connectionString: t.url });
   events = createEventLog(pool);
-  const rules = [...defaultRules, narrationRule];
+  const rules = [...defaultRules.filter((rule) => rule.step !== narrationRule.step), narrationRule];
   server = await startScriptedModelServer({ rules });
   pacedServer = await startScriptedModelServer({ rules, streamChunkDelayMs: 20 });
   anthropic = createAnthropicClient({ ANTHROPIC_BASE_URL: server.url });
@@ -130,7 +132,7 @@ describe('complete', () => {
 
   test('maps failures to retryable and non-retryable errors and records each outcome', async () => {
     const turnId = await newTurn();
-    const call = (step: string, ctx: { signal?: AbortSignal } = {}) =>
+    const call = (step: ModelCallId, ctx: { signal?: AbortSignal } = {}) =>
       llm.complete({ turnId, step, attempt: 1, ...ctx }, question('hello')).catch((e: unknown) => e);
 
     server.faults.inject({ kind: 'server_error' });
@@ -138,7 +140,8 @@ describe('complete', () => {
     expect(serverError).toBeInstanceOf(UpstreamUnavailableError);
     expect(serverError).toMatchObject({ status: 500 });
 
-    const unknownStep = await call('no_such_step');
+    // A step the scripted model has no rule for (the type rules it out; a misconfigured caller could still send it).
+    const unknownStep = await call('no_such_step' as ModelCallId);
     expect(unknownStep).toBeInstanceOf(UpstreamRequestError);
     expect(unknownStep).toMatchObject({ name: 'UpstreamRequestError', status: 400 });
     expect((unknownStep as Error).message).toContain('no_such_step');
@@ -257,10 +260,10 @@ describe('ledger while Postgres is away', () => {
           : pool.query(text, values)) as Pool['query'],
     };
     const flakyLlm = createLlm({ anthropic, pool: flakyPool, events, costWarnUsd: 100 });
-    server.faults.inject({ kind: 'stream_cut', step: 'test_narration' });
+    server.faults.inject({ kind: 'stream_cut', step: 'fallback_reply' });
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const err = await flakyLlm
-      .stream({ turnId, step: 'test_narration', attempt: 1 }, question('sleep?'), async () => {})
+      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('sleep?'), async () => {})
       .catch((e) => e);
     // The caller still learns what went wrong upstream, not that the ledger could not be written.
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
@@ -269,7 +272,7 @@ describe('ledger while Postgres is away', () => {
     warn.mockRestore();
 
     postgresAway = false;
-    await flakyLlm.complete({ turnId, step: 'test_narration', attempt: 2 }, question('sleep?'));
+    await flakyLlm.complete({ turnId, step: 'fallback_reply', attempt: 2 }, question('sleep?'));
     const rows = await ledger(turnId);
     expect(rows.map((r) => [r.attempt, r.outcome])).toEqual([
       [1, 'stream_interrupted'],
@@ -286,7 +289,7 @@ describe('stream', () => {
     let inFlight = 0;
     let maxInFlight = 0;
     const response = await llm.stream(
-      { turnId, step: 'test_narration', attempt: 1 },
+      { turnId, step: 'fallback_reply', attempt: 1 },
       question('narrate'),
       async (delta) => {
         maxInFlight = Math.max(maxInFlight, ++inFlight);
@@ -301,7 +304,7 @@ describe('stream', () => {
     expect(response.text).toBe(NARRATION);
     expect(maxInFlight).toBe(1);
     expect(response.requestId).toMatch(/^req_scripted_/);
-    expect(server.requests.entries().at(-1)).toMatchObject({ step: 'test_narration', stream: true });
+    expect(server.requests.entries().at(-1)).toMatchObject({ step: 'fallback_reply', stream: true });
     const [row] = await ledger(turnId);
     expect(row).toMatchObject({
       outcome: 'success',
@@ -315,7 +318,7 @@ describe('stream', () => {
     server.faults.inject({ kind: 'stream_cut' });
     let received = '';
     const err = await llm
-      .stream({ turnId, step: 'test_narration', attempt: 1 }, question('narrate'), async (delta) => {
+      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('narrate'), async (delta) => {
         received += delta;
       })
       .catch((e: unknown) => e);
@@ -335,7 +338,7 @@ describe('stream', () => {
     const turnId = await newTurn();
     server.faults.inject({ kind: 'overloaded' });
     const err = await llm
-      .stream({ turnId, step: 'test_narration', attempt: 1 }, question('x'), async () => {})
+      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('x'), async () => {})
       .catch((e) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect((await ledger(turnId))[0]).toMatchObject({ outcome: 'overloaded', inputTokens: 0 });
@@ -352,7 +355,7 @@ describe('stream', () => {
     const controller = new AbortController();
     const deltas: string[] = [];
     const err = await paced
-      .stream({ turnId, step: 'test_narration', attempt: 1, signal: controller.signal }, question('x'), async (d) => {
+      .stream({ turnId, step: 'fallback_reply', attempt: 1, signal: controller.signal }, question('x'), async (d) => {
         deltas.push(d);
         controller.abort();
       })
@@ -369,7 +372,7 @@ describe('stream', () => {
     const turnId = await newTurn();
     const sinkError = new Error('event log unavailable');
     const err = await llm
-      .stream({ turnId, step: 'test_narration', attempt: 1 }, question('x'), async () => {
+      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('x'), async () => {
         throw sinkError;
       })
       .catch((e: unknown) => e);

@@ -29,7 +29,7 @@ const finding = (
 const input = (turnId: string, findings: SynthesisFinding[], dataScienceFailed = false): SynthesisInput => ({
   turnId,
   userMessage: 'What is my average resting heart rate over the last 90 days?',
-  mainAgent: 'Data Science Agent',
+  mainAgent: 'data_science',
   mainAgentDraft: '',
   supportingInsights: '',
   expertProse: '',
@@ -114,7 +114,7 @@ test("the coach's draft leads after the findings, and its personal anchors are i
   const out = await h.run(createSynthesise(h.deps), {
     ...input(turnId, [finding('ds-001', 'More active minutes, more deep sleep', { rho: 0.52 }, 'validated')]),
     userMessage: 'Help me plan better deep sleep based on my data',
-    mainAgent: 'Health Coach Agent',
+    mainAgent: 'health_coach',
     mainAgentDraft: coachDraft,
     anchors: [{ key: 'deep_sleep_minutes_mean_14d', value: 71.4, unit: 'min', n: 14, window: 'last 14 days' }],
   });

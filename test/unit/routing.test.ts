@@ -1,17 +1,21 @@
 import { sanitiseRouting } from '../../activities/steps/routing';
 
+/** The model names agents as the seed's prompts do; past the parser, the turn uses agent ids. */
 describe('sanitiseRouting', () => {
   test.each([
-    ['DS Agent', 'Data Science Agent'],
-    ['ds', 'Data Science Agent'],
-    ['data scientist', 'Data Science Agent'],
-    ['domain expert', 'Domain Expert Agent'],
-    ['DE', 'Domain Expert Agent'],
-    ['coach', 'Health Coach Agent'],
-    ['Health_Coach', 'Health Coach Agent'],
-  ])('canonicalises the main agent alias %p', (alias, canonical) => {
+    ['Data Science Agent', 'data_science'],
+    ['DS Agent', 'data_science'],
+    ['ds', 'data_science'],
+    ['data scientist', 'data_science'],
+    ['Domain Expert Agent', 'domain_expert'],
+    ['domain expert', 'domain_expert'],
+    ['DE', 'domain_expert'],
+    ['Health Coach Agent', 'health_coach'],
+    ['coach', 'health_coach'],
+    ['Health_Coach', 'health_coach'],
+  ])('maps the main agent %p to its id', (alias, id) => {
     expect(sanitiseRouting({ main_agent: alias, supporting_agents: '', collaboration_workflow: '' }).main_agent).toBe(
-      canonical,
+      id,
     );
   });
 
@@ -31,7 +35,7 @@ describe('sanitiseRouting', () => {
       supporting_agents: 'ds; Data Science Agent; wizard; coach, domain expert',
       collaboration_workflow: 'DS computes, DE adds context, HC guides',
     });
-    expect(routing.supporting_agents).toEqual(['Data Science Agent', 'Domain Expert Agent']);
+    expect(routing.supporting_agents).toEqual(['data_science', 'domain_expert']);
   });
 
   test('accepts supporting agents as a list', () => {
@@ -40,6 +44,6 @@ describe('sanitiseRouting', () => {
       supporting_agents: ['DS Agent', 'Domain Expert Agent'],
       collaboration_workflow: '',
     });
-    expect(routing.supporting_agents).toEqual(['Data Science Agent']);
+    expect(routing.supporting_agents).toEqual(['data_science']);
   });
 });

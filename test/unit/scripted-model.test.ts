@@ -13,17 +13,18 @@ import { RequestLog } from '../../scripted-model/request-log';
 import { defaultRules } from '../../scripted-model/rules';
 import { startScriptedModelServer, type ScriptedModelServer } from '../../scripted-model/server';
 import type { ScriptedRequest, ScriptedRule } from '../../scripted-model/types';
+import type { ModelCallId } from '../../contracts/steps';
 
 const MODEL = 'claude-sonnet-4-6';
 const ECHO_TEXT =
   'Your resting heart rate has been steady this month, and your sleep looks a little longer on weekends than on weekdays.';
 
-/** Always the same paragraph: long enough for many deltas, so a cut stream is visibly partial. */
-const echoRule: ScriptedRule = { step: 'test_echo', respond: () => ({ text: ECHO_TEXT }) };
+/** Replaces the fallback reply's rule: always the same paragraph, long enough for many deltas, so a cut stream is visibly partial. */
+const echoRule: ScriptedRule = { step: 'fallback_reply', respond: () => ({ text: ECHO_TEXT }) };
 
-/** Asks for a tool first, then answers from the tool's result. */
+/** Replaces the Domain Expert's rule: asks for a tool first, then answers from the tool's result. */
 const lookupRule: ScriptedRule = {
-  step: 'test_lookup',
+  step: 'domain_expert',
   respond(req) {
     const last = req.messages[req.messages.length - 1];
     const result = Array.isArray(last.content) ? last.content.find((b) => b.type === 'tool_result') : undefined;
@@ -42,7 +43,10 @@ let server: ScriptedModelServer;
 let client: Anthropic;
 
 beforeAll(async () => {
-  server = await startScriptedModelServer({ rules: [...defaultRules, echoRule, lookupRule] });
+  const replaced = [echoRule.step, lookupRule.step];
+  server = await startScriptedModelServer({
+    rules: [...defaultRules.filter((rule) => !replaced.includes(rule.step)), echoRule, lookupRule],
+  });
   client = new Anthropic({ baseURL: server.url, apiKey: 'test', maxRetries: 0 });
 });
 
@@ -107,14 +111,14 @@ describe('Messages API', () => {
   });
 
   test('cuts the answer at max_tokens and says so', async () => {
-    const message = await ask('test_echo', 'hi', { max_tokens: 5 });
+    const message = await ask('fallback_reply', 'hi', { max_tokens: 5 });
     expect(message.stop_reason).toBe('max_tokens');
     expect(message.usage.output_tokens).toBe(5);
     expect(textOf(message)).toBe(ECHO_TEXT.slice(0, 20));
   });
 
   test('messages.stream: text deltas of a few words concatenate to the final text', async () => {
-    const stream = streamOf('test_echo', 'hi');
+    const stream = streamOf('fallback_reply', 'hi');
     const deltas: string[] = [];
     const eventTypes: string[] = [];
     stream.on('text', (delta) => deltas.push(delta));
@@ -136,7 +140,7 @@ describe('Messages API', () => {
   test('create({ stream: true }) yields the raw event sequence', async () => {
     const events = await client.messages.create(
       { model: MODEL, max_tokens: 512, stream: true, messages: [{ role: 'user', content: 'hi' }] },
-      { headers: { 'x-amy-step': 'test_echo' } },
+      { headers: { 'x-amy-step': 'fallback_reply' } },
     );
     let text = '';
     let stopReason: string | null = null;
@@ -152,7 +156,7 @@ describe('Messages API', () => {
     const question: Anthropic.MessageParam = { role: 'user', content: 'How many steps do I average?' };
     const first = await client.messages.create(
       { model: MODEL, max_tokens: 512, tools: [LOOKUP_TOOL], messages: [question] },
-      { headers: { 'x-amy-step': 'test_lookup' } },
+      { headers: { 'x-amy-step': 'domain_expert' } },
     );
     expect(first.stop_reason).toBe('tool_use');
     const toolUse = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
@@ -170,7 +174,7 @@ describe('Messages API', () => {
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse!.id, content: '8123 steps' }] },
         ],
       },
-      { headers: { 'x-amy-step': 'test_lookup' } },
+      { headers: { 'x-amy-step': 'domain_expert' } },
     );
     expect(second.stop_reason).toBe('end_turn');
     expect(textOf(second)).toBe('The tool said: 8123 steps');
@@ -179,7 +183,7 @@ describe('Messages API', () => {
   test('tool use streams as input_json_delta and parses back to the same input', async () => {
     const stream = client.messages.stream(
       { model: MODEL, max_tokens: 512, tools: [LOOKUP_TOOL], messages: [{ role: 'user', content: 'steps?' }] },
-      { headers: { 'x-amy-step': 'test_lookup' } },
+      { headers: { 'x-amy-step': 'domain_expert' } },
     );
     const jsonDeltas: string[] = [];
     stream.on('inputJson', (partial) => jsonDeltas.push(partial));
@@ -365,9 +369,9 @@ describe('faults', () => {
   test('stream_cut: half the deltas, then the connection drops', async () => {
     server.faults.inject({ kind: 'stream_cut' });
     // A non-streaming request does not consume a stream fault.
-    await expect(ask('test_echo', 'hi')).resolves.toMatchObject({ stop_reason: 'end_turn' });
+    await expect(ask('fallback_reply', 'hi')).resolves.toMatchObject({ stop_reason: 'end_turn' });
 
-    const stream = streamOf('test_echo', 'hi');
+    const stream = streamOf('fallback_reply', 'hi');
     let received = '';
     stream.on('text', (delta) => (received += delta));
     await expect(stream.finalMessage()).rejects.toThrow();
@@ -376,7 +380,7 @@ describe('faults', () => {
     expect(ECHO_TEXT.startsWith(received)).toBe(true);
     expect(server.faults.pending()).toEqual([]);
 
-    await expect(streamOf('test_echo', 'hi').finalText()).resolves.toBe(ECHO_TEXT);
+    await expect(streamOf('fallback_reply', 'hi').finalText()).resolves.toBe(ECHO_TEXT);
   });
 
   test('a bad fault spec is a 400', async () => {
@@ -388,17 +392,17 @@ describe('faults', () => {
 });
 
 describe('default rules', () => {
-  const rule = (step: string) => defaultRules.find((r) => r.step === step)!;
-  const request = (lastUserText: string): ScriptedRequest => ({
-    step: 'test',
+  const rule = (step: ModelCallId) => defaultRules.find((r) => r.step === step)!;
+  const request = (lastUserText: string, step: ModelCallId = 'route'): ScriptedRequest => ({
+    step,
     model: MODEL,
     system: '',
     messages: [{ role: 'user', content: lastUserText }],
     tools: [],
     lastUserText,
   });
-  const answer = (step: string, text: string) => {
-    const response = rule(step).respond(request(text));
+  const answer = (step: ModelCallId, text: string) => {
+    const response = rule(step).respond(request(text, step));
     return 'text' in response ? response.text : undefined;
   };
 

@@ -39,7 +39,7 @@ function fakeLog(appendMs: number, failOn?: number) {
 
 const call = {
   turnId: 'turn_1',
-  step: 'synthesis',
+  modelCall: 'synthesis' as const,
   attempt: 2,
   signal: new AbortController().signal,
   agent: 'synthesis' as const,
@@ -56,14 +56,14 @@ test('every character is written, in order, as the attempt’s agent.thought del
   }
 });
 
-test('a model call under its own ledger step (the coach’s hc_main) still names the step being attempted on its deltas', async () => {
+test('one of a step’s several model calls (the coach’s health_coach.main) is billed as that call, and its deltas name the step being attempted', async () => {
   const { events, written } = fakeLog(0);
   const ledgerSteps: string[] = [];
   await streamThoughts(
     { llm: fakeLlm(REPLY, ledgerSteps), events },
-    { ...call, step: 'health_coach', llmStep: 'hc_main', agent: 'health_coach' },
+    { ...call, modelCall: 'health_coach.main', agent: 'health_coach' },
   );
-  expect(ledgerSteps).toEqual(['hc_main']);
+  expect(ledgerSteps).toEqual(['health_coach.main']);
   expect(new Set(written.map((e) => e.data.step))).toEqual(new Set(['health_coach']));
 });
 

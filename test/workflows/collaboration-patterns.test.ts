@@ -15,7 +15,9 @@ import {
   useWorkflowEnvironment,
   waitFor,
   type ActivityName,
+  type ActivityOutput,
 } from './support';
+import { AGENT_LABELS } from '../../contracts/steps';
 
 const { runTurn } = useWorkflowEnvironment();
 const { DS, DE, HC } = AGENT;
@@ -279,4 +281,25 @@ test('a rephrase that leaves an agent out: that agent is asked the user message 
   expect(run.calls.only('planAnalysis').question).toBe(USER_MESSAGE);
   expect(run.calls.only('consultDomainExpert').question).toBe('Only the expert got a question');
   completed(run);
+});
+
+test('routing and rephrase results naming agents by the seed labels (histories recorded before agent ids) run the same turn', async () => {
+  const run = await runTurn({
+    route: async () =>
+      ({
+        main_agent: AGENT_LABELS.domain_expert,
+        supporting_agents: [AGENT_LABELS.data_science],
+        collaboration_workflow: '',
+      }) as unknown as ActivityOutput<'route'>,
+    rephraseQuestions: async () =>
+      ({
+        [AGENT_LABELS.domain_expert]: questionFor(DE),
+        [AGENT_LABELS.data_science]: questionFor(DS),
+      }) as unknown as ActivityOutput<'rephraseQuestions'>,
+  });
+
+  expect(run.calls.only('planAnalysis')).toMatchObject({ invocation: 'supporting', question: questionFor(DS) });
+  expect(run.calls.only('consultDomainExpert')).toMatchObject({ invocation: 'main', question: questionFor(DE) });
+  expect(run.calls.only('synthesise').mainAgent).toBe(DE);
+  expect(completed(run).agents_used).toEqual(['data_science', 'domain_expert']);
 });

@@ -255,7 +255,7 @@ describe('cancellation', () => {
     expect(run.calls.names).not.toContain('rememberTurn');
     expect(progress).toMatchObject({
       current_step: null,
-      completed_steps: [...ROUTED, 'domain_expert_main', 'validation'],
+      completed_steps: [...ROUTED, 'domain_expert', 'validation'],
     });
   });
 
@@ -274,7 +274,7 @@ describe('cancellation', () => {
     expectCancelled(run);
     expect(run.calls.names).not.toContain('critiqueFinding');
     expect(run.calls.names).not.toContain('synthesise');
-    expect(progress?.completed_steps.at(-1)).toBe('ds_extract');
+    expect(progress?.completed_steps.at(-1)).toBe('ds_finish');
   });
 
   test('cancelled while the supporting agents run in parallel', async () => {
@@ -282,6 +282,6 @@ describe('cancellation', () => {
 
     expectCancelled(run);
     expect(run.calls.names).not.toContain('coachUser');
-    expect(progress?.completed_steps).not.toContain('domain_expert_supporting');
+    expect(progress?.completed_steps).not.toContain('domain_expert');
   });
 });

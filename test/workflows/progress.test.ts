@@ -1,6 +1,8 @@
 /**
  * The `progress` query (workflows/progress.ts): the step most recently started that still runs, the
  * steps completed in order, and the agents in the order they started — live, and once the turn ended.
+ * Steps are the ids of contracts/steps.ts; a step that runs again (the debug loop, an agent invoked
+ * twice, the critic per finding) is listed once per run under its one id.
  */
 import { progressQuery, type TurnProgress } from '../../workflows/definitions';
 import {
@@ -20,6 +22,19 @@ const { runTurn } = useWorkflowEnvironment();
 const { DS, DE, HC } = AGENT;
 
 const ROUTED = ['start_turn', 'classify_vagueness', 'route', 'rephrase', 'recall_memory'];
+
+/** The progress once `ready` holds of it, asking again until it does (for a step that ends by itself). */
+async function progressOnce(
+  handle: { query: (query: typeof progressQuery) => Promise<TurnProgress> },
+  ready: (progress: TurnProgress) => boolean,
+): Promise<TurnProgress> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const progress = await handle.query(progressQuery);
+    if (ready(progress) || Date.now() > deadline) return progress;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** A fake that holds `fake`'s answer until `held` is opened. */
 function holding<N extends keyof Fakes>(held: ReturnType<typeof gate>, fake: Fakes[N]): Fakes[N] {
@@ -65,8 +80,7 @@ test('pattern 6, queried step by step: parallel agents, the coach, then the whol
         await Promise.all([calls.started('runAnalysis'), calls.started('consultDomainExpert')]);
         seen.push(await handle.query(progressQuery));
         dsRun.open();
-        await calls.started('finishDataScience');
-        seen.push(await handle.query(progressQuery));
+        seen.push(await progressOnce(handle, (p) => p.completed_steps.includes('ds_finish')));
         expert.open();
         await calls.started('coachUser');
         seen.push(await handle.query(progressQuery));
@@ -85,36 +99,26 @@ test('pattern 6, queried step by step: parallel agents, the coach, then the whol
     agents_started: ['data_science', 'domain_expert'],
   });
   // Data Science done, the expert still running.
+  const dataScience = ['ds_plan', 'ds_code', 'ds_run', 'ds_summary', 'ds_extract', 'ds_finish'];
   expect(seen[1]).toEqual({
-    current_step: 'domain_expert_supporting',
-    completed_steps: [...ROUTED, 'ds_plan', 'ds_code', 'ds_run', 'ds_summary', 'ds_extract'],
+    current_step: 'domain_expert',
+    completed_steps: [...ROUTED, ...dataScience],
     agents_started: ['data_science', 'domain_expert'],
   });
+  // The pre-validation hop: the supporting finding's gates, critic and assessment, before the coach.
+  const preValidation = ['gates', 'critic', 'assessment', 'pre_validation'];
   expect(seen[2]).toEqual({
     current_step: 'health_coach',
-    completed_steps: [
-      ...ROUTED,
-      'ds_plan',
-      'ds_code',
-      'ds_run',
-      'ds_summary',
-      'ds_extract',
-      'domain_expert_supporting',
-      'pre_validation',
-    ],
+    completed_steps: [...ROUTED, ...dataScience, 'domain_expert', ...preValidation],
     agents_started: ['data_science', 'domain_expert', 'health_coach'],
   });
   expect(seen[3]).toEqual({
     current_step: null,
     completed_steps: [
       ...ROUTED,
-      'ds_plan',
-      'ds_code',
-      'ds_run',
-      'ds_summary',
-      'ds_extract',
-      'domain_expert_supporting',
-      'pre_validation',
+      ...dataScience,
+      'domain_expert',
+      ...preValidation,
       'health_coach',
       'reflection',
       'validation',
@@ -126,7 +130,7 @@ test('pattern 6, queried step by step: parallel agents, the coach, then the whol
   });
 });
 
-test('the debug loop and a reflection follow-up, as steps', async () => {
+test('the debug loop and a second invocation of an agent: each run listed under its one step id', async () => {
   let runs = 0;
   const runAnalysis: Fakes['runAnalysis'] = async ({ code }): Promise<ActivityOutput<'runAnalysis'>> =>
     ++runs === 1
@@ -155,13 +159,17 @@ test('the debug loop and a reflection follow-up, as steps', async () => {
       'ds_plan',
       'ds_code',
       'ds_run',
-      'ds_debug_1',
-      'ds_run_2',
+      'ds_debug',
+      'ds_run',
       'ds_summary',
       'ds_extract',
-      'domain_expert_main',
+      'ds_finish',
+      'domain_expert',
       'reflection',
-      'domain_expert_reflection',
+      'domain_expert',
+      'gates',
+      'critic',
+      'assessment',
       'validation',
       'synthesis',
       'memory',

@@ -14,6 +14,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type LogEntry } from '@temporalio/worker';
 import type { TurnActivities } from '../../activities';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
+import type { RoutableAgent } from '../../contracts/steps';
 import type { TurnResult } from '../../contracts/turn';
 import type { CriticDecision } from '../../activities/steps/critic';
 import type { Hypothesis } from '../../activities/agents/investigator';
@@ -131,10 +132,10 @@ export const TURN_INPUT: Omit<TurnWorkflowInput, 'turnId'> = {
 export const USER_MESSAGE = 'How has my sleep changed this month?';
 export const MEMORY = 'Prefers morning runs; goal: 7 h of sleep.';
 
-const DS = 'Data Science Agent';
-const DE = 'Domain Expert Agent';
-const HC = 'Health Coach Agent';
-export type Agent = typeof DS | typeof DE | typeof HC;
+const DS = 'data_science';
+const DE = 'domain_expert';
+const HC = 'health_coach';
+export type Agent = RoutableAgent;
 export const AGENT = { DS, DE, HC } as const;
 
 /** The router's answer: `main` '' is the conversational fallback. */

@@ -6,6 +6,7 @@ import { CODE_SYSTEM, DEBUG_SYSTEM, codeUserPrompt, debugUserPrompt } from './pr
 import { completeStep } from '../../runtime/complete-step';
 import { ModelOutputInvalidError } from '../../../platform/llm-errors';
 import type { StepDeps } from '../../runtime/step-deps';
+import type { Invocation } from '../../../contracts/steps';
 import type { AnalysisPlan } from './plan';
 
 export interface AnalysisCode {
@@ -32,6 +33,8 @@ async function askForCode(
 
 export interface WriteAnalysisCodeInput {
   turnId: string;
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  invocation: Invocation;
   question: string;
   plan: AnalysisPlan;
 }

@@ -18,6 +18,7 @@ import { EXTRACT_SYSTEM, extractUserPrompt } from './prompt';
 import { columnUnit } from '../../../platform/health-data/records';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
+import type { Invocation } from '../../../contracts/steps';
 import type { AnalysisPlan, AnalysisSpec } from './plan';
 
 type Numbers = Finding['numbers'];
@@ -141,6 +142,8 @@ function tracedNumbers(numbers: Record<string, unknown>, traceable: number[]): N
 
 export interface ExtractFindingsInput {
   turnId: string;
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  invocation: Invocation;
   question: string;
   plan: AnalysisPlan;
   result: unknown;

@@ -1,10 +1,10 @@
 import { announceAgentCompleted } from '../../runtime/stream-agent-reply';
 import type { StepDeps } from '../../runtime/step-deps';
-import type { DataScienceInvocation } from './plan';
+import type { Invocation } from '../../../contracts/steps';
 
 export interface FinishDataScienceInput {
   turnId: string;
-  invocation: DataScienceInvocation;
+  invocation: Invocation;
   startedAt: string;
   /** The agent's model spend, summed over its steps' successful calls. */
   costUsd: number;

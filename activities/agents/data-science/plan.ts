@@ -4,6 +4,7 @@
  * exists, which of the user's series the findings will be validated on.
  */
 import { FINDING_KINDS, type FindingKind } from '../../../contracts/findings';
+import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
 import { withMemory } from '../../steps/prompts/memory';
 import { ModelOutputInvalidError } from '../../../platform/llm-errors';
@@ -24,9 +25,6 @@ export interface AnalysisPlan {
   approach: string;
   spec: AnalysisSpec;
 }
-
-/** The agent's role in the turn: it names the agent's started/completed events, once per role. */
-export type DataScienceInvocation = 'main' | 'supporting' | 'reflection';
 
 const COLUMN = /^[a-z][a-z0-9_]*$/;
 
@@ -66,7 +64,7 @@ export interface PlanAnalysisInput {
   turnId: string;
   /** The Data Science agent's (rephrased) question. */
   question: string;
-  invocation: DataScienceInvocation;
+  invocation: Invocation;
   /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
   memory?: string;
 }
@@ -92,7 +90,7 @@ export function createPlanAnalysis(deps: StepDeps) {
     return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ attempt, signal }) => {
       const response = await streamThoughts(deps, {
         turnId,
-        step: 'ds_plan',
+        modelCall: 'ds_plan',
         attempt,
         signal,
         agent: 'data_science',

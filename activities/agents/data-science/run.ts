@@ -7,6 +7,7 @@ import { readUserHealthData } from '../../../platform/health-data/store';
 import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
+import type { Invocation } from '../../../contracts/steps';
 
 /** Results travel in the workflow's history; a finding needs a handful of numbers, not a data dump. */
 export const MAX_RESULT_JSON_BYTES = 64 * 1024;
@@ -27,6 +28,8 @@ export type AnalysisRun =
 export interface RunAnalysisInput {
   turnId: string;
   userId: string;
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  invocation: Invocation;
   code: string;
 }
 

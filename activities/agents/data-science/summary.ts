@@ -6,10 +6,13 @@
 import { SUMMARY_SYSTEM, summaryUserPrompt } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
+import type { Invocation } from '../../../contracts/steps';
 import { streamThoughts } from '../../runtime/stream-agent-reply';
 
 export interface SummariseAnalysisInput {
   turnId: string;
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  invocation: Invocation;
   question: string;
   result: unknown;
 }
@@ -22,7 +25,7 @@ export function createSummariseAnalysis(deps: StepDeps) {
     return runStepAttempt(deps.events, turnId, 'ds_summary', async ({ attempt, signal }) => {
       const response = await streamThoughts(deps, {
         turnId,
-        step: 'ds_summary',
+        modelCall: 'ds_summary',
         attempt,
         signal,
         agent: 'data_science',

@@ -1,15 +1,16 @@
 /**
  * The Health Coach (seed 002, "Health Coach Agent", "Step 4, Main agent"), always the main agent: one
- * activity running the three modules of the modular coaching flow (paper §6.2).
+ * activity, the step `health_coach`, running the three modules of the modular coaching flow (paper
+ * §6.2), each its own kind of model call (contracts/steps.ts):
  *
- * 1. `hc_gate` (fast model): may the coach recommend yet? A malformed answer is NOREC — keep
+ * 1. `health_coach.gate` (fast model): may the coach recommend yet? A malformed answer is NOREC — keep
  *    gathering context rather than recommend on a misread.
- * 2. `hc_main` (main model): the coaching response, its system prompt set by that verdict, streamed as
- *    the coach's thoughts. It must cite a personal anchor (computeAnchors); a reply that cites none
- *    gets one more call told to anchor, and if that fails too a sentence citing the first anchor is
- *    appended, so the hard rule holds whatever the model does.
- * 3. `hc_finish` (fast model): FINISH or CONTINUE (malformed is CONTINUE: ending a conversation on a
- *    misread is worse than one more turn). On FINISH, `hc_summary` closes it.
+ * 2. `health_coach.main` (main model): the coaching response, its system prompt set by that verdict,
+ *    streamed as the coach's thoughts. It must cite a personal anchor (computeAnchors); a reply that
+ *    cites none gets one more call told to anchor, and if that fails too a sentence citing the first
+ *    anchor is appended, so the hard rule holds whatever the model does.
+ * 3. `health_coach.finish` (fast model): FINISH or CONTINUE (malformed is CONTINUE: ending a
+ *    conversation on a misread is worse than one more turn). On FINISH, `health_coach.summary` closes it.
  *
  * The other hard rule: the coach never sees a rejected finding. The workflow filters them, and so
  * does this activity, whatever it is passed.
@@ -27,6 +28,7 @@ import {
   hcMainPrompt,
 } from './prompt';
 import { readUserHealthData } from '../../../platform/health-data/store';
+import type { ModelCallId } from '../../../contracts/steps';
 import type { LlmRequest, LlmResponse } from '../../../platform/llm';
 import { ModelOutputInvalidError } from '../../../platform/llm-errors';
 import type { StepDeps } from '../../runtime/step-deps';
@@ -44,6 +46,7 @@ const AGENT = 'health_coach';
 /** The coach is always the main agent (seed 002), so it has one invocation per turn. */
 const INVOCATION = 'main';
 const STEP = 'health_coach';
+type CoachCall = Extract<ModelCallId, `${typeof STEP}.${string}`>;
 
 /** The citation appended when the model would not anchor its advice: the anchor's value as stored. */
 export function anchorSentence(anchor: PersonalAnchor): string {
@@ -53,14 +56,13 @@ export function anchorSentence(anchor: PersonalAnchor): string {
 async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }: StepAttempt) {
   const { turnId } = input;
   let costUsd = 0;
-  const context = (step: string) => ({ turnId, step, attempt, signal });
-  const complete = async (step: string, request: LlmRequest) => {
-    const response = await deps.llm.complete(context(step), request);
+  const complete = async (call: CoachCall, request: LlmRequest) => {
+    const response = await deps.llm.complete({ turnId, step: call, attempt, signal }, request);
     costUsd += response.costUsd;
     return response;
   };
-  const stream = async (step: string, request: LlmRequest): Promise<LlmResponse> => {
-    const response = await streamThoughts(deps, { ...context(STEP), llmStep: step, agent: AGENT, request });
+  const stream = async (call: CoachCall, request: LlmRequest): Promise<LlmResponse> => {
+    const response = await streamThoughts(deps, { turnId, modelCall: call, attempt, signal, agent: AGENT, request });
     costUsd += response.costUsd;
     return response;
   };
@@ -78,7 +80,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   const user = (content: string): LlmRequest['messages'] => [{ role: 'user', content }];
 
   // Module 1: may the coach recommend yet?
-  const gate = await complete('hc_gate', {
+  const gate = await complete('health_coach.gate', {
     model: deps.models.fast,
     system: HC_RECOMMEND_GATE,
     maxTokens: 20,
@@ -92,7 +94,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
 
   // Module 2: the coaching response, anchored on the user's own numbers.
   const coachingResponse = async (remindOfAnchors: boolean) => {
-    const response = await stream('hc_main', {
+    const response = await stream('health_coach.main', {
       model: deps.models.main,
       system: withMemory(HC_SYSTEM(verdict), input.memory),
       maxTokens: 700,
@@ -128,7 +130,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   }
 
   // Module 3: is the conversation done?
-  const finishGate = await complete('hc_finish', {
+  const finishGate = await complete('health_coach.finish', {
     model: deps.models.fast,
     system: HC_FINISH_GATE,
     maxTokens: 10,
@@ -142,7 +144,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   let closingSummary: string | null = null;
   if (finish === 'FINISH') {
     await thought('\n\n');
-    const summary = await stream('hc_summary', {
+    const summary = await stream('health_coach.summary', {
       model: deps.models.fast,
       system: HC_SUMMARY,
       maxTokens: 150,

@@ -149,7 +149,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
     const response = await runStepAttempt(deps.events, turnId, 'investigator_briefing', ({ attempt, signal }) =>
       streamThoughts(deps, {
         turnId,
-        step: 'investigator_briefing',
+        modelCall: 'investigator_briefing',
         attempt,
         signal,
         agent: AGENT,

@@ -1,0 +1,175 @@
+/**
+ * One list of the steps of a turn and of the agents that run them, so a step has one id everywhere:
+ * the workflow's `progress` (the API's `current_step` / `completed_steps`), the Temporal Web UI's
+ * activity summaries, the `step` of `agent.thought` and `step.retry` events, the `llm_calls` ledger,
+ * and the scripted model's rules (the `x-amy-step` header). Labels are for screens only.
+ *
+ * Kept free of zod (like ./event-types.ts) so that workflow code can import it.
+ *
+ * - A step that runs more than once in a turn (`ds_run` and `ds_debug` in the debug loop, every
+ *   Data Science stage and `domain_expert` as supporting, main and reflection agent, `critic` once per
+ *   finding) keeps its one id on every run: `progress` lists it once per run. Which run it was is on
+ *   the agent's events (`agent.started` per invocation), not in the id.
+ * - A model call's id is its step's id; a step that makes several kinds of model call names each one
+ *   `<step>.<call>` (the Health Coach's `health_coach.gate`, `.main`, `.finish`, `.summary`). These ids
+ *   are closed: the LLM client's `step` and the scripted model's rules are typed by them.
+ * - `seed` is the step's number in seed 002's "Step 0 … Step 8"; `invocation` for an agent's step,
+ *   whose number is its role in the turn (3 supporting, 4 main, 5 a reflection follow-up); null for the
+ *   service's own bookkeeping.
+ */
+
+export const AGENTS = ['data_science', 'domain_expert', 'health_coach', 'investigator'] as const;
+export type AgentName = (typeof AGENTS)[number];
+
+/** The seed's names for the agents: what the routing, rephrase, reflection and synthesis prompts call them. */
+export const AGENT_LABELS: Record<AgentName, string> = {
+  data_science: 'Data Science Agent',
+  domain_expert: 'Domain Expert Agent',
+  health_coach: 'Health Coach Agent',
+  investigator: 'Hypothesis Investigator',
+};
+
+/** The agents routing can assign (seed 002, "Step 1b"); the Investigator is reached through vagueness only. */
+export const ROUTABLE_AGENTS = [
+  'data_science',
+  'domain_expert',
+  'health_coach',
+] as const satisfies readonly AgentName[];
+export type RoutableAgent = (typeof ROUTABLE_AGENTS)[number];
+
+/** An agent's role in a turn: it names the agent's started/completed events, once per role. */
+export const INVOCATIONS = ['supporting', 'main', 'reflection'] as const;
+export type Invocation = (typeof INVOCATIONS)[number];
+
+/** Seed 002's step numbers. */
+export const SEED_STEPS = ['0', '1a', '1b', '2', '3', '4', '5', '6', '7', '7b', '8'] as const;
+export type SeedStep = (typeof SEED_STEPS)[number];
+
+/** Seed 002: supporting agents are step 3, the main agent step 4, reflection (and its follow-ups) step 5. */
+export const INVOCATION_SEED_STEP: Record<Invocation, SeedStep> = { supporting: '3', main: '4', reflection: '5' };
+
+interface StepDefinition {
+  /** What a screen shows for it, e.g. the Temporal Web UI's activity summary after the seed number. */
+  label: string;
+  seed: SeedStep | 'invocation' | null;
+  agent: AgentName | null;
+  /** `true`: one kind of model call, whose id is the step's; a list: the kinds of call, each `<step>.<call>`. */
+  modelCalls?: true | readonly string[];
+}
+
+export const STEPS = {
+  start_turn: { label: 'Start the turn', seed: null, agent: null },
+  classify_vagueness: { label: 'Classify vagueness', seed: '0', agent: null, modelCalls: true },
+  investigator_hypotheses: {
+    label: 'Investigator · propose hypotheses',
+    seed: '1a',
+    agent: 'investigator',
+    modelCalls: true,
+  },
+  investigator_test: { label: 'Investigator · test hypotheses', seed: '1a', agent: 'investigator' },
+  investigator_briefing: {
+    label: 'Investigator · write the briefing',
+    seed: '1a',
+    agent: 'investigator',
+    modelCalls: true,
+  },
+  route: { label: 'Route to agents', seed: '1b', agent: null, modelCalls: true },
+  // The seed's corner case of routing: main_agent "" → a conversational reply instead of an agent.
+  fallback_reply: { label: 'Fallback reply (streamed)', seed: '1b', agent: null, modelCalls: true },
+  rephrase: { label: 'Rephrase the question per agent', seed: '2', agent: null, modelCalls: true },
+  // Seed 004: the memory summary is read once at the start of a turn; seed 002 has no step for it.
+  recall_memory: { label: 'Recall memory', seed: null, agent: null },
+  ds_plan: { label: 'Data Science · plan', seed: 'invocation', agent: 'data_science', modelCalls: true },
+  ds_code: { label: 'Data Science · write code', seed: 'invocation', agent: 'data_science', modelCalls: true },
+  ds_run: { label: 'Data Science · run the code in the sandbox', seed: 'invocation', agent: 'data_science' },
+  ds_debug: { label: 'Data Science · debug the code', seed: 'invocation', agent: 'data_science', modelCalls: true },
+  ds_summary: {
+    label: 'Data Science · summarise the result',
+    seed: 'invocation',
+    agent: 'data_science',
+    modelCalls: true,
+  },
+  ds_extract: { label: 'Data Science · extract findings', seed: 'invocation', agent: 'data_science', modelCalls: true },
+  ds_finish: { label: 'Data Science · done', seed: 'invocation', agent: 'data_science' },
+  domain_expert: { label: 'Domain Expert', seed: 'invocation', agent: 'domain_expert', modelCalls: true },
+  // Seed 002, "Step 4": with the coach as main agent, the supporting findings are validated before it speaks.
+  pre_validation: { label: 'Validation before the coach (pre-validation hop)', seed: '4', agent: null },
+  health_coach: {
+    label: 'Health Coach',
+    seed: '4',
+    agent: 'health_coach',
+    modelCalls: ['gate', 'main', 'finish', 'summary'],
+  },
+  reflection: { label: 'Reflection', seed: '5', agent: null, modelCalls: true },
+  validation: { label: 'Validation', seed: '6', agent: null },
+  gates: { label: 'Validation · 7 gates', seed: '6', agent: null },
+  critic: { label: 'Validation · critic', seed: '6', agent: null, modelCalls: true },
+  assessment: { label: 'Validation · assessment', seed: '6', agent: null, modelCalls: true },
+  synthesis: { label: 'Synthesis (streamed, fact sheet)', seed: '7', agent: null, modelCalls: true },
+  fact_check: { label: 'Fact-check the answer', seed: '7b', agent: null },
+  memory: { label: 'Memory · extract and store', seed: '8', agent: null, modelCalls: true },
+  complete_turn: { label: 'Complete the turn', seed: null, agent: null },
+  fail_turn: { label: 'Fail the turn', seed: null, agent: null },
+  retention: { label: 'Retention · purge expired turn events and idempotency keys', seed: null, agent: null },
+} as const satisfies Record<string, StepDefinition>;
+
+export type StepId = keyof typeof STEPS;
+export const STEP_IDS = Object.keys(STEPS) as StepId[];
+
+/** The steps that make one kind of model call: the call's id is the step's. */
+export type SingleCallStep = { [S in StepId]: (typeof STEPS)[S] extends { modelCalls: true } ? S : never }[StepId];
+
+/** Every kind of model call a turn makes: the ledger's `llm_calls.step` and the scripted model's rule key. */
+export type ModelCallId = {
+  [S in StepId]: (typeof STEPS)[S] extends { modelCalls: infer C }
+    ? C extends readonly (infer Call extends string)[]
+      ? `${S}.${Call}`
+      : S
+    : never;
+}[StepId];
+
+export const MODEL_CALL_IDS: readonly ModelCallId[] = STEP_IDS.flatMap((id): string[] => {
+  const calls = (STEPS[id] as StepDefinition).modelCalls;
+  if (calls === undefined) return [];
+  return calls === true ? [id] : calls.map((call) => `${id}.${call}`);
+}) as ModelCallId[];
+
+export function isStepId(value: string): value is StepId {
+  return Object.hasOwn(STEPS, value);
+}
+
+export function isModelCallId(value: string): value is ModelCallId {
+  return (MODEL_CALL_IDS as readonly string[]).includes(value);
+}
+
+/** The step a model call belongs to: `health_coach.main` → `health_coach`. */
+export function stepOfModelCall(call: ModelCallId): StepId {
+  return call.split('.')[0] as StepId;
+}
+
+/** Which agent a step belongs to; null for the turn's own steps. */
+export function agentOfStep(step: StepId): AgentName | null {
+  return STEPS[step].agent;
+}
+
+/** The step's seed 002 number in this run: an agent's step takes its invocation's. Null for bookkeeping. */
+export function seedStepOf(step: StepId, invocation?: Invocation): SeedStep | null {
+  const seed: StepDefinition['seed'] = STEPS[step].seed;
+  if (seed !== 'invocation') return seed;
+  return invocation ? INVOCATION_SEED_STEP[invocation] : null;
+}
+
+/** `1b · Route to agents`, `3 · Data Science · plan`, or the bare label when the step has no number. */
+export function numberedLabel(step: StepId, invocation?: Invocation): string {
+  const seed = seedStepOf(step, invocation);
+  return seed === null ? STEPS[step].label : `${seed} · ${STEPS[step].label}`;
+}
+
+/**
+ * The agent a name stands for: its id, or its seed label as the workflow histories recorded before
+ * agents had ids carry them (routing and rephrase results). Null for anything else.
+ */
+export function agentFromIdOrLabel(name: string): AgentName | null {
+  if ((AGENTS as readonly string[]).includes(name)) return name as AgentName;
+  return AGENTS.find((agent) => AGENT_LABELS[agent] === name) ?? null;
+}
