@@ -1,5 +1,5 @@
 /** `npm run user:create -- <name> [--no-data]`: a new user with an API key and, by default, synthetic health data. */
-import { seedDemoHealthData } from '../platform/health-data/store';
+import { seedDemoHealthData } from '../dev/synthetic-data/demo-user';
 import { createPgPool } from '../platform/pg-pool';
 import { createUserWithApiKey, deleteUser, InvalidUserNameError, UserExistsError } from '../platform/users';
 import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';

@@ -11,7 +11,7 @@
 import type { FindingKind, FindingSeries, GatesOutcome } from '../../contracts/findings';
 import { createGatesRunner } from '../../platform/gates';
 import type { DailyMetric, DailyRow } from '../../platform/health-data/records';
-import { generateHealthData, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
+import { generateHealthData, PLANTED_EFFECTS } from '../synthetic-data/generate';
 import { nowMs, summarize, type Summary } from './stats';
 
 export interface GatesPerFindingOptions {

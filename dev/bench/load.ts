@@ -41,7 +41,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { seedDemoHealthData } from '../../platform/health-data/store';
+import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { createUserWithApiKey } from '../../platform/users';
 import { quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
 import { startApiProcess, stopApiProcesses } from './api-process';
@@ -362,7 +362,8 @@ function commandLine(args: string[]): string {
 /** The commit measured, and whether the service's files had uncommitted changes (others work in this tree). */
 function codeVersion(): string {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: path.resolve(__dirname, '..', '..') }).toString();
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: path.resolve(__dirname, '..', '..') }).toString();
     const head = git('rev-parse', '--short', 'HEAD').trim();
     const dirty = git('status', '--porcelain', '--', '.', ':!dev/bench', ':!docs').split('\n').filter(Boolean).length;
     return dirty ? `${head} + uncommitted changes to ${dirty} files outside dev/bench/ and docs/` : head;

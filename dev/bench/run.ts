@@ -18,7 +18,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { loadConfig } from '../../platform/config';
 import { defaultPythonPath } from '../../platform/gates';
 import { createEventLog } from '../../platform/event-log';
-import { seedDemoHealthData } from '../../platform/health-data/store';
+import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { startApiServer } from '../../api/server';
 import { startScriptedModelServer } from '../../scripted-model/server';
 import { createTurnWorker, quietBundlerLogger, workflowsPath } from '../../worker/create-worker';

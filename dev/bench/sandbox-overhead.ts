@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
-import { generateHealthData } from '../../platform/health-data/synthetic';
+import { generateHealthData } from '../synthetic-data/generate';
 import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../../platform/sandbox';
 import { bwrapArgs } from '../../platform/sandbox-bwrap';
 import { analysisCode } from '../../scripted-model/rules/analysis-code';

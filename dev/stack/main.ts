@@ -7,7 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { hasDailySummaries, seedDemoHealthData } from '../../platform/health-data/store';
+import { hasDailySummaries } from '../../platform/health-data/store';
+import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { createPgPool } from '../../platform/pg-pool';
 import { ensureUser, findUserIdByApiKey, issueApiKey } from '../../platform/users';
 import { startScriptedModelServer } from '../../scripted-model/server';

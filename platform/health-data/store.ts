@@ -6,7 +6,6 @@
 import type { Pool } from 'pg';
 import { ulid } from 'ulid';
 import { inTransaction } from '../pg-pool';
-import { generateHealthData } from './synthetic';
 import {
   DAILY_METRICS,
   METRIC_SPECS,
@@ -66,15 +65,6 @@ export async function replaceUserHealthData(pool: Pool, userId: string, data: He
     );
   });
   return { days: data.daily.length, workouts: data.workouts.length, biomarkers: data.biomarkers.length };
-}
-
-/** Gives a user a synthetic history ending today (UTC). The default seed makes every demo user the same person. */
-export async function seedDemoHealthData(
-  pool: Pool,
-  userId: string,
-  { seed = 7, days = 180, endDate = new Date() }: { seed?: number; days?: number; endDate?: Date } = {},
-): Promise<HealthDataCounts> {
-  return replaceUserHealthData(pool, userId, generateHealthData({ seed, days, endDate }));
 }
 
 /** Whether the user has any daily summary at all (the demo is seeded once). */

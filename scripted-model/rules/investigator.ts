@@ -4,7 +4,7 @@ import type { ScriptedRequest, ScriptedRule } from '../types';
  * The Hypothesis Investigator's two model steps (seed 002, "The Investigator path"), read off the
  * prompt's labelled blocks (activities/agents/investigator/prompt.ts):
  * - investigator_hypotheses: from the DIGEST, the hypotheses that hold the synthetic data's planted
- *   effects (platform/health-data/synthetic.ts PLANTED_EFFECTS) — the trend on the metric
+ *   effects (dev/synthetic-data/generate.ts PLANTED_EFFECTS) — the trend on the metric
  *   whose last 30 days moved most in SD units — plus one plausible non-effect (steps and REM sleep,
  *   the INDEPENDENT_PAIR), confidences ordering them; a hypothesis about a metric the digest has no
  *   data for, or listed under ALREADY TESTED (either direction), is not proposed;

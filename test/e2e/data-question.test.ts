@@ -11,7 +11,7 @@ import { turnSchema, type Turn } from '../../contracts/turn';
 import { factCheckReply } from '../../activities/steps/fact-check';
 import type { FactSheet } from '../../activities/steps/fact-sheet';
 import { createEventLog } from '../../platform/event-log';
-import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
+import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { scriptedRules } from '../../scripted-model/rules';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService } from '../support/service';

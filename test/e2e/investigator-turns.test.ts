@@ -5,7 +5,7 @@
  */
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { factCheckReply } from '../../activities/steps/fact-check';
-import { PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
+import { PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService, type TestService } from '../support/service';
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { generateHealthData } from '../../platform/health-data/synthetic';
+import { generateHealthData } from '../../dev/synthetic-data/generate';
 import type { DailyRow, DailyMetric } from '../../platform/health-data/records';
 import {
   createSandbox,

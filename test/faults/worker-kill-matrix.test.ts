@@ -21,7 +21,7 @@ import { temporal } from '@temporalio/proto';
 import type { StreamAgent } from '../../contracts/events';
 import type { ModelCallId, StepId } from '../../contracts/steps';
 import { turnSchema, type Turn } from '../../contracts/turn';
-import { seedDemoHealthData } from '../../platform/health-data/store';
+import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { defaultRules, scriptedRules } from '../../scripted-model/rules';
 import type { ScriptedRule } from '../../scripted-model/types';
 import { api, expectSchema } from '../support/http';

@@ -10,7 +10,7 @@ import {
 } from '../../platform/health-data/csv-import';
 import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../platform/health-data/records';
 import { readUserHealthData } from '../../platform/health-data/store';
-import { generateHealthData } from '../../platform/health-data/synthetic';
+import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { createUserWithApiKey } from '../../platform/users';
 import { CliError, resolveDatabaseUrl } from '../../scripts/cli-env';
 import { runCli } from '../support/cli';

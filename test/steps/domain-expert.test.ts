@@ -31,7 +31,7 @@ import { LITERATURE_PRIORS } from '../../activities/data/literature-priors';
 import { DOMAIN_EXPERT_LAST_ROUND } from '../../activities/agents/domain-expert/prompt';
 import { ConfigError, loadConfig } from '../../platform/config';
 import { replaceUserHealthData } from '../../platform/health-data/store';
-import { generateHealthData } from '../../platform/health-data/synthetic';
+import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import { domainExpert } from '../../scripted-model/rules/domain-expert';
 import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../scripted-model/types';

@@ -23,7 +23,8 @@ import {
   type PersonalAnchor,
 } from '../../activities/agents/health-coach';
 import { DAILY_METRICS, type DailyRow } from '../../platform/health-data/records';
-import { readUserHealthData, seedDemoHealthData } from '../../platform/health-data/store';
+import { readUserHealthData } from '../../platform/health-data/store';
+import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import {
   healthCoachFinish,
   healthCoachGate,

@@ -1,6 +1,6 @@
 import { DAILY_METRICS, METRIC_SPECS, WORKOUT_TYPES, type DailyRow } from '../../platform/health-data/records';
-import { seedDemoHealthData } from '../../platform/health-data/store';
-import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
+import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
+import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { createUserWithApiKey } from '../../platform/users';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 

@@ -25,8 +25,9 @@ import {
 } from '../../activities/agents/investigator';
 import { recordTestedHypotheses } from '../../platform/memory';
 import { DAILY_METRICS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../platform/health-data/records';
-import { readUserHealthData, seedDemoHealthData } from '../../platform/health-data/store';
-import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
+import { readUserHealthData } from '../../platform/health-data/store';
+import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
+import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import type { ValidatedFinding } from '../../activities/steps/validation';
 import {
   investigatorBriefing,

@@ -7,7 +7,7 @@
  * midnights), whoever wrote or reads them.
  */
 import { listTurnsForUser } from '../../api/services/turns';
-import { generateHealthData } from '../../platform/health-data/synthetic';
+import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { readUserHealthData } from '../../platform/health-data/store';
 import { newId } from '../../platform/ids';
 import { listMemoryPage } from '../../platform/memory';

@@ -3,7 +3,7 @@
  * Temporal worker and the real API over HTTP, against a fresh database and a task queue of its own.
  */
 import { Pool } from 'pg';
-import { seedDemoHealthData } from '../../platform/health-data/store';
+import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../platform/config';

@@ -3,7 +3,7 @@
  * canonical ask returns the same statistic computed independently here from the same rows.
  */
 import { defaultPythonPath } from '../../platform/gates';
-import { generateHealthData } from '../../platform/health-data/synthetic';
+import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { createSandbox } from '../../platform/sandbox';
 import { analysisCode } from '../../scripted-model/rules/analysis-code';
 import type { AnalysisAsk } from '../../scripted-model/rules/analysis-ask';

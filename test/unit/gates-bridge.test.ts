@@ -17,7 +17,7 @@ import {
   type GatesRunner,
   type GatesRunnerFailure,
 } from '../../platform/gates';
-import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../platform/health-data/synthetic';
+import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 
 /** Deterministic standard normals (mulberry32 + Box-Muller), so every run sees the same data. */
 function normals(seed: number, n: number): number[] {

@@ -35,7 +35,7 @@ import {
   type HealthProfileRow,
   type WorkoutRow,
   type WorkoutType,
-} from './records';
+} from '../../platform/health-data/records';
 
 export interface PlantedEffect {
   feature: DailyMetric;

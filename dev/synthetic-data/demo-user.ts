@@ -1,0 +1,17 @@
+/**
+ * The demo user's data: a synthetic history written through the platform's health-data store. Used by
+ * `npm start`, `npm run user:create -- --demo`-style tooling, the benchmarks and the tests; the service
+ * itself never generates data.
+ */
+import type { Pool } from 'pg';
+import { replaceUserHealthData, type HealthDataCounts } from '../../platform/health-data/store';
+import { generateHealthData } from './generate';
+
+/** Gives a user a synthetic history ending today (UTC). The default seed makes every demo user the same person. */
+export async function seedDemoHealthData(
+  pool: Pool,
+  userId: string,
+  { seed = 7, days = 180, endDate = new Date() }: { seed?: number; days?: number; endDate?: Date } = {},
+): Promise<HealthDataCounts> {
+  return replaceUserHealthData(pool, userId, generateHealthData({ seed, days, endDate }));
+}
