@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { readSpecSentence, specSentence } from '../../../scripted-model/language/canonical';
 import { PATTERN_ROUTES } from '../../../scripted-model/language/patterns';
 import { understand, type ConversationMessage } from '../../../scripted-model/language/understand';
 import type { DataSpec, RoutingPattern } from '../../../scripted-model/language/understanding';
@@ -104,5 +105,13 @@ test('a question about a metric the data does not hold names it', () => {
       id: entry.id,
       missing: expect.arrayContaining((entry.missing ?? []).map((m) => m.toLowerCase())),
     });
+  }
+});
+
+test('every spec survives the rephrase: its sentence reads back as the same spec', () => {
+  const specs = corpus.flatMap((entry) => (entry.spec ? [entry.spec] : []));
+  for (const spec of specs) {
+    const sentence = specSentence(spec);
+    expect({ sentence, spec: readSpecSentence(`Please do this. ${sentence} Thanks.`) }).toEqual({ sentence, spec });
   }
 });

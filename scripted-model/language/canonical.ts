@@ -1,0 +1,123 @@
+/**
+ * The one narrow computation the rephrase step hands the Data Science agent (seed 002, Step 2), as a
+ * plain sentence a model or a person can read ("Compute the mean of deep_sleep_minutes over the last 30
+ * days.") and `readSpecSentence` reads back exactly: the rephrase and Data Science rules pass a spec
+ * through the conversation without losing any of it.
+ */
+import type { DataSpec, SpecStatistic, SpecWindow } from './understanding';
+
+const STATISTIC_WORDS: Record<Exclude<SpecStatistic, 'spearman' | 'difference' | 'change' | 'day_of_week'>, string> = {
+  mean: 'mean',
+  median: 'median',
+  min: 'minimum',
+  max: 'maximum',
+  total: 'total',
+  sd: 'standard deviation',
+  count: 'count',
+  latest: 'latest value',
+};
+
+function windowWords(window: SpecWindow): string {
+  if ('since' in window) return `the days since ${window.since}`;
+  if (window.days === null) return 'all available days';
+  if (window.offset) return `the ${window.days} days before the last ${window.offset} days`;
+  return `the last ${window.days} days`;
+}
+
+function readWindow(words: string): SpecWindow | null {
+  if (words === 'all available days') return { days: null };
+  let m = /^the days since (\d{2}-\d{2})$/.exec(words);
+  if (m) return { since: m[1] };
+  m = /^the (\d+) days before the last (\d+) days$/.exec(words);
+  if (m) return { days: Number(m[1]), offset: Number(m[2]) };
+  m = /^the last (\d+) days$/.exec(words);
+  if (m) return { days: Number(m[1]) };
+  return null;
+}
+
+const featureWords = (spec: DataSpec) =>
+  spec.feature === 'workouts' ? `${spec.workout_type ? `${spec.workout_type} ` : ''}workouts` : spec.feature;
+
+/** "Compute the … over …." for a spec. */
+export function specSentence(spec: DataSpec): string {
+  const over = `over ${windowWords(spec.window)}`;
+  const feature = featureWords(spec);
+  switch (spec.statistic) {
+    case 'spearman':
+      return `Compute the Spearman correlation between ${spec.feature} and ${spec.target} ${over}.`;
+    case 'change':
+      return `Compute the change in ${feature} ${over} against the same length of time before it.`;
+    case 'day_of_week':
+      return `Compute the mean of ${feature} by day of week ${over}.`;
+    case 'difference':
+      return spec.target === 'weekend'
+        ? `Compute the difference in ${feature} between weekends and weekdays ${over}.`
+        : `Compute the difference in ${feature} between ${windowWords(spec.window)} and the same length of time before it.`;
+    default:
+      return `Compute the ${STATISTIC_WORDS[spec.statistic]} of ${feature} ${over}.`;
+  }
+}
+
+const KIND_OF: Record<SpecStatistic, DataSpec['kind']> = {
+  mean: 'description',
+  median: 'description',
+  min: 'description',
+  max: 'description',
+  total: 'description',
+  sd: 'description',
+  count: 'description',
+  latest: 'description',
+  change: 'trend',
+  difference: 'comparison',
+  day_of_week: 'comparison',
+  spearman: 'association',
+};
+
+const WORKOUT_TYPES = ['running', 'cycling', 'strength', 'yoga', 'walking', 'swimming', 'HIIT'] as const;
+
+function readFeature(words: string): Pick<DataSpec, 'feature' | 'workout_type'> | null {
+  if (words === 'workouts') return { feature: 'workouts' };
+  const m = /^(\S+) workouts$/.exec(words);
+  if (m) {
+    const type = WORKOUT_TYPES.find((t) => t === m[1]);
+    return type ? { feature: 'workouts', workout_type: type } : null;
+  }
+  return /^[a-z_0-9]+$/.test(words) ? { feature: words } : null;
+}
+
+function build(
+  statistic: SpecStatistic,
+  featureText: string,
+  target: string | null,
+  window: SpecWindow | null,
+): DataSpec | null {
+  const feature = readFeature(featureText);
+  if (!feature || !window) return null;
+  const spec: DataSpec = { kind: KIND_OF[statistic], statistic, feature: feature.feature, target, window };
+  if (feature.workout_type) spec.workout_type = feature.workout_type;
+  return spec;
+}
+
+/** The spec a sentence from `specSentence` names, found anywhere in a text; null when there is none. */
+export function readSpecSentence(text: string): DataSpec | null {
+  let m = /Compute the Spearman correlation between (\S+) and (\S+) over (.+?)\./.exec(text);
+  if (m) return build('spearman', m[1], m[2], readWindow(m[3]));
+  m = /Compute the change in (.+?) over (.+?) against the same length of time before it\./.exec(text);
+  if (m) return build('change', m[1], null, readWindow(m[2]));
+  m = /Compute the mean of (.+?) by day of week over (.+?)\./.exec(text);
+  if (m) return build('day_of_week', m[1], null, readWindow(m[2]));
+  m = /Compute the difference in (.+?) between weekends and weekdays over (.+?)\./.exec(text);
+  if (m) return build('difference', m[1], 'weekend', readWindow(m[2]));
+  m = /Compute the difference in (.+?) between (.+?) and the same length of time before it\./.exec(text);
+  if (m) return build('difference', m[1], 'previous_period', readWindow(m[2]));
+  m =
+    /Compute the (mean|median|minimum|maximum|total|standard deviation|count|latest value) of (.+?) over (.+?)\./.exec(
+      text,
+    );
+  if (m) {
+    const statistic = (Object.entries(STATISTIC_WORDS).find(([, words]) => words === m![1])?.[0] ??
+      'mean') as SpecStatistic;
+    return build(statistic, m[2], null, readWindow(m[3]));
+  }
+  return null;
+}
