@@ -310,7 +310,7 @@ export function mentionedMetrics(text: string): MetricMention[] {
 
 /** What the demo and imported data hold, in words, for a reply about a metric that is not there. */
 export const AVAILABLE_IN_WORDS =
-  'steps, sleep (duration, deep, REM, light, time awake and sleep score), resting heart rate, HRV, stress, active zone minutes, workouts by type, and your lab results (cholesterol, HbA1c, glucose, ferritin, vitamin D, TSH, CRP)';
+  'steps, sleep (duration, deep, REM, light, time awake and sleep score), resting heart rate, HRV, stress, active zone minutes, workouts by type, and your lab results (cholesterol, blood sugar, ferritin, vitamin D, thyroid, CRP)';
 
 export const hasMetricWord = (text: string) => mentionedMetrics(text).length > 0;
 

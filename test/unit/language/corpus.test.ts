@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readSpecSentence, specSentence } from '../../../scripted-model/language/canonical';
 import { PATTERN_ROUTES } from '../../../scripted-model/language/patterns';
+import { EXAMPLE_QUESTIONS, clarifyingReply, unavailableReply } from '../../../scripted-model/language/replies';
 import { understand, type ConversationMessage } from '../../../scripted-model/language/understand';
 import type { DataSpec, RoutingPattern } from '../../../scripted-model/language/understanding';
 
@@ -113,5 +114,21 @@ test('every spec survives the rephrase: its sentence reads back as the same spec
   for (const spec of specs) {
     const sentence = specSentence(spec);
     expect({ sentence, spec: readSpecSentence(`Please do this. ${sentence} Thanks.`) }).toEqual({ sentence, spec });
+  }
+});
+
+test('the graceful edges name what is missing and what works, with no number in them', () => {
+  const reply = unavailableReply(['blood pressure', 'VO2 max']);
+  expect(reply).toMatch(/doesn't include blood pressure and VO₂ max/);
+  expect(reply).toMatch(/resting heart rate/);
+  expect(
+    clarifyingReply()
+      .split('\n')
+      .filter((line) => line.startsWith('- ')).length,
+  ).toBeGreaterThanOrEqual(2);
+  for (const text of [reply, clarifyingReply()]) expect(text).not.toMatch(/\d/);
+  // The example questions it offers are understood as questions Amy can answer.
+  for (const question of EXAMPLE_QUESTIONS) {
+    expect(understand([{ role: 'user', content: question }]).pattern).not.toMatch(/unclear|unavailable|conversation/);
   }
 });
