@@ -166,6 +166,17 @@ export function numberedLabel(step: StepId, invocation?: Invocation): string {
 }
 
 /**
+ * How a model call reaches the scripted model (scripted-model/): the `x-amy-step` header names the call,
+ * and, only when the LLM client talks to the scripted model, the request body's `amy_step_inputs`
+ * field carries the typed inputs its prompt was rendered from, so the scripted model's rules read
+ * structured inputs instead of prompt wording. A body field, not a header: a call's inputs include the
+ * conversation (up to 100 messages of 20,000 characters) or a Data Science result (up to 64 KB), far
+ * past what HTTP headers carry. The real API rejects unknown body fields, so it is never sent there.
+ */
+export const STEP_HEADER = 'x-amy-step';
+export const STEP_INPUTS_FIELD = 'amy_step_inputs';
+
+/**
  * The agent a name stands for: its id, or its seed label as the workflow histories recorded before
  * agents had ids carry them (routing and rephrase results). Null for anything else.
  */

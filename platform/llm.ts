@@ -6,15 +6,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ulid } from 'ulid';
 import type { ZodType } from 'zod';
-import type { ModelCallId } from '../contracts/steps';
+import { STEP_HEADER, STEP_INPUTS_FIELD, type ModelCallId } from '../contracts/steps';
 import { ConfigError, type Config } from './config';
 import type { Pool } from 'pg';
 import type { EventLog } from './event-log';
 import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './llm-errors';
 import { costUsd } from './prices';
-
-/** Tells the scripted model which model call (contracts/steps.ts) a request is; the real API ignores it. */
-const STEP_HEADER = 'x-amy-step';
 
 const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -39,10 +36,22 @@ export function createAnthropicClient(config: Pick<Config, 'ANTHROPIC_API_KEY' |
   return new Anthropic({ ...common, apiKey: 'scripted', baseURL: config.ANTHROPIC_BASE_URL });
 }
 
+/**
+ * Whether the model is the scripted one, as platform/config.ts decides it: without ANTHROPIC_API_KEY,
+ * ANTHROPIC_BASE_URL names the scripted model server. Only then does the LLM client attach each call's
+ * inputs (`sendStepInputs`).
+ */
+export const isScriptedModel = (config: Pick<Config, 'ANTHROPIC_API_KEY'>): boolean => !config.ANTHROPIC_API_KEY;
+
 export interface LlmCallContext {
   turnId: string;
   /** Which model call this is: its step's id, or `<step>.<call>` for a step with several kinds of call. */
   step: ModelCallId;
+  /**
+   * What the call's prompt was rendered from (its type is next to the prompt builder; the map of them is
+   * activities/runtime/model-call-inputs.ts). Sent only to the scripted model, which answers from it.
+   */
+  inputs: object;
   attempt: number;
   /** Aborts the HTTP request, e.g. the activity's cancellation signal. */
   signal?: AbortSignal;
@@ -96,6 +105,11 @@ export interface LlmDeps {
   events: EventLog;
   /** A turn whose recorded calls add up to this much gets one `cost_warning` event. */
   costWarnUsd: number;
+  /**
+   * Attach each call's inputs to the request (`amy_step_inputs`, contracts/steps.ts): true only for the
+   * scripted model (isScriptedModel). The real API rejects unknown fields, and needs only the prompt.
+   */
+  sendStepInputs: boolean;
 }
 
 interface TokenUsage {
@@ -119,9 +133,9 @@ const textOf = (message: Anthropic.Message) =>
 const errorMessageOf = (err: unknown) =>
   (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, MAX_ERROR_MESSAGE_CHARS);
 
-export function createLlm({ anthropic, pool, events, costWarnUsd }: LlmDeps): Llm {
-  function toParams(req: LlmRequest): Anthropic.MessageStreamParams {
-    return {
+export function createLlm({ anthropic, pool, events, costWarnUsd, sendStepInputs }: LlmDeps): Llm {
+  function toParams(ctx: LlmCallContext, req: LlmRequest): Anthropic.MessageStreamParams {
+    const params: Anthropic.MessageStreamParams = {
       model: req.model,
       max_tokens: req.maxTokens,
       messages: req.messages,
@@ -129,6 +143,8 @@ export function createLlm({ anthropic, pool, events, costWarnUsd }: LlmDeps): Ll
       tools: req.tools,
       temperature: req.temperature,
     };
+    // The SDK sends the params object as the JSON body, so the field travels as it is.
+    return sendStepInputs ? Object.assign(params, { [STEP_INPUTS_FIELD]: ctx.inputs }) : params;
   }
 
   const requestOptions = (ctx: LlmCallContext) => ({ headers: { [STEP_HEADER]: ctx.step }, signal: ctx.signal });
@@ -254,7 +270,7 @@ export function createLlm({ anthropic, pool, events, costWarnUsd }: LlmDeps): Ll
       let result: { data: Anthropic.Message; request_id: string | null | undefined };
       try {
         result = await anthropic.messages
-          .create({ ...toParams(req), stream: false }, requestOptions(ctx))
+          .create({ ...toParams(ctx, req), stream: false }, requestOptions(ctx))
           .withResponse();
       } catch (err) {
         throw await recordFailure(ctx, req.model, startedAt, err, { usage: NO_USAGE, requestId: null });
@@ -264,7 +280,7 @@ export function createLlm({ anthropic, pool, events, costWarnUsd }: LlmDeps): Ll
 
     async stream(ctx, req, onDelta) {
       const startedAt = Date.now();
-      const stream = anthropic.messages.stream(toParams(req), requestOptions(ctx));
+      const stream = anthropic.messages.stream(toParams(ctx, req), requestOptions(ctx));
       const soFar = () => ({ usage: stream.currentMessage?.usage ?? NO_USAGE, requestId: stream.request_id ?? null });
       let ending: { message: Anthropic.Message } | { sinkError: unknown };
       try {

@@ -1,16 +1,14 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isModelCallId, type ModelCallId } from '../contracts/steps';
+import { STEP_HEADER, isModelCallId, type ModelCallId } from '../contracts/steps';
 import type { FaultController } from './faults';
 import { pause, readJsonBody, sendApiError, sendJson, writeChunk } from './http';
 import { buildMessage, estimateTokens, malformedVariant } from './message-response';
 import { parseMessagesRequest, requestText, toScriptedRequest } from './messages-request';
 import type { RequestLog } from './request-log';
+import { parseStepInputs } from './step-inputs';
 import { encodeSse, messageStreamEvents } from './sse';
 import type { ScriptedResponse, ScriptedRule } from './types';
-
-/** Which model call of the pipeline a request is (contracts/steps.ts); the LLM layer (platform/llm.ts) always sends it. */
-const STEP_HEADER = 'x-amy-step';
 
 export interface MessagesEndpointDeps {
   rules: ReadonlyMap<ModelCallId, ScriptedRule>;
@@ -48,7 +46,11 @@ async function streamMessage(res: ServerResponse, message: Anthropic.Message, op
   res.end();
 }
 
-/** `POST /v1/messages`: validate, log, apply a queued fault if one matches, answer from the step's rule. */
+/**
+ * `POST /v1/messages`: validate (the body, the call named by `x-amy-step`, and the call's inputs), log,
+ * apply a queued fault if one matches, answer from the call's rule. The platform's LLM client always
+ * sends the header and, talking to this server, the inputs.
+ */
 export function createMessagesEndpoint({ rules, faults, requests, streamChunkDelayMs }: MessagesEndpointDeps) {
   return async function handleMessages(req: IncomingMessage, res: ServerResponse, closed: AbortSignal) {
     const parsed = parseMessagesRequest(await readJsonBody(req));
@@ -58,9 +60,11 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
     const step = typeof stepHeader === 'string' && stepHeader !== '' ? stepHeader : null;
     const call = step !== null && isModelCallId(step) ? step : null;
     const rule = call === null ? undefined : rules.get(call);
-    const fault = call !== null && rule ? faults.take(call, request.stream) : null;
+    const inputs = call !== null && rule ? parseStepInputs(call, request.stepInputs) : null;
+    const fault = call !== null && inputs?.ok ? faults.take(call, request.stream) : null;
     requests.add({
       step,
+      inputs: request.stepInputs ?? null,
       model: request.model,
       system: request.system,
       messages: request.messages,
@@ -77,9 +81,10 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
         `${STEP_HEADER} header is required: rules answer per step`,
       );
     }
-    if (call === null || !rule) {
+    if (call === null || !rule || !inputs) {
       return sendApiError(res, 400, 'invalid_request_error', `No scripted rule for step "${step}"`);
     }
+    if (!inputs.ok) return sendApiError(res, 400, 'invalid_request_error', inputs.message);
 
     switch (fault?.kind) {
       case 'overloaded':
@@ -95,7 +100,7 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
         break;
     }
 
-    const answer: ScriptedResponse = rule.respond(toScriptedRequest(call, request));
+    const answer: ScriptedResponse = rule.respond(toScriptedRequest(call, inputs.inputs, request));
     const message = buildMessage({
       model: request.model,
       maxTokens: request.maxTokens,

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import type { ModelCallId } from '../contracts/steps';
+import { STEP_INPUTS_FIELD, type ModelCallId } from '../contracts/steps';
+import type { ModelCallInputs } from '../activities/runtime/model-call-inputs';
 import type { ScriptedRequest } from './types';
 
 /**
@@ -42,6 +43,8 @@ const messagesRequestSchema = z.object({
   tools: z.array(toolDefinition).optional(),
   stream: z.boolean().optional(),
   temperature: z.number().min(0).max(1).optional(),
+  /** Not part of the Messages API: the call's inputs, which only our LLM client sends, and only here. */
+  [STEP_INPUTS_FIELD]: z.unknown().optional(),
 });
 
 export interface MessagesRequest {
@@ -51,6 +54,8 @@ export interface MessagesRequest {
   system: string;
   messages: Anthropic.MessageParam[];
   tools: Anthropic.Tool[];
+  /** The `amy_step_inputs` field as sent (undefined when absent); step-inputs.ts checks it. */
+  stepInputs: unknown;
 }
 
 export type ParsedMessagesRequest = { ok: true; request: MessagesRequest } | { ok: false; message: string };
@@ -63,7 +68,7 @@ export function parseMessagesRequest(body: unknown): ParsedMessagesRequest {
     const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
     return { ok: false, message: `${where}${issue.message}` };
   }
-  const { model, max_tokens, messages, system, tools, stream } = parsed.data;
+  const { model, max_tokens, messages, system, tools, stream, [STEP_INPUTS_FIELD]: stepInputs } = parsed.data;
   return {
     ok: true,
     request: {
@@ -74,25 +79,17 @@ export function parseMessagesRequest(body: unknown): ParsedMessagesRequest {
       // The schema above is a subset of the SDK's types, so the validated values are valid params.
       messages: messages as Anthropic.MessageParam[],
       tools: (tools ?? []) as Anthropic.Tool[],
+      stepInputs,
     },
   };
 }
 
-function textOfContent(content: Anthropic.MessageParam['content']): string[] {
-  if (typeof content === 'string') return [content];
-  return content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
-}
-
-export function toScriptedRequest(step: ModelCallId, request: MessagesRequest): ScriptedRequest {
-  const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
-  return {
-    step,
-    model: request.model,
-    system: request.system,
-    messages: request.messages,
-    tools: request.tools,
-    lastUserText: lastUser ? textOfContent(lastUser.content).join('\n') : '',
-  };
+export function toScriptedRequest<Call extends ModelCallId>(
+  step: Call,
+  inputs: ModelCallInputs[Call],
+  request: MessagesRequest,
+): ScriptedRequest<Call> {
+  return { step, inputs, model: request.model, messages: request.messages, tools: request.tools };
 }
 
 /** Every character the model would read: system, messages (text, tool calls and results) and tools. */

@@ -2,6 +2,8 @@ import type Anthropic from '@anthropic-ai/sdk';
 
 export interface LoggedRequest {
   step: string | null;
+  /** The call's inputs as sent (`amy_step_inputs`), null when the request had none. */
+  inputs: unknown;
   model: string;
   system: string;
   messages: Anthropic.MessageParam[];

@@ -2,7 +2,7 @@ import type { Config } from '../platform/config';
 import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
-import { createAnthropicClient, createLlm } from '../platform/llm';
+import { createAnthropicClient, createLlm, isScriptedModel } from '../platform/llm';
 import { createSandbox } from '../platform/sandbox';
 import type { StepDeps } from '../activities';
 
@@ -15,6 +15,7 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
     pool,
     events,
     costWarnUsd: config.AMY_COST_WARN_USD,
+    sendStepInputs: isScriptedModel(config),
   });
   const python = config.AMY_PYTHON ?? defaultPythonPath();
   const gates = createGatesRunner({ python });

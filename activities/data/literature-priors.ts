@@ -12,7 +12,7 @@ import priorsFile from './biomarker-priors.json';
 
 const PRIOR_DIRECTIONS = ['positive', 'negative', 'none', 'u_shaped'] as const;
 
-const literaturePriorSchema = z
+export const literaturePriorSchema = z
   .object({
     id: z.string().regex(/^[a-z0-9-]+$/),
     /** Named as the data names it (a daily metric, a composite, a lab marker) wherever the data has it. */

@@ -2,6 +2,7 @@ import type { StreamAgent } from '../../contracts/events';
 import { stepOfModelCall, type ModelCallId, type SingleCallStep } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
 import type { LlmRequest, LlmResponse } from '../../platform/llm';
+import type { ModelCallInputs } from './model-call-inputs';
 import type { StepDeps } from './step-deps';
 
 const SUMMARY_CHARS = 160;
@@ -61,7 +62,7 @@ const MAX_UNWRITTEN_CHARS = 4096;
  * delta. A slow model gives one event per delta, as before; a fast one costs far fewer transactions
  * than it sends deltas, and the text reaches clients as soon as the log can take it.
  */
-export async function streamThoughts(
+export async function streamThoughts<Call extends ModelCallId>(
   { llm, events }: Pick<StepDeps, 'llm' | 'events'>,
   call: {
     turnId: string;
@@ -69,7 +70,9 @@ export async function streamThoughts(
      * The model call streamed (the coach's `health_coach.main`). Its step is the one being attempted
      * (runStepAttempt's), named on every delta as `step.retry` names it.
      */
-    modelCall: ModelCallId;
+    modelCall: Call;
+    /** What the call's prompt was rendered from. */
+    inputs: ModelCallInputs[Call];
     attempt: number;
     signal: AbortSignal;
     agent: StreamAgent;
@@ -94,7 +97,7 @@ export async function streamThoughts(
     (log.writing ??= writeAll()
       .catch((error: unknown) => void (log.failed = { error }))
       .finally(() => (log.writing = null)));
-  const stream = { turnId, step: call.modelCall, attempt, signal: call.signal };
+  const stream = { turnId, step: call.modelCall, inputs: call.inputs, attempt, signal: call.signal };
   const response = await llm.stream(stream, call.request, async (delta) => {
     // Throwing here aborts the model call: a log that cannot be written cannot take more text.
     if (log.failed) throw log.failed.error;
@@ -109,11 +112,12 @@ export async function streamThoughts(
 }
 
 /** One model reply streamed as a whole agent turn: started, thoughts, completed. */
-export async function streamAgentReply(
+export async function streamAgentReply<Step extends SingleCallStep>(
   deps: StepDeps,
   call: {
     turnId: string;
-    step: SingleCallStep;
+    step: Step;
+    inputs: ModelCallInputs[Step];
     attempt: number;
     signal: AbortSignal;
     agent: StreamAgent;

@@ -71,6 +71,7 @@ export function createAssessFinding(deps: StepDeps) {
       const response = await completeStep(deps, {
         turnId: input.turnId,
         step: 'assessment',
+        inputs: { finding, critic, priors },
         model: deps.models.validator,
         system: ASSESSMENT_SYSTEM,
         prompt: assessmentUserPrompt({ finding, critic, priors }),

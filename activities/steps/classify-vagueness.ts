@@ -1,6 +1,5 @@
 import type { Message } from '../../contracts/turn';
 import { completeStep } from '../runtime/complete-step';
-import { lastUserMessage, renderHistory } from '../runtime/conversation';
 import { VAGUENESS_SYSTEM, vaguenessUserPrompt } from './prompts/vagueness';
 import type { StepDeps } from '../runtime/step-deps';
 
@@ -25,9 +24,10 @@ export function createClassifyVagueness(deps: StepDeps) {
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'classify_vagueness',
+      inputs: { messages: input.messages },
       model: deps.models.fast,
       system: VAGUENESS_SYSTEM,
-      prompt: vaguenessUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
+      prompt: vaguenessUserPrompt({ messages: input.messages }),
       maxTokens: 5,
     });
     return { vagueness: parseVagueness(response.text) };

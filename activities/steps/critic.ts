@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { Finding, GatesOutcome } from '../../contracts/findings';
 import { completeStep } from '../runtime/complete-step';
 import { priorsFor } from '../data/literature-priors';
-import { CRITIC_SYSTEM, criticUserPrompt } from './prompts/critic';
+import { CRITIC_SYSTEM, criticUserPrompt, type CriticPromptInputs } from './prompts/critic';
 import { parseModelJson } from '../../platform/llm';
 import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../platform/llm-errors';
 import { recentMemory } from '../../platform/memory';
@@ -104,7 +104,7 @@ function conservativeDefault(
 
 async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promise<CriticVerdict> {
   const { finding } = input;
-  const prompt = criticUserPrompt({
+  const inputs: CriticPromptInputs = {
     finding,
     gates: input.gates,
     priors: priorsFor(finding),
@@ -112,15 +112,16 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
       categories: CRITIC_MEMORY_CATEGORIES,
       limit: CRITIC_MEMORY_LIMIT,
     }),
-  });
+  };
   let answer: CriticAnswer;
   try {
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'critic',
+      inputs,
       model: deps.models.validator,
       system: CRITIC_SYSTEM,
-      prompt,
+      prompt: criticUserPrompt(inputs),
       maxTokens: 1200,
     });
     answer = parseModelJson(response.text, criticAnswerSchema, response.requestId);

@@ -1,6 +1,6 @@
 import type { Message } from '../../contracts/turn';
-import { asModelMessages, lastUserMessage } from '../runtime/conversation';
-import { FALLBACK_SYSTEM } from './prompts/fallback';
+import { lastUserMessage } from '../runtime/conversation';
+import { FALLBACK_SYSTEM, fallbackMessages } from './prompts/fallback';
 import type { StepDeps } from '../runtime/step-deps';
 import { runStepAttempt } from '../runtime/step-attempt';
 import { streamAgentReply } from '../runtime/stream-agent-reply';
@@ -18,6 +18,7 @@ export function createReplyConversationally(deps: StepDeps) {
       streamAgentReply(deps, {
         turnId: input.turnId,
         step,
+        inputs: { messages: input.messages },
         attempt,
         signal,
         agent: 'synthesis',
@@ -26,7 +27,7 @@ export function createReplyConversationally(deps: StepDeps) {
           model: deps.models.fast,
           system: FALLBACK_SYSTEM,
           maxTokens: 300,
-          messages: asModelMessages(input.messages),
+          messages: fallbackMessages({ messages: input.messages }),
         },
       }),
     );

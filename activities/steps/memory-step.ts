@@ -75,9 +75,10 @@ async function extractMemories(
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'memory',
+      inputs: { userMessage: input.userMessage, answer: input.answer },
       model: deps.models.fast,
       system: MEMORY_UPDATE_SYSTEM,
-      prompt: memoryExtractUserPrompt(input.userMessage, input.answer),
+      prompt: memoryExtractUserPrompt(input),
       maxTokens: 600,
     });
     const items = parseModelJson(response.text, extractedSchema, response.requestId);

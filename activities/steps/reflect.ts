@@ -37,6 +37,11 @@ export function createReflect(deps: StepDeps) {
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'reflection',
+      inputs: {
+        userMessage: input.userMessage,
+        mainDraft: input.mainDraft,
+        supportingInsights: input.supportingInsights,
+      },
       model: deps.models.fast,
       system: REFLECTION_SYSTEM,
       prompt: reflectionUserPrompt(input),

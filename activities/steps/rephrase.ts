@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Message } from '../../contracts/turn';
 import { completeStep } from '../runtime/complete-step';
-import { lastUserMessage, renderHistory } from '../runtime/conversation';
+import { lastUserMessage } from '../runtime/conversation';
 import { QUESTION_REPHRASE_SYSTEM, rephraseUserPrompt } from './prompts/rephrase';
 import type { RoutableAgent } from '../../contracts/steps';
-import { agentLabel, canonicalAgent, type Routing } from './routing';
+import { canonicalAgent, type Routing } from './routing';
 import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import { parseModelJson } from '../../platform/llm';
 import type { StepDeps } from '../runtime/step-deps';
@@ -34,12 +34,14 @@ export function createRephraseQuestions(deps: StepDeps) {
     const userMessage = lastUserMessage(input.messages);
     const agents: RoutableAgent[] = [routing.main_agent, ...routing.supporting_agents];
     const fallback = Object.fromEntries(agents.map((a) => [a, userMessage])) as AgentQuestions;
+    const inputs = { messages: input.messages, agents };
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'rephrase',
+      inputs,
       model: deps.models.fast,
       system: QUESTION_REPHRASE_SYSTEM,
-      prompt: rephraseUserPrompt(renderHistory(input.messages), agents.map(agentLabel), userMessage),
+      prompt: rephraseUserPrompt(inputs),
       maxTokens: 500,
     });
     try {

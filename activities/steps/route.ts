@@ -1,6 +1,5 @@
 import type { Message } from '../../contracts/turn';
 import { completeStep } from '../runtime/complete-step';
-import { lastUserMessage, renderHistory } from '../runtime/conversation';
 import { ORCHESTRATOR_SYSTEM, routingUserPrompt } from './prompts/routing';
 import { rawRoutingSchema, sanitiseRouting, type Routing } from './routing';
 import { parseModelJson } from '../../platform/llm';
@@ -17,9 +16,10 @@ export function createRoute(deps: StepDeps) {
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'route',
+      inputs: { messages: input.messages },
       model: deps.models.fast,
       system: ORCHESTRATOR_SYSTEM,
-      prompt: routingUserPrompt(renderHistory(input.messages), lastUserMessage(input.messages)),
+      prompt: routingUserPrompt({ messages: input.messages }),
       maxTokens: 300,
     });
     return sanitiseRouting(parseModelJson(response.text, rawRoutingSchema, response.requestId));

@@ -95,15 +95,24 @@ function factSheetBlock(entries: FactEntry[]): string {
     .join('\n');
 }
 
-export function synthesisPrompt(input: SynthesisInput, entries: FactEntry[]): string {
+/** What the synthesis prompt is rendered from (and what the scripted model reads). */
+export interface SynthesisPromptInputs extends Pick<
+  SynthesisInput,
+  'userMessage' | 'mainAgent' | 'mainAgentDraft' | 'supportingInsights' | 'findings' | 'dataScienceFailed'
+> {
+  /** The Fact Sheet: every number the answer may cite. */
+  factSheet: FactEntry[];
+}
+
+export function synthesisPrompt(inputs: SynthesisPromptInputs): string {
   return [
-    input.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
-    `USER QUESTION:\n${input.userMessage}`,
-    `MAIN AGENT: ${AGENT_LABELS[input.mainAgent]}`,
-    `MAIN AGENT DRAFT:\n${input.mainAgentDraft || '(none)'}`,
-    `SUPPORTING INSIGHTS:\n${input.supportingInsights || '(none)'}`,
-    `VALIDATED FINDINGS:\n${findingsBlurb(input.findings)}`,
-    `FACT SHEET:\n${factSheetBlock(entries)}`,
+    inputs.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
+    `USER QUESTION:\n${inputs.userMessage}`,
+    `MAIN AGENT: ${AGENT_LABELS[inputs.mainAgent]}`,
+    `MAIN AGENT DRAFT:\n${inputs.mainAgentDraft || '(none)'}`,
+    `SUPPORTING INSIGHTS:\n${inputs.supportingInsights || '(none)'}`,
+    `VALIDATED FINDINGS:\n${findingsBlurb(inputs.findings)}`,
+    `FACT SHEET:\n${factSheetBlock(inputs.factSheet)}`,
   ]
     .filter(Boolean)
     .join('\n\n');
@@ -113,10 +122,21 @@ export function createSynthesise(deps: StepDeps) {
   return async function synthesise(input: SynthesisInput): Promise<SynthesisOutput> {
     const step = 'synthesis';
     const { sheet, entries } = synthesisFactSheet(input);
+    const { userMessage, mainAgent, mainAgentDraft, supportingInsights, findings, dataScienceFailed } = input;
+    const inputs: SynthesisPromptInputs = {
+      userMessage,
+      mainAgent,
+      mainAgentDraft,
+      supportingInsights,
+      findings,
+      dataScienceFailed,
+      factSheet: entries,
+    };
     const answer = await runStepAttempt(deps.events, input.turnId, step, ({ attempt, signal }) =>
       streamAgentReply(deps, {
         turnId: input.turnId,
         step,
+        inputs,
         attempt,
         signal,
         agent: 'synthesis',
@@ -125,7 +145,7 @@ export function createSynthesise(deps: StepDeps) {
           model: deps.models.main,
           system: withMemory(FINAL_SYNTHESIS_SYSTEM, input.memory),
           maxTokens: 1500,
-          messages: [{ role: 'user', content: synthesisPrompt(input, entries) }],
+          messages: [{ role: 'user', content: synthesisPrompt(inputs) }],
         },
       }),
     );

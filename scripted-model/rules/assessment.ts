@@ -1,5 +1,5 @@
 import type { ScriptedRule } from '../types';
-import { isPairPrior, readFinding, readPriors, type PromptFinding } from './critic';
+import { isPairPrior, reviewedFinding, reviewedPriors, type ReviewedFinding } from './critic';
 
 /**
  * The Assessment (seed 002): the mechanism is the summary of the prior about this very pair, else of
@@ -21,7 +21,7 @@ const LEVERS: Record<string, string> = {
   rem_sleep_minutes: 'keep the same wake-up time every day this week, weekend included',
 };
 
-function strategyFor(finding: PromptFinding): string | null {
+function strategyFor(finding: ReviewedFinding): string | null {
   if (finding.kind === 'scalar') return null;
   const lever =
     LEVERS[finding.feature] ??
@@ -36,8 +36,8 @@ function strategyFor(finding: PromptFinding): string | null {
 export const assessment: ScriptedRule<'assessment'> = {
   step: 'assessment',
   respond(req) {
-    const finding = readFinding(req.lastUserText);
-    const priors = readPriors(req.lastUserText);
+    const finding = reviewedFinding(req.inputs.finding);
+    const priors = reviewedPriors(req.inputs.priors);
     const pairPrior = priors.find((p) => isPairPrior(p, finding));
     const novelty = pairPrior ? 'established' : priors.length > 0 ? 'supported' : 'user_specific';
     // A level (an average, a spread) is a measurement, not an effect: no prior explains it.

@@ -25,7 +25,7 @@ const ANCHORS =
 export const classifyVagueness: ScriptedRule<'classify_vagueness'> = {
   step: 'classify_vagueness',
   respond(req) {
-    const question = userQuestion(req).toLowerCase();
+    const question = userQuestion(req.inputs.messages).toLowerCase();
     if (!ANCHORLESS_ASKS.some((ask) => ask.test(question))) return { text: 'low' };
     // An open-ended ask about a named metric ("anything interesting in my sleep?") has an anchor.
     return { text: ANCHORS.test(question) ? 'medium' : 'high' };

@@ -1,23 +1,26 @@
+import type { Finding, GatesOutcome } from '../../contracts/findings';
+import type { LiteraturePrior } from '../../activities/data/literature-priors';
+import { formatNumber } from '../../activities/steps/prompts/critic';
 import type { ScriptedRule } from '../types';
 
 /**
- * The Critic (seed 002): reads the FINDING, GATES and LITERATURE PRIORS blocks of its prompt and
+ * The Critic (seed 002): reads the finding, its gates and the literature priors it is given, and
  * follows the gates, as a careful reviewer would. What the gates rejected, or a near-tautology, it
  * rejects; a failed soft gate is a medium `noise` concern; fewer than 30 observations is `small_n`; an
  * association no prior speaks for gets a low `confounder` concern; a prior about the same pair that
  * points the other way is a `literature_contradiction`. Any medium or high concern rules out accept.
  */
 
-export interface PromptFinding {
+export interface ReviewedFinding {
   kind: string;
   feature: string;
   target: string | null;
   n: number;
-  /** The sign of the effect (`effect`, `rho` or `correlation` in Numbers), 0 when none is given. */
+  /** The sign of the effect (`effect`, `rho` or `correlation` in its numbers), 0 when none is given. */
   effectSign: number;
 }
 
-export interface PromptPrior {
+export interface ReviewedPrior {
   id: string;
   feature: string;
   target: string | null;
@@ -26,9 +29,10 @@ export interface PromptPrior {
   citation: string;
 }
 
-interface PromptGate {
+interface ReviewedGate {
   gate: string;
   verdict: 'passed' | 'failed' | 'skipped';
+  /** The gate's numbers as the prompt shows them (formatNumber), so a concern quotes what the model read. */
   numbers: Record<string, number>;
 }
 
@@ -38,72 +42,45 @@ interface Concern {
   severity: 'low' | 'medium' | 'high';
 }
 
-const field = (text: string, name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(text)?.[1].trim() ?? '';
-
-/** The lines of a block, from its `NAME:` header to the next blank line. */
-function blockLines(text: string, name: string): string[] {
-  const start = text.indexOf(`\n${name}:\n`);
-  if (start === -1) return [];
-  const body = text.slice(start + name.length + 3);
-  const end = body.indexOf('\n\n');
-  return (end === -1 ? body : body.slice(0, end)).split('\n');
-}
-
 const EFFECT_KEYS = ['effect', 'rho', 'correlation'];
 
-export function readFinding(text: string): PromptFinding {
-  const target = field(text, 'Target');
-  const numbers = Object.fromEntries(
-    [...field(text, 'Numbers').matchAll(/(\w+)=(-?[\d.]+(?:e[+-]?\d+)?)/g)].map((m) => [m[1], Number(m[2])]),
-  );
-  const effect = EFFECT_KEYS.map((key) => numbers[key]).find((value) => value !== undefined) ?? 0;
+export function reviewedFinding(finding: Finding): ReviewedFinding {
+  const effect = EFFECT_KEYS.map((key) => finding.numbers[key]).find((value) => typeof value === 'number') ?? 0;
   return {
-    kind: field(text, 'Kind'),
-    feature: field(text, 'Feature'),
-    target: target === '' || target === 'none' ? null : target,
-    n: Number(field(text, 'n')),
-    effectSign: Math.sign(effect),
+    kind: finding.kind,
+    feature: finding.feature,
+    target: finding.target,
+    n: finding.n,
+    effectSign: Math.sign(effect as number),
   };
 }
 
-const PRIOR_HEAD = /^- \[([\w-]+)\] (\S+) → (.+?): (positive|negative|none|u_shaped);/;
+export const reviewedPriors = (priors: LiteraturePrior[]): ReviewedPrior[] =>
+  priors.map((p) => ({
+    id: p.id,
+    feature: p.feature,
+    target: p.target,
+    direction: p.direction,
+    summary: p.summary,
+    citation: p.source.citation,
+  }));
 
-export function readPriors(text: string): PromptPrior[] {
-  const priors: PromptPrior[] = [];
-  for (const line of blockLines(text, 'LITERATURE PRIORS')) {
-    const head = PRIOR_HEAD.exec(line);
-    const current = priors.at(-1);
-    if (head) {
-      const [, id, feature, target, direction] = head;
-      priors.push({
-        id,
-        feature,
-        target: target === 'any outcome' ? null : target,
-        direction,
-        summary: '',
-        citation: '',
-      });
-    } else if (current && line.startsWith('  Summary: ')) current.summary = line.slice('  Summary: '.length);
-    else if (current && line.startsWith('  Citation: ')) current.citation = line.slice('  Citation: '.length);
-  }
-  return priors;
-}
+/** Said in words, not as a number: why a statistic is missing, or why the gate crashed. */
+const PROSE_DETAIL_KEYS = ['applicable', 'reason', 'error'];
 
-const GATE_LINE = /^- (\w+): \S+ (passed|failed|skipped)\b(.*)$/;
-
-function readGates(text: string): PromptGate[] {
-  return blockLines(text, 'GATES').flatMap((line) => {
-    const match = GATE_LINE.exec(line);
-    if (!match) return [];
-    const numbers = Object.fromEntries(
-      [...match[3].matchAll(/(\w+)=(-?[\d.]+(?:e[+-]?\d+)?)\b/g)].map((m) => [m[1], Number(m[2])]),
+function reviewedGates(outcome: GatesOutcome): ReviewedGate[] {
+  return outcome.gates.map(({ gate, verdict, detail }) => {
+    const numbers = Object.entries(detail).flatMap(([key, value]): Array<[string, number]> =>
+      !PROSE_DETAIL_KEYS.includes(key) && typeof value === 'number' && Number.isFinite(value)
+        ? [[key, Number(formatNumber(value))]]
+        : [],
     );
-    return [{ gate: match[1], verdict: match[2] as PromptGate['verdict'], numbers }];
+    return { gate, verdict, numbers: Object.fromEntries(numbers) };
   });
 }
 
 /** A prior about this very pair of names, in either order. */
-export function isPairPrior(prior: PromptPrior, finding: PromptFinding): boolean {
+export function isPairPrior(prior: ReviewedPrior, finding: ReviewedFinding): boolean {
   const pair = [finding.feature, finding.target];
   return prior.target !== null && pair.includes(prior.feature) && pair.includes(prior.target);
 }
@@ -120,7 +97,7 @@ const SOFT_GATE_NOISE: Record<string, string> = {
   discriminative_power: 'the effect is below the noise floor of personal data (|rho| < 0.10)',
 };
 
-function gateConcerns(finding: PromptFinding, gates: PromptGate[]): Concern[] {
+function gateConcerns(finding: ReviewedFinding, gates: ReviewedGate[]): Concern[] {
   const concerns: Concern[] = [];
   const byName = new Map(gates.map((g) => [g.gate, g]));
   const construct = byName.get('construct_validity');
@@ -153,7 +130,7 @@ function gateConcerns(finding: PromptFinding, gates: PromptGate[]): Concern[] {
 /** The sign of ρ a prior's direction predicts; `none` and `u_shaped` predict no sign. */
 const SIGN_OF: Record<string, number | undefined> = { positive: 1, negative: -1 };
 
-function literatureConcerns(finding: PromptFinding, priors: PromptPrior[]): Concern[] {
+function literatureConcerns(finding: ReviewedFinding, priors: ReviewedPrior[]): Concern[] {
   if (finding.kind !== 'association') return [];
   if (priors.length === 0) {
     return [
@@ -187,11 +164,13 @@ const RATIONALES = {
 export const critic: ScriptedRule<'critic'> = {
   step: 'critic',
   respond(req) {
-    const text = req.lastUserText;
-    const finding = readFinding(text);
-    const gates = readGates(text);
-    const gateVerdict = /^Gate verdict: (\w+)/m.exec(text)?.[1] ?? 'conditional';
-    const concerns = [...gateConcerns(finding, gates), ...literatureConcerns(finding, readPriors(text))];
+    const finding = reviewedFinding(req.inputs.finding);
+    const gates = reviewedGates(req.inputs.gates);
+    const gateVerdict = req.inputs.gates.verdict;
+    const concerns = [
+      ...gateConcerns(finding, gates),
+      ...literatureConcerns(finding, reviewedPriors(req.inputs.priors)),
+    ];
     const decision = decide(gateVerdict, concerns);
     const applicable = gates.filter((g) => g.verdict !== 'skipped');
     const passed = applicable.filter((g) => g.verdict === 'passed').length;

@@ -24,9 +24,8 @@ const KIND: Record<AnalysisAsk['statistic'], 'scalar' | 'trend' | 'association'>
 
 const readable = (column: string) => column.replace(/_/g, ' ');
 
-/** The `QUESTION:` block of a Data Science prompt, read as a canonical ask (or, failing that, as prose). */
-function askOf(text: string): AnalysisAsk | null {
-  const question = /QUESTION:\n([\s\S]*?)(?:\n\n[A-Z ]+:\n|$)/.exec(text)?.[1] ?? text;
+/** The agent's question, read as a canonical ask (or, failing that, as prose). */
+function askOf(question: string): AnalysisAsk | null {
   return readCanonicalAsk(question) ?? readAnalysisAsk(question);
 }
 
@@ -47,7 +46,7 @@ function approach(ask: AnalysisAsk): string {
 const plan: ScriptedRule<'ds_plan'> = {
   step: 'ds_plan',
   respond(req) {
-    const ask = askOf(req.lastUserText);
+    const ask = askOf(req.inputs.question);
     // Nothing in the daily data answers this (a lab value, say): a plan that computes nothing, so the
     // agent reports no numbers rather than inventing a computation.
     if (!ask) {
@@ -75,7 +74,7 @@ function codeRule<Step extends 'ds_code' | 'ds_debug'>(step: Step, broken: boole
   return {
     step,
     respond(req) {
-      const ask = askOf(req.lastUserText);
+      const ask = askOf(req.inputs.question);
       if (!ask) return fenced('return {"computed": "nothing: no column in the data answers this question"}');
       return fenced(broken ? brokenCode(ask) : analysisCode(ask));
     },
@@ -84,22 +83,14 @@ function codeRule<Step extends 'ds_code' | 'ds_debug'>(step: Step, broken: boole
 
 const round = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(2))));
 
-function resultOf(text: string): Record<string, unknown> {
-  const json = /RESULT:\n(.*)/.exec(text)?.[1];
-  try {
-    const value: unknown = json ? JSON.parse(json) : null;
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
-}
+/** The sandbox's result when it is an object of named values; anything else names nothing. */
+const resultOf = (result: unknown): Record<string, unknown> =>
+  result !== null && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : {};
 
 const summary: ScriptedRule<'ds_summary'> = {
   step: 'ds_summary',
   respond(req) {
-    const result = resultOf(req.lastUserText);
+    const result = resultOf(req.inputs.result);
     const parts = Object.entries(result)
       .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
       .map(([key, value]) => `${readable(key)} ${round(value)}`);
@@ -109,21 +100,12 @@ const summary: ScriptedRule<'ds_summary'> = {
   },
 };
 
-interface Spec {
-  kind: string;
-  feature: string;
-  target: string | null;
-  windowDays: number | null;
-}
-
-/** One finding per computation, its numbers copied from RESULT under the keys the prompt asks for. */
+/** One finding per computation, its numbers copied from the result under the keys the prompt asks for. */
 const extract: ScriptedRule<'ds_extract'> = {
   step: 'ds_extract',
   respond(req) {
-    const text = req.lastUserText;
-    const spec = JSON.parse(/SPEC:\n(.*)/.exec(text)?.[1] ?? 'null') as Spec | null;
-    const result = resultOf(text);
-    if (!spec) return { text: '[]' };
+    const { spec } = req.inputs;
+    const result = resultOf(req.inputs.result);
     const window = spec.windowDays === null ? 'all available days' : `last ${spec.windowDays} days`;
     const n = typeof result.n === 'number' ? result.n : 0;
     if (spec.kind === 'association' && typeof result.rho === 'number') {

@@ -5,10 +5,11 @@ import { mentionedMetrics } from './analysis-ask';
 /**
  * The Domain Expert (seed 002): a two-round tool user. First it asks for the user's profile, for the
  * reference range of each biomarker the question gives a value for, and for the literature priors on
- * what the question is about. Then it answers only from what the tools returned: where the value sits,
- * the range's numbers and the guideline's URL (and the user's latest lab value for it, when on file);
- * or, for a general question, a literature prior. As main agent with SUPPORTING INSIGHTS it leaves the
- * user's own numbers to them and refers to them in one sentence with no number in it.
+ * what the question is about. Then it answers only from what the tools returned (the tool results in
+ * the conversation): where the value sits, the range's numbers and the guideline's URL (and the user's
+ * latest lab value for it, when on file); or, for a general question, a literature prior. As main agent
+ * with supporting insights it leaves the user's own numbers to them and refers to them in one sentence
+ * with no number in it.
  */
 
 /** Biomarker names as people write them, and the name the rule passes to range_compare. */
@@ -57,16 +58,6 @@ export function mentionedBiomarkers(question: string): NamedValue[] {
   }
   return found.sort((a, b) => a.at - b.at).map(({ biomarker, value }) => ({ biomarker, value }));
 }
-
-function firstUserText(req: ScriptedRequest): string {
-  const first = req.messages.find((m) => m.role === 'user');
-  if (!first) return '';
-  if (typeof first.content === 'string') return first.content;
-  return first.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
-}
-
-const questionOf = (prompt: string) =>
-  /^QUESTION:\n([\s\S]*?)(?:\n\nSUPPORTING INSIGHTS:|$)/.exec(prompt)?.[1].trim() ?? prompt;
 
 interface ToolExchange {
   name: string;
@@ -192,15 +183,14 @@ const SUPPORTING_SENTENCE =
 const NO_SOURCE =
   "I don't have a reference source on that among my tools, so I'd rather not quote figures; a clinician or a published guideline is the place to check.";
 
-function finalAnswer(req: ScriptedRequest): string {
-  const prompt = firstUserText(req);
-  const question = questionOf(prompt);
+function finalAnswer(req: ScriptedRequest<'domain_expert'>): string {
+  const question = req.inputs.question.trim();
   const exchanges = toolExchanges(req.messages);
   const profile = okResults<Profile>(exchanges, 'user_profile')[0];
   const comparisons = okResults<RangeComparison>(exchanges, 'range_compare');
   const priors = okResults<{ priors: Prior[] }>(exchanges, 'literature_priors').flatMap((r) => r.priors);
 
-  const supported = prompt.includes('\n\nSUPPORTING INSIGHTS:\n');
+  const supported = req.inputs.supportingInsights.trim() !== '';
   const parts: string[] = [];
   if (comparisons.length > 0) {
     parts.push(...comparisons.map((c) => rangeSentences(c, profile?.profile?.sex, profile, supported)));
@@ -232,6 +222,6 @@ export const domainExpert: ScriptedRule<'domain_expert'> = {
   step: 'domain_expert',
   respond(req) {
     if (hasToolResults(req.messages)) return { text: finalAnswer(req) };
-    return { toolUse: firstRoundCalls(questionOf(firstUserText(req))) };
+    return { toolUse: firstRoundCalls(req.inputs.question.trim()) };
   },
 };

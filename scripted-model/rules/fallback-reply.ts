@@ -51,7 +51,7 @@ function hashText(text: string): number {
 export const fallbackReply: ScriptedRule<'fallback_reply'> = {
   step: 'fallback_reply',
   respond(req) {
-    const question = userQuestion(req).toLowerCase();
+    const question = userQuestion(req.inputs.messages).toLowerCase();
     const replies = REPLIES.find(({ when }) => when.test(question))?.replies ?? GENERAL_REPLIES;
     return { text: replies[hashText(question) % replies.length] };
   },

@@ -1,57 +1,28 @@
-import type { ScriptedRequest, ScriptedRule } from '../types';
+import { lastUserMessage } from '../../contracts/last-user-message';
+import type { PersonalAnchor } from '../../activities/agents/health-coach/anchors';
+import type { ShownFinding } from '../../activities/agents/health-coach/types';
+import type { ScriptedRule } from '../types';
 
 /**
- * The Health Coach's model calls (seed 002, "Health Coach Agent"), read off the prompt's labelled
- * blocks (activities/agents/health-coach/prompt.ts):
+ * The Health Coach's model calls (seed 002, "Health Coach Agent"), answered from each call's inputs:
  * - health_coach.gate: YESREC when the question asks for a plan, a goal, advice or help; NOREC otherwise;
  * - health_coach.main: cites the anchor for the metric the question names (else the first) exactly as
- *   listed, builds on the top finding's strategy, gives one SMART recommendation (YESREC) or asks one
- *   focused question (NOREC), and ends with a forward question;
+ *   the prompt lists it, builds on the top finding's strategy, gives one SMART recommendation (YESREC)
+ *   or asks one focused question (NOREC), and ends with a forward question;
  * - health_coach.finish: FINISH only when the user's last message wraps up;
  * - health_coach.summary: one sentence, no numbers.
  */
 
-const HEADER = /\n\n[A-Z][A-Z ]+:\n/;
+/** Free text on one line, as the prompt shows it. */
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
 
-/** The block under `NAME:`, up to the next block header or the end of the prompt. */
-function block(text: string, name: string): string {
-  const header = new RegExp(`(?:^|\\n\\n)${name}:\\n`).exec(text);
-  if (!header) return '';
-  const rest = text.slice(header.index + header[0].length);
-  const end = rest.search(HEADER);
-  return end === -1 ? rest : rest.slice(0, end);
-}
+/** An anchor's value and unit as the prompt lists them (`401 min`). */
+const stated = (anchor: PersonalAnchor) => `${anchor.value}${anchor.unit ? ` ${anchor.unit}` : ''}`;
 
-interface PromptAnchor {
-  key: string;
-  /** The value and unit exactly as the prompt lists them. */
-  stated: string;
-  label: string;
-  window: string;
-}
-
-const ANCHOR_LINE = /^- (\S+) = (\S+(?: [a-z]+)?) \(n=\d+, ([^)]*)\): (.+)$/;
-
-function readAnchors(text: string): PromptAnchor[] {
-  return block(text, 'PERSONAL ANCHORS')
-    .split('\n')
-    .flatMap((line) => {
-      const m = ANCHOR_LINE.exec(line.trim());
-      return m ? [{ key: m[1], stated: m[2], window: m[3], label: m[4] }] : [];
-    });
-}
-
-/** The first finding's strategy line, if it has one. */
-function topStrategy(text: string): string | null {
-  const lines = block(text, 'FINDINGS').split('\n');
-  const first = lines.findIndex((line) => /^- \S+ \[(VALIDATED|CONDITIONAL)\]: /.test(line));
-  if (first === -1) return null;
-  for (const line of lines.slice(first + 1)) {
-    if (line.startsWith('- ')) break;
-    const strategy = /^\s+strategy: (.+)$/.exec(line)?.[1];
-    if (strategy) return strategy;
-  }
-  return null;
+/** The first finding's strategy, if it has one. */
+function topStrategy(findings: ShownFinding[]): string | null {
+  const strategy = findings[0]?.assessment?.strategy;
+  return strategy ? oneLine(strategy) : null;
 }
 
 /** Metrics as a question names them; the more specific names first ("deep sleep" before "sleep"). */
@@ -65,7 +36,7 @@ const METRIC_WORDS: ReadonlyArray<[string, RegExp]> = [
 ];
 
 /** The metric's own mean anchor, else any of its anchors, else the first anchor. */
-function relevantAnchor(question: string, anchors: PromptAnchor[]): PromptAnchor | undefined {
+function relevantAnchor(question: string, anchors: PersonalAnchor[]): PersonalAnchor | undefined {
   const metric = METRIC_WORDS.find(([, words]) => words.test(question))?.[0];
   const own = metric ? anchors.filter((a) => a.key.startsWith(`${metric}_`)) : [];
   return own.find((a) => a.key.includes('_mean_')) ?? own[0] ?? anchors[0];
@@ -92,28 +63,19 @@ const FOCUSED_QUESTIONS: Record<string, string> = {
   heart_rate_variability: 'How have your sleep and stress been over these two weeks?',
 };
 
-const metricOf = (anchor: PromptAnchor | undefined) =>
+const metricOf = (anchor: PersonalAnchor | undefined) =>
   anchor ? (Object.keys(SMART_GOALS).find((m) => anchor.key.startsWith(`${m}_`)) ?? 'sleep_minutes') : null;
 
 const USER_WRAP_UP = /\b(thanks|thank you|that's all|that is all|that's it|bye|goodbye)\b/i;
 
-/** The last `user:` entry of the CONVERSATION block (renderHistory's `role: content` lines). */
-function lastUserTurn(text: string): string {
-  const entries = block(text, 'CONVERSATION').split(/^(?=(?:user|assistant): )/m);
-  return (
-    entries
-      .filter((entry) => entry.startsWith('user: '))
-      .at(-1)
-      ?.slice(6) ?? ''
-  );
-}
-
-const question = (req: ScriptedRequest) => block(req.lastUserText, 'QUESTION').trim().toLowerCase();
+const asked = (question: string) => question.trim().toLowerCase();
 
 export const healthCoachGate: ScriptedRule<'health_coach.gate'> = {
   step: 'health_coach.gate',
   respond(req) {
-    const asks = /\b(help me|plan|goals?|advice|advise|how (can|do|should) i improve)\b/.test(question(req));
+    const asks = /\b(help me|plan|goals?|advice|advise|how (can|do|should) i improve)\b/.test(
+      asked(req.inputs.question),
+    );
     return { text: `[VERDICT]: ${asks ? 'YESREC' : 'NOREC'}` };
   },
 };
@@ -121,13 +83,13 @@ export const healthCoachGate: ScriptedRule<'health_coach.gate'> = {
 export const healthCoachMain: ScriptedRule<'health_coach.main'> = {
   step: 'health_coach.main',
   respond(req) {
-    const recommend = req.system.includes('Current mode: YESREC');
-    const anchor = relevantAnchor(question(req), readAnchors(req.lastUserText));
+    const recommend = req.inputs.verdict === 'YESREC';
+    const anchor = relevantAnchor(asked(req.inputs.question), req.inputs.anchors);
     const metric = metricOf(anchor);
-    const strategy = topStrategy(req.lastUserText);
+    const strategy = topStrategy(req.inputs.findings);
     const parts = [
       anchor
-        ? `Looking at your own data, your ${anchor.label} was ${anchor.stated} (${anchor.window}).`
+        ? `Looking at your own data, your ${anchor.label} was ${stated(anchor)} (${anchor.window}).`
         : "I don't have enough recent data from you to go on yet, so let's start from how things feel.",
     ];
     if (strategy) parts.push(`Your data also points to a lever: ${strategy}`);
@@ -146,7 +108,7 @@ export const healthCoachMain: ScriptedRule<'health_coach.main'> = {
 export const healthCoachFinish: ScriptedRule<'health_coach.finish'> = {
   step: 'health_coach.finish',
   respond(req) {
-    return { text: USER_WRAP_UP.test(lastUserTurn(req.lastUserText)) ? 'FINISH' : 'CONTINUE' };
+    return { text: USER_WRAP_UP.test(lastUserMessage(req.inputs.messages)) ? 'FINISH' : 'CONTINUE' };
   },
 };
 

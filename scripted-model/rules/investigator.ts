@@ -1,27 +1,20 @@
-import type { ScriptedRequest, ScriptedRule } from '../types';
+import type { HealthDigest } from '../../activities/agents/investigator/digest';
+import { numbersText } from '../../activities/agents/investigator/prompt';
+import { roundTo } from '../../activities/agents/investigator/statistics';
+import type { TestedHypothesis } from '../../activities/agents/investigator/tested-hypotheses';
+import type { ScriptedRule } from '../types';
 
 /**
- * The Hypothesis Investigator's two model steps (seed 002, "The Investigator path"), read off the
- * prompt's labelled blocks (activities/agents/investigator/prompt.ts):
- * - investigator_hypotheses: from the DIGEST, the hypotheses that hold the synthetic data's planted
+ * The Hypothesis Investigator's two model calls (seed 002, "The Investigator path"), answered from
+ * their inputs:
+ * - investigator_hypotheses: from the digest, the hypotheses that hold the synthetic data's planted
  *   effects (dev/synthetic-data/generate.ts PLANTED_EFFECTS) — the trend on the metric
  *   whose last 30 days moved most in SD units — plus one plausible non-effect (steps and REM sleep,
  *   the INDEPENDENT_PAIR), confidences ordering them; a hypothesis about a metric the digest has no
- *   data for, or listed under ALREADY TESTED (either direction), is not proposed;
+ *   data for, or already tested (either direction), is not proposed;
  * - investigator_briefing: a short briefing that cites no number except one copied from its
- *   VALIDATED FINDINGS block.
+ *   validated findings.
  */
-
-/** The prompt's blocks by name: each is `NAME:` on its own line, blocks separated by a blank line. */
-function blocks(text: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const part of text.split('\n\n')) {
-    const [header, ...lines] = part.split('\n');
-    const name = /^([A-Z][A-Z ]+):$/.exec(header)?.[1];
-    if (name) out.set(name, lines);
-  }
-  return out;
-}
 
 type Kind = 'association' | 'trend' | 'scalar';
 
@@ -74,34 +67,27 @@ const ASSOCIATIONS: Array<Proposal & { confidence: number }> = [
 ];
 const TREND_CONFIDENCE = 0.75;
 
-const METRIC_LINE = /^- ([a-z_]+) \([^)]*\): (.*)$/;
-const CHANGE = /change ([+-]\d+(?:\.\d+)?) SD$/;
-
-/** Metrics the digest has data for, with their change in SD units (null when it has none). */
-function digestMetrics(lines: string[]): Map<string, number | null> {
-  const metrics = new Map<string, number | null>();
-  for (const line of lines) {
-    const m = METRIC_LINE.exec(line);
-    if (!m || m[2] === 'no data') continue;
-    const change = CHANGE.exec(m[2]);
-    metrics.set(m[1], change ? Number(change[1]) : null);
-  }
-  return metrics;
+/**
+ * Metrics the digest has data for, with their change in SD units as the prompt shows it (two
+ * decimals; null when it has none).
+ */
+function digestMetrics(digest: HealthDigest): Map<string, number | null> {
+  return new Map(
+    digest.metrics
+      .filter((m) => m.n > 0)
+      .map((m) => [m.metric, m.deltaSd === null ? null : roundTo(m.deltaSd, 2)] as const),
+  );
 }
 
-const TESTED_LINE = /^- \[[^\]]*\] (association|trend|scalar|trend or scalar): ([a-z_]+)(?: → ([a-z_]+))?/;
-
 /** `kind:feature[:target]` of each tested hypothesis, associations in both directions. */
-function testedKeys(lines: string[]): Set<string> {
+function testedKeys(tested: TestedHypothesis[]): Set<string> {
   const keys = new Set<string>();
-  for (const line of lines) {
-    const m = TESTED_LINE.exec(line);
-    if (!m) continue;
-    const [, kind, feature, target] = m;
+  for (const { kind, feature, target } of tested) {
     if (kind === 'association' && target) {
       keys.add(`association:${feature}:${target}`).add(`association:${target}:${feature}`);
     } else {
-      for (const k of kind === 'trend or scalar' ? ['trend', 'scalar'] : [kind]) keys.add(`${k}:${feature}`);
+      // An entry that does not say its kind is a trend or a scalar: neither is proposed again.
+      for (const k of kind === null ? ['trend', 'scalar'] : [kind]) keys.add(`${k}:${feature}`);
     }
   }
   return keys;
@@ -125,10 +111,9 @@ function trendProposal(metric: string, change: number): Proposal {
 
 export const investigatorHypotheses: ScriptedRule<'investigator_hypotheses'> = {
   step: 'investigator_hypotheses',
-  respond(req: ScriptedRequest) {
-    const prompt = blocks(req.lastUserText);
-    const metrics = digestMetrics(prompt.get('DIGEST') ?? []);
-    const tested = testedKeys(prompt.get('ALREADY TESTED') ?? []);
+  respond(req) {
+    const metrics = digestMetrics(req.inputs.digest);
+    const tested = testedKeys(req.inputs.tested);
     const keyOf = (p: Proposal) => (p.target ? `${p.kind}:${p.feature}:${p.target}` : `${p.kind}:${p.feature}`);
     const testable = (p: Proposal) =>
       !tested.has(keyOf(p)) && metrics.has(p.feature) && (p.target === null || metrics.has(p.target));
@@ -164,20 +149,21 @@ export const investigatorHypotheses: ScriptedRule<'investigator_hypotheses'> = {
   },
 };
 
-const FINDING_LINE = /^- \[(VALIDATED|CONDITIONAL)\] (.+?): ([a-z][a-z ]* = .+)$/;
-const UNTESTED_LINE = /^- (.+) \(not tested yet\)$/;
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export const investigatorBriefing: ScriptedRule<'investigator_briefing'> = {
   step: 'investigator_briefing',
-  respond(req: ScriptedRequest) {
-    const prompt = blocks(req.lastUserText);
-    const findings = (prompt.get('VALIDATED FINDINGS') ?? []).flatMap((line) => {
-      const m = FINDING_LINE.exec(line);
-      return m ? [{ verdict: m[1], claim: m[2], firstNumber: m[3].split(', ')[0] }] : [];
-    });
-    const untested = (prompt.get('HYPOTHESES') ?? []).flatMap((line) => UNTESTED_LINE.exec(line)?.[1] ?? []);
-    const validated = findings.find((f) => f.verdict === 'VALIDATED');
-    const conditional = findings.find((f) => f.verdict === 'CONDITIONAL');
+  respond(req) {
+    // A finding with no number is not cited: the briefing quotes its first number, as the prompt lists it.
+    const findings = req.inputs.validated.flatMap(({ finding, verdict }) =>
+      verdict !== 'rejected' && Object.keys(finding.numbers).length > 0
+        ? [{ verdict, claim: oneLine(finding.claim), firstNumber: numbersText(finding.numbers).split(', ')[0] }]
+        : [],
+    );
+    const tested = new Set(req.inputs.validated.map((v) => v.finding.id));
+    const untested = req.inputs.hypotheses.filter((h) => !tested.has(h.findingId)).map((h) => oneLine(h.title));
+    const validated = findings.find((f) => f.verdict === 'validated');
+    const conditional = findings.find((f) => f.verdict === 'conditional');
 
     const paragraphs: string[] = [];
     if (validated) {

@@ -1,5 +1,5 @@
 import type { ScriptedRule } from '../types';
-import { userQuestion } from './user-question';
+import { plainText } from './user-question';
 
 /**
  * Step 8's extractor (seed 002, MEMORY_UPDATE): durable facts the user stated about themselves, one
@@ -20,7 +20,7 @@ const PATTERNS: Array<{ category: 'goal' | 'preference' | 'history'; pattern: Re
 export const memoryExtract: ScriptedRule<'memory'> = {
   step: 'memory',
   respond(req) {
-    const sentences = userQuestion(req)
+    const sentences = plainText(req.inputs.userMessage)
       .split(/(?<=[.!?])\s+/)
       .map((s) => s.trim())
       .filter((s) => s && !s.endsWith('?'));

@@ -1,6 +1,7 @@
 import type { ScriptedRule } from '../types';
 import { canonicalQuestion, readAnalysisAsk } from './analysis-ask';
-import { userQuestion } from './user-question';
+import { AGENT_LABELS } from '../../contracts/steps';
+import { plainText } from './user-question';
 
 /**
  * Step 5 (seed 002): NO, the common case, unless the user asks for a number to be checked against
@@ -10,7 +11,7 @@ import { userQuestion } from './user-question';
 export const reflection: ScriptedRule<'reflection'> = {
   step: 'reflection',
   respond(req) {
-    const question = userQuestion(req);
+    const question = plainText(req.inputs.userMessage);
     const wantsCheck = /\b(double[- ]check|verify|cross[- ]check|compare (it )?(with|against) my data)\b/i.test(
       question,
     );
@@ -19,7 +20,10 @@ export const reflection: ScriptedRule<'reflection'> = {
     return {
       text: JSON.stringify({
         decision: 'YES',
-        reflection_questions: { 'Data Science Agent': canonicalQuestion({ ...ask, windowDays: ask.windowDays ?? 90 }) },
+        // The model names agents as the seed's prompt does.
+        reflection_questions: {
+          [AGENT_LABELS.data_science]: canonicalQuestion({ ...ask, windowDays: ask.windowDays ?? 90 }),
+        },
       }),
     };
   },

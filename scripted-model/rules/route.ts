@@ -100,7 +100,7 @@ function describeWorkflow({ main_agent, supporting_agents }: Routing): string {
 export const route: ScriptedRule<'route'> = {
   step: 'route',
   respond(req) {
-    const routing = routeQuestion(userQuestion(req).toLowerCase());
+    const routing = routeQuestion(userQuestion(req.inputs.messages).toLowerCase());
     return {
       text: JSON.stringify({
         main_agent: routing.main_agent,

@@ -1,51 +1,32 @@
+import type { ModelCallInputs } from '../../activities/runtime/model-call-inputs';
 import type { ScriptedRule } from '../types';
 
 /**
- * Step 7 (seed 002): the answer, built only from the prompt's FACT SHEET and findings blurb, so every
- * number it states is a fact-sheet value. With the DS-failed warning it states no number at all.
+ * Step 7 (seed 002): the answer, built only from the Fact Sheet and the findings it is given, so every
+ * number it states is a fact-sheet value. With Data Science failed it states no number at all.
  */
+
+type SynthesisInputs = ModelCallInputs['synthesis'];
 
 interface Fact {
   claim: string;
   value: number;
   unit: string | null;
-  conditional: boolean;
 }
 
-const FACT_LINE = /^- (\S+) = (-?[\d.e+-]+)(?: (\S+))? \(n=[^)]*\) \[(VALIDATED|CONDITIONAL)\]$/;
-const FINDING_LINE = /^- (\S+) \[(VALIDATED|CONDITIONAL)\]: (.+)$/;
+/** The findings' numbers; the coach's personal anchors are the coach's to cite, not the answer's paragraphs. */
+const findingFacts = (inputs: SynthesisInputs): Fact[] =>
+  inputs.factSheet.filter((entry) => entry.source !== 'personal_anchor');
 
-function section(text: string, name: string): string[] {
-  // The block runs to the next `NAME:` header or to the end of the prompt (not of the line).
-  const match = new RegExp(`^${name}:\\n([\\s\\S]*?)(?:\\n\\n[A-Z ]+:|(?![\\s\\S]))`, 'm').exec(text);
-  return match ? match[1].split('\n') : [];
-}
-
-function readFacts(text: string): Fact[] {
-  return section(text, 'FACT SHEET').flatMap((line) => {
-    const m = FACT_LINE.exec(line.trim());
-    return m ? [{ claim: m[1], value: Number(m[2]), unit: m[3] ?? null, conditional: m[4] === 'CONDITIONAL' }] : [];
-  });
-}
-
-function readFindings(text: string): Array<{ id: string; conditional: boolean; claim: string; mechanism?: string }> {
-  const lines = section(text, 'VALIDATED FINDINGS');
-  return lines.flatMap((line, i) => {
-    const m = FINDING_LINE.exec(line.trim());
-    if (!m) return [];
-    const mechanism = /^\s+mechanism: (.+)$/.exec(lines[i + 1] ?? '')?.[1];
-    return [{ id: m[1], conditional: m[2] === 'CONDITIONAL', claim: m[3], mechanism }];
-  });
-}
+/** The findings synthesis may state: the validated and the conditional ones. */
+const shownFindings = (inputs: SynthesisInputs) => inputs.findings.filter((f) => f.verdict !== 'rejected');
 
 const round = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(2))));
 
 /** The Domain Expert's or the coach's own draft leads the answer; a Data Science draft is only notes. */
-function leadingDraft(text: string): string {
-  const main = /^MAIN AGENT: (.+)$/m.exec(text)?.[1];
-  if (main !== 'Domain Expert Agent' && main !== 'Health Coach Agent') return '';
-  const draft = section(text, 'MAIN AGENT DRAFT').join('\n').trim();
-  return draft === '(none)' ? '' : draft;
+function leadingDraft(inputs: SynthesisInputs): string {
+  if (inputs.mainAgent !== 'domain_expert' && inputs.mainAgent !== 'health_coach') return '';
+  return inputs.mainAgentDraft.trim();
 }
 
 const DS_FAILED =
@@ -57,14 +38,13 @@ const NOTHING_HELD_UP =
 export const synthesis: ScriptedRule<'synthesis'> = {
   step: 'synthesis',
   respond(req) {
-    const text = req.lastUserText;
-    const draft = leadingDraft(text);
-    if (text.includes('DATA SCIENCE STATUS: FAILED')) {
+    const draft = leadingDraft(req.inputs);
+    if (req.inputs.dataScienceFailed) {
       const followUp = draft || 'Could we narrow it down, for example to one metric over the last few weeks?';
       return { text: `${DS_FAILED} ${followUp}` };
     }
-    const facts = readFacts(text);
-    const paragraphs = readFindings(text).map((finding) => {
+    const facts = findingFacts(req.inputs);
+    const paragraphs = shownFindings(req.inputs).map(({ finding, verdict, assessment }) => {
       const own = facts.filter((f) => f.claim.startsWith(`${finding.id}.`));
       const numbers = own
         .filter((f) => !f.claim.endsWith('.n'))
@@ -73,8 +53,8 @@ export const synthesis: ScriptedRule<'synthesis'> = {
             `${f.claim.slice(finding.id.length + 1).replace(/_/g, ' ')} ${round(f.value)}${f.unit ? ` ${f.unit}` : ''}`,
         )
         .join(', ');
-      const lead = finding.conditional ? 'A preliminary signal, worth tracking: ' : '';
-      const mechanism = finding.mechanism ? ` ${finding.mechanism}` : '';
+      const lead = verdict === 'conditional' ? 'A preliminary signal, worth tracking: ' : '';
+      const mechanism = assessment?.mechanism ? ` ${assessment.mechanism}` : '';
       return numbers ? `${lead}${finding.claim} (${numbers}).${mechanism}` : '';
     });
     // The coach's draft goes last, so the answer ends with the coach's forward question.

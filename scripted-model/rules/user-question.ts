@@ -1,16 +1,10 @@
-import type { ScriptedRequest } from '../types';
+import type { Message } from '../../contracts/turn';
+import { lastUserMessage } from '../../contracts/last-user-message';
 
-const USER_MESSAGE_MARKER = /^[ \t]*User message:[ \t]*/im;
 const XML_TAG = /<\/?[A-Za-z_][\w-]*>/g;
 
-/**
- * The user's own words inside a step prompt. Prompts wrap the message in instructions and tags, so
- * when the last user message has a `User message:` line the question is whatever follows it;
- * otherwise the whole last user message is the question.
- */
-export function userQuestion(req: ScriptedRequest): string {
-  const text = req.lastUserText;
-  const marker = USER_MESSAGE_MARKER.exec(text);
-  const question = marker ? text.slice(marker.index + marker[0].length) : text;
-  return question.replace(XML_TAG, ' ').replace(/\s+/g, ' ').trim();
-}
+/** Text as the rules match it: markup tags dropped, whitespace collapsed. */
+export const plainText = (text: string): string => text.replace(XML_TAG, ' ').replace(/\s+/g, ' ').trim();
+
+/** The user's own words: the conversation's last user message, as plain text. */
+export const userQuestion = (messages: Message[]): string => plainText(lastUserMessage(messages));

@@ -355,6 +355,7 @@ describe('when the model fails', () => {
       pool: h.deps.pool,
       events: h.deps.events,
       costWarnUsd: 100,
+      sendStepInputs: true,
     });
     try {
       const running = runCritic({ ...h.deps, llm }, await critique(turnId, association()));

@@ -168,13 +168,12 @@ describe('reading the gates', () => {
     expect(parseFinishDecision(text)).toBe(decision);
   });
 
-  const asked = (question: string): ScriptedRequest => ({
+  const asked = (question: string): ScriptedRequest<'health_coach.gate'> => ({
     step: 'health_coach.gate',
+    inputs: { messages: [{ role: 'user', content: question }], question },
     model: 'm',
-    system: '',
     messages: [],
     tools: [],
-    lastUserText: `CONVERSATION:\nuser: ${question}\n\nQUESTION:\n${question}`,
   });
   test.each([
     ['Can you help me sleep more?', 'YESREC'],
@@ -191,13 +190,12 @@ describe('reading the gates', () => {
 // The activity
 
 /** A coach that never quotes a number; asked to anchor, it does only when the question is not "stubborn". */
-const unanchoredMain: ScriptedRule = {
+const unanchoredMain: ScriptedRule<'health_coach.main'> = {
   step: 'health_coach.main',
-  respond(req) {
-    const reminded = req.lastUserText.includes('ANCHOR REMINDER:');
-    if (reminded && !req.lastUserText.includes('stubborn')) {
-      const anchorLine = /^- \S+ = (\S+ \S+) \(/m.exec(req.lastUserText);
-      return { text: `Your sleep came to ${anchorLine?.[1]} a night. What would make bedtime easier?` };
+  respond({ inputs }) {
+    if (inputs.remindOfAnchors && !inputs.question.includes('stubborn')) {
+      const [anchor] = inputs.anchors;
+      return { text: `Your sleep came to ${anchor?.value} ${anchor?.unit} a night. What would make bedtime easier?` };
     }
     return { text: 'Sleep matters a lot for recovery. What would make bedtime easier?' };
   },

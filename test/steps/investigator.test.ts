@@ -442,17 +442,10 @@ describe('augmentBriefingWithVerdicts', () => {
 // ---------------------------------------------------------------------------------------------------
 // The activities, for real
 
-/** The scripted hypotheses rule as a model that ignores the ALREADY TESTED block. */
-const forgetfulHypotheses: ScriptedRule = {
+/** The scripted hypotheses rule as a model that ignores what was already tested. */
+const forgetfulHypotheses: ScriptedRule<'investigator_hypotheses'> = {
   step: 'investigator_hypotheses',
-  respond: (req) =>
-    investigatorHypotheses.respond({
-      ...req,
-      lastUserText: req.lastUserText.replace(
-        /ALREADY TESTED:\n[\s\S]*?\n\nCOLUMNS:/,
-        'ALREADY TESTED:\n(none)\n\nCOLUMNS:',
-      ),
-    }),
+  respond: (req) => investigatorHypotheses.respond({ ...req, inputs: { ...req.inputs, tested: [] } }),
 };
 
 let h: StepHarness;

@@ -8,7 +8,14 @@ import { z } from 'zod';
 import { ConfigError } from '../../platform/config';
 import { createEventLog, type EventLog } from '../../platform/event-log';
 import { newId } from '../../platform/ids';
-import { createAnthropicClient, createLlm, parseModelJson, type Llm, type LlmRequest } from '../../platform/llm';
+import {
+  createAnthropicClient,
+  createLlm,
+  isScriptedModel,
+  parseModelJson,
+  type Llm,
+  type LlmRequest,
+} from '../../platform/llm';
 import {
   LlmCallAbortedError,
   mapLlmError,
@@ -46,7 +53,7 @@ beforeAll(async () => {
   server = await startScriptedModelServer({ rules });
   pacedServer = await startScriptedModelServer({ rules, streamChunkDelayMs: 20 });
   anthropic = createAnthropicClient({ ANTHROPIC_BASE_URL: server.url });
-  llm = createLlm({ anthropic, pool, events, costWarnUsd: 100 });
+  llm = createLlm({ anthropic, pool, events, costWarnUsd: 100, sendStepInputs: true });
   userId = newId('user');
   await t.db.user.create({ data: { id: userId, name: 'llm-test' } });
 });
@@ -65,6 +72,9 @@ async function newTurn(): Promise<string> {
   return id;
 }
 
+/** The inputs of a call whose prompt is the user's message itself (route, classify_vagueness, fallback_reply). */
+const conversation = (text: string) => ({ messages: [{ role: 'user' as const, content: text }] });
+
 const question = (text: string, model = MODEL): LlmRequest => ({
   model,
   maxTokens: 256,
@@ -78,7 +88,7 @@ describe('complete', () => {
   test('returns the text and records a success row with tokens, cost and request id', async () => {
     const turnId = await newTurn();
     const response = await llm.complete(
-      { turnId, step: 'classify_vagueness', attempt: 1 },
+      { turnId, step: 'classify_vagueness', inputs: conversation('Is anything interesting in my data?'), attempt: 1 },
       question('Is anything interesting in my data?'),
     );
 
@@ -112,12 +122,17 @@ describe('complete', () => {
     const turnId = await newTurn();
     server.faults.inject({ kind: 'overloaded', step: 'route' });
 
-    const err = await llm.complete({ turnId, step: 'route', attempt: 1 }, question('What is HRV?')).catch((e) => e);
+    const err = await llm
+      .complete({ turnId, step: 'route', inputs: conversation('What is HRV?'), attempt: 1 }, question('What is HRV?'))
+      .catch((e) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect(err).toMatchObject({ name: 'UpstreamUnavailableError', status: 529 });
     expect(err.requestId).toMatch(/^req_scripted_/);
 
-    const retried = await llm.complete({ turnId, step: 'route', attempt: 2 }, question('What is HRV?'));
+    const retried = await llm.complete(
+      { turnId, step: 'route', inputs: conversation('What is HRV?'), attempt: 2 },
+      question('What is HRV?'),
+    );
     expect(JSON.parse(retried.text)).toMatchObject({ main_agent: 'Domain Expert Agent' });
 
     const rows = await ledger(turnId);
@@ -133,7 +148,9 @@ describe('complete', () => {
   test('maps failures to retryable and non-retryable errors and records each outcome', async () => {
     const turnId = await newTurn();
     const call = (step: ModelCallId, ctx: { signal?: AbortSignal } = {}) =>
-      llm.complete({ turnId, step, attempt: 1, ...ctx }, question('hello')).catch((e: unknown) => e);
+      llm
+        .complete({ turnId, step, inputs: conversation('hello'), attempt: 1, ...ctx }, question('hello'))
+        .catch((e: unknown) => e);
 
     server.faults.inject({ kind: 'server_error' });
     const serverError = await call('route');
@@ -160,9 +177,10 @@ describe('complete', () => {
       pool,
       events,
       costWarnUsd: 100,
+      sendStepInputs: true,
     });
     const refused = await unreachable
-      .complete({ turnId, step: 'route', attempt: 1 }, question('hello'))
+      .complete({ turnId, step: 'route', inputs: conversation('hello'), attempt: 1 }, question('hello'))
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(UpstreamUnavailableError);
     expect(refused).toMatchObject({ status: null, requestId: null });
@@ -173,6 +191,26 @@ describe('complete', () => {
     expect(rows.every((r) => r.inputTokens === 0 && r.costUsd.toNumber() === 0)).toBe(true);
   });
 
+  test("a call's inputs go in the request body to the scripted model, and only when configured to", async () => {
+    const turnId = await newTurn();
+    const inputs = conversation('What is HRV?');
+    await llm.complete({ turnId, step: 'route', inputs, attempt: 1 }, question('What is HRV?'));
+    expect(server.requests.entries().at(-1)).toMatchObject({ step: 'route', inputs });
+
+    // As for the real API (ANTHROPIC_API_KEY set): no inputs field, which the scripted model refuses.
+    const unconfigured = createLlm({ anthropic, pool, events, costWarnUsd: 100, sendStepInputs: false });
+    const err = await unconfigured
+      .complete({ turnId, step: 'route', inputs, attempt: 1 }, question('What is HRV?'))
+      .catch((e: unknown) => e);
+    expect(server.requests.entries().at(-1)).toMatchObject({ step: 'route', inputs: null });
+    expect(err).toBeInstanceOf(UpstreamRequestError);
+    expect(err).toMatchObject({ status: 400 });
+    // The SDK's message quotes the API's error body as JSON.
+    expect((err as Error).message).toMatch(/step \\?"route\\?": the request has no inputs/);
+    expect(isScriptedModel({ ANTHROPIC_API_KEY: 'sk-test' })).toBe(false);
+    expect(isScriptedModel({})).toBe(true);
+  });
+
   test('a hung call times out as a retryable failure', async () => {
     const turnId = await newTurn();
     server.faults.inject({ kind: 'hang' });
@@ -181,8 +219,11 @@ describe('complete', () => {
       pool,
       events,
       costWarnUsd: 100,
+      sendStepInputs: true,
     });
-    const err = await impatient.complete({ turnId, step: 'route', attempt: 1 }, question('hi')).catch((e) => e);
+    const err = await impatient
+      .complete({ turnId, step: 'route', inputs: conversation('hi'), attempt: 1 }, question('hi'))
+      .catch((e) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     // `timeout` in plain Node; under jest the SDK sees undici's AbortError from another realm and
     // reports a connection error instead (see test/unit/scripted-model.test.ts).
@@ -226,14 +267,23 @@ describe('cost warning', () => {
 
   test('fires once per turn, when the running total crosses the threshold', async () => {
     const turnId = await newTurn();
-    const first = await llm.complete({ turnId, step: 'route', attempt: 1 }, question('What is HRV?'));
+    const first = await llm.complete(
+      { turnId, step: 'route', inputs: conversation('What is HRV?'), attempt: 1 },
+      question('What is HRV?'),
+    );
     // Crossed by the second call, not by the first alone.
     const threshold = first.costUsd * 1.5;
-    const watched = createLlm({ anthropic, pool, events, costWarnUsd: threshold });
+    const watched = createLlm({ anthropic, pool, events, costWarnUsd: threshold, sendStepInputs: true });
     expect(await costWarnings(turnId)).toEqual([]);
 
-    const second = await watched.complete({ turnId, step: 'route', attempt: 1 }, question('What is HRV?'));
-    await watched.complete({ turnId, step: 'route', attempt: 1 }, question('What is HRV?'));
+    const second = await watched.complete(
+      { turnId, step: 'route', inputs: conversation('What is HRV?'), attempt: 1 },
+      question('What is HRV?'),
+    );
+    await watched.complete(
+      { turnId, step: 'route', inputs: conversation('What is HRV?'), attempt: 1 },
+      question('What is HRV?'),
+    );
 
     const warnings = await costWarnings(turnId);
     expect(warnings).toHaveLength(1);
@@ -243,7 +293,10 @@ describe('cost warning', () => {
 
   test('does not fire below the threshold', async () => {
     const turnId = await newTurn();
-    await llm.complete({ turnId, step: 'route', attempt: 1 }, question('What is HRV?'));
+    await llm.complete(
+      { turnId, step: 'route', inputs: conversation('What is HRV?'), attempt: 1 },
+      question('What is HRV?'),
+    );
     expect(await costWarnings(turnId)).toEqual([]);
   });
 });
@@ -259,11 +312,15 @@ describe('ledger while Postgres is away', () => {
           ? Promise.reject(new Error('Connection terminated unexpectedly'))
           : pool.query(text, values)) as Pool['query'],
     };
-    const flakyLlm = createLlm({ anthropic, pool: flakyPool, events, costWarnUsd: 100 });
+    const flakyLlm = createLlm({ anthropic, pool: flakyPool, events, costWarnUsd: 100, sendStepInputs: true });
     server.faults.inject({ kind: 'stream_cut', step: 'fallback_reply' });
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const err = await flakyLlm
-      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('sleep?'), async () => {})
+      .stream(
+        { turnId, step: 'fallback_reply', inputs: conversation('sleep?'), attempt: 1 },
+        question('sleep?'),
+        async () => {},
+      )
       .catch((e) => e);
     // The caller still learns what went wrong upstream, not that the ledger could not be written.
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
@@ -272,7 +329,10 @@ describe('ledger while Postgres is away', () => {
     warn.mockRestore();
 
     postgresAway = false;
-    await flakyLlm.complete({ turnId, step: 'fallback_reply', attempt: 2 }, question('sleep?'));
+    await flakyLlm.complete(
+      { turnId, step: 'fallback_reply', inputs: conversation('sleep?'), attempt: 2 },
+      question('sleep?'),
+    );
     const rows = await ledger(turnId);
     expect(rows.map((r) => [r.attempt, r.outcome])).toEqual([
       [1, 'stream_interrupted'],
@@ -289,7 +349,7 @@ describe('stream', () => {
     let inFlight = 0;
     let maxInFlight = 0;
     const response = await llm.stream(
-      { turnId, step: 'fallback_reply', attempt: 1 },
+      { turnId, step: 'fallback_reply', inputs: conversation('narrate'), attempt: 1 },
       question('narrate'),
       async (delta) => {
         maxInFlight = Math.max(maxInFlight, ++inFlight);
@@ -318,9 +378,13 @@ describe('stream', () => {
     server.faults.inject({ kind: 'stream_cut' });
     let received = '';
     const err = await llm
-      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('narrate'), async (delta) => {
-        received += delta;
-      })
+      .stream(
+        { turnId, step: 'fallback_reply', inputs: conversation('narrate'), attempt: 1 },
+        question('narrate'),
+        async (delta) => {
+          received += delta;
+        },
+      )
       .catch((e: unknown) => e);
 
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
@@ -338,7 +402,7 @@ describe('stream', () => {
     const turnId = await newTurn();
     server.faults.inject({ kind: 'overloaded' });
     const err = await llm
-      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('x'), async () => {})
+      .stream({ turnId, step: 'fallback_reply', inputs: conversation('x'), attempt: 1 }, question('x'), async () => {})
       .catch((e) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect((await ledger(turnId))[0]).toMatchObject({ outcome: 'overloaded', inputTokens: 0 });
@@ -351,14 +415,19 @@ describe('stream', () => {
       pool,
       events,
       costWarnUsd: 100,
+      sendStepInputs: true,
     });
     const controller = new AbortController();
     const deltas: string[] = [];
     const err = await paced
-      .stream({ turnId, step: 'fallback_reply', attempt: 1, signal: controller.signal }, question('x'), async (d) => {
-        deltas.push(d);
-        controller.abort();
-      })
+      .stream(
+        { turnId, step: 'fallback_reply', inputs: conversation('x'), attempt: 1, signal: controller.signal },
+        question('x'),
+        async (d) => {
+          deltas.push(d);
+          controller.abort();
+        },
+      )
       .catch((e: unknown) => e);
 
     expect(err).toBeInstanceOf(LlmCallAbortedError);
@@ -372,7 +441,7 @@ describe('stream', () => {
     const turnId = await newTurn();
     const sinkError = new Error('event log unavailable');
     const err = await llm
-      .stream({ turnId, step: 'fallback_reply', attempt: 1 }, question('x'), async () => {
+      .stream({ turnId, step: 'fallback_reply', inputs: conversation('x'), attempt: 1 }, question('x'), async () => {
         throw sinkError;
       })
       .catch((e: unknown) => e);
@@ -426,7 +495,10 @@ describe('parseModelJson', () => {
   test('a malformed answer from the scripted model fails to parse', async () => {
     const turnId = await newTurn();
     server.faults.inject({ kind: 'malformed', step: 'route' });
-    const response = await llm.complete({ turnId, step: 'route', attempt: 1 }, question('What is my average sleep?'));
+    const response = await llm.complete(
+      { turnId, step: 'route', inputs: conversation('What is my average sleep?'), attempt: 1 },
+      question('What is my average sleep?'),
+    );
     expect(() => parseModelJson(response.text, routing, response.requestId)).toThrow(ModelOutputInvalidError);
   });
 });

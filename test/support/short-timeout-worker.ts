@@ -6,7 +6,7 @@
  * comes from another realm and reads as a connection error (see test/steps/llm.test.ts).
  */
 import { loadConfig } from '../../platform/config';
-import { createAnthropicClient, createLlm } from '../../platform/llm';
+import { createAnthropicClient, createLlm, isScriptedModel } from '../../platform/llm';
 import { createStepDeps } from '../../worker/dependencies';
 import { runTurnWorker } from '../../worker/run-worker';
 
@@ -20,6 +20,7 @@ async function run() {
     pool: deps.pool,
     events: deps.events,
     costWarnUsd: config.AMY_COST_WARN_USD,
+    sendStepInputs: isScriptedModel(config),
   });
   await runTurnWorker(config, { ...deps, llm });
 }

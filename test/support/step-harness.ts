@@ -36,6 +36,7 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
     pool,
     events,
     costWarnUsd: 100,
+    sendStepInputs: true,
   });
   const deps: StepDeps = {
     pool,

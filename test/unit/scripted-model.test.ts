@@ -1,6 +1,7 @@
 /**
  * The scripted model through the real Anthropic SDK: message shape, the SSE sequence, tool use,
- * the request log, every fault kind, request validation, and the default rules.
+ * the request log, every fault kind, request validation (a call's inputs included), and the default
+ * rules, which answer from a call's inputs, never from its prompt.
  */
 import Anthropic, {
   APIConnectionError,
@@ -13,7 +14,7 @@ import { RequestLog } from '../../scripted-model/request-log';
 import { defaultRules } from '../../scripted-model/rules';
 import { startScriptedModelServer, type ScriptedModelServer } from '../../scripted-model/server';
 import type { ScriptedRequest, ScriptedRule } from '../../scripted-model/types';
-import type { ModelCallId } from '../../contracts/steps';
+import { STEP_INPUTS_FIELD, type ModelCallId } from '../../contracts/steps';
 
 const MODEL = 'claude-sonnet-4-6';
 const ECHO_TEXT =
@@ -57,15 +58,23 @@ afterEach(() => {
   server.requests.clear();
 });
 
+/** A call's inputs when the user's message is all it is asked (the Domain Expert: its question). */
+const inputsFor = (step: string, content: string) =>
+  step === 'domain_expert' ? { question: content, supportingInsights: '' } : { messages: [{ role: 'user', content }] };
+
+/** The request body as the platform's LLM client sends it to the scripted model: with the call's inputs. */
+const withInputs = <Params extends object>(params: Params, step: string, content: string): Params =>
+  ({ ...params, [STEP_INPUTS_FIELD]: inputsFor(step, content) }) as Params;
+
 const ask = (step: string, content: string, extra: Partial<Anthropic.MessageCreateParamsNonStreaming> = {}) =>
   client.messages.create(
-    { model: MODEL, max_tokens: 512, messages: [{ role: 'user', content }], ...extra },
+    withInputs({ model: MODEL, max_tokens: 512, messages: [{ role: 'user', content }], ...extra }, step, content),
     { headers: { 'x-amy-step': step } },
   );
 
 const streamOf = (step: string, content: string) =>
   client.messages.stream(
-    { model: MODEL, max_tokens: 512, messages: [{ role: 'user', content }] },
+    withInputs({ model: MODEL, max_tokens: 512, messages: [{ role: 'user', content }] }, step, content),
     { headers: { 'x-amy-step': step } },
   );
 
@@ -139,7 +148,11 @@ describe('Messages API', () => {
 
   test('create({ stream: true }) yields the raw event sequence', async () => {
     const events = await client.messages.create(
-      { model: MODEL, max_tokens: 512, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      withInputs(
+        { model: MODEL, max_tokens: 512, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        'fallback_reply',
+        'hi',
+      ),
       { headers: { 'x-amy-step': 'fallback_reply' } },
     );
     let text = '';
@@ -153,9 +166,10 @@ describe('Messages API', () => {
   });
 
   test('tool use round trip, non-streaming', async () => {
-    const question: Anthropic.MessageParam = { role: 'user', content: 'How many steps do I average?' };
+    const asked = 'How many steps do I average?';
+    const question: Anthropic.MessageParam = { role: 'user', content: asked };
     const first = await client.messages.create(
-      { model: MODEL, max_tokens: 512, tools: [LOOKUP_TOOL], messages: [question] },
+      withInputs({ model: MODEL, max_tokens: 512, tools: [LOOKUP_TOOL], messages: [question] }, 'domain_expert', asked),
       { headers: { 'x-amy-step': 'domain_expert' } },
     );
     expect(first.stop_reason).toBe('tool_use');
@@ -164,16 +178,20 @@ describe('Messages API', () => {
     expect(toolUse?.id).toMatch(/^toolu_/);
 
     const second = await client.messages.create(
-      {
-        model: MODEL,
-        max_tokens: 512,
-        tools: [LOOKUP_TOOL],
-        messages: [
-          question,
-          { role: 'assistant', content: first.content },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse!.id, content: '8123 steps' }] },
-        ],
-      },
+      withInputs(
+        {
+          model: MODEL,
+          max_tokens: 512,
+          tools: [LOOKUP_TOOL],
+          messages: [
+            question,
+            { role: 'assistant', content: first.content },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse!.id, content: '8123 steps' }] },
+          ],
+        },
+        'domain_expert',
+        asked,
+      ),
       { headers: { 'x-amy-step': 'domain_expert' } },
     );
     expect(second.stop_reason).toBe('end_turn');
@@ -182,7 +200,11 @@ describe('Messages API', () => {
 
   test('tool use streams as input_json_delta and parses back to the same input', async () => {
     const stream = client.messages.stream(
-      { model: MODEL, max_tokens: 512, tools: [LOOKUP_TOOL], messages: [{ role: 'user', content: 'steps?' }] },
+      withInputs(
+        { model: MODEL, max_tokens: 512, tools: [LOOKUP_TOOL], messages: [{ role: 'user', content: 'steps?' }] },
+        'domain_expert',
+        'steps?',
+      ),
       { headers: { 'x-amy-step': 'domain_expert' } },
     );
     const jsonDeltas: string[] = [];
@@ -206,6 +228,30 @@ describe('request validation', () => {
       type: 'error',
       error: { type: 'invalid_request_error', message: 'No scripted rule for step "no_such_step"' },
     });
+  });
+
+  test('a request without its inputs, or with inputs of another shape, is a 400 that names the call', async () => {
+    const plain = { model: MODEL, max_tokens: 10, messages: [{ role: 'user' as const, content: 'hi' }] };
+    const missing = await client.messages
+      .create(plain, { headers: { 'x-amy-step': 'route' } })
+      .catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(BadRequestError);
+    expect((missing as BadRequestError).error).toMatchObject({
+      error: {
+        type: 'invalid_request_error',
+        message: expect.stringContaining('step "route": the request has no inputs'),
+      },
+    });
+
+    const wrongShape = await client.messages
+      .create(withInputs(plain, 'domain_expert', 'hi'), { headers: { 'x-amy-step': 'route' } })
+      .catch((e: unknown) => e);
+    expect(wrongShape).toBeInstanceOf(BadRequestError);
+    expect((wrongShape as BadRequestError).error).toMatchObject({
+      error: { message: expect.stringContaining('step "route": invalid inputs: messages:') },
+    });
+    // Neither consumed a fault nor reached a rule; both are in the log as sent.
+    expect(server.requests.entries().map((r) => r.inputs)).toEqual([null, { question: 'hi', supportingInsights: '' }]);
   });
 
   test('a request without the step header is a 400', async () => {
@@ -251,7 +297,14 @@ describe('request log', () => {
     const listed = await control('GET', '/_control/requests');
     expect(listed.status).toBe(200);
     expect(listed.body.data).toMatchObject([
-      { step: 'classify_vagueness', model: MODEL, system: 'sys one', stream: false, fault: null },
+      {
+        step: 'classify_vagueness',
+        inputs: { messages: [{ role: 'user', content: 'first' }] },
+        model: MODEL,
+        system: 'sys one',
+        stream: false,
+        fault: null,
+      },
       { step: 'route', model: MODEL, system: '', stream: true, messages: [{ role: 'user', content: 'second' }] },
     ]);
     expect(await control('DELETE', '/_control/requests')).toEqual({ status: 200, body: { data: [] } });
@@ -261,7 +314,16 @@ describe('request log', () => {
   test('keeps only the newest 1000 entries', () => {
     const log = new RequestLog();
     for (let i = 0; i < 1005; i++) {
-      log.add({ step: `s${i}`, model: MODEL, system: '', messages: [], stream: false, fault: null, at: '' });
+      log.add({
+        step: `s${i}`,
+        inputs: null,
+        model: MODEL,
+        system: '',
+        messages: [],
+        stream: false,
+        fault: null,
+        at: '',
+      });
     }
     const entries = log.entries();
     expect(entries).toHaveLength(1000);
@@ -341,8 +403,10 @@ describe('faults', () => {
     const impatient = new Anthropic({ baseURL: server.url, apiKey: 'test', maxRetries: 0, timeout: 200 });
     const timedOut = await impatient.messages
       .create(
-        { model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
-        { headers: { 'x-amy-step': 'route' } },
+        withInputs({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, 'route', 'hi'),
+        {
+          headers: { 'x-amy-step': 'route' },
+        },
       )
       .catch((e: unknown) => e);
     // Plain Node gives APIConnectionTimeoutError (a subclass); under jest the SDK cannot recognise
@@ -353,8 +417,11 @@ describe('faults', () => {
     const controller = new AbortController();
     const pending = client.messages
       .create(
-        { model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
-        { headers: { 'x-amy-step': 'route' }, signal: controller.signal },
+        withInputs({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, 'route', 'hi'),
+        {
+          headers: { 'x-amy-step': 'route' },
+          signal: controller.signal,
+        },
       )
       .catch((e: unknown) => e);
     // Abort only once the server holds the request, so the fault is consumed by this call.
@@ -393,13 +460,13 @@ describe('faults', () => {
 
 describe('default rules', () => {
   const rule = (step: ModelCallId) => defaultRules.find((r) => r.step === step)!;
-  const request = (lastUserText: string, step: ModelCallId = 'route'): ScriptedRequest => ({
+  /** A call whose inputs are the conversation (classify_vagueness, route, fallback_reply), the user's message last. */
+  const request = (message: string, step: ModelCallId): ScriptedRequest => ({
     step,
+    inputs: { messages: [{ role: 'user', content: message }] },
     model: MODEL,
-    system: '',
-    messages: [{ role: 'user', content: lastUserText }],
+    messages: [{ role: 'user', content: message }],
     tools: [],
-    lastUserText,
   });
   const answer = (step: ModelCallId, text: string) => {
     const response = rule(step).respond(request(text, step));
@@ -419,10 +486,18 @@ describe('default rules', () => {
     expect(answer('classify_vagueness', question)).toBe(expected);
   });
 
-  test('classify_vagueness reads the question after a "User message:" line, through the SDK', async () => {
-    const prompt =
-      'Classify how vague this is. Steps, sleep and HRV are anchors.\n<msg>\nUser message: anything to worry about?\n</msg>';
-    expect(textOf(await ask('classify_vagueness', prompt))).toBe('high');
+  test('a rule answers from the call’s inputs, not from the prompt’s wording, through the SDK', async () => {
+    const prompt = 'Classify how vague this is.\nUser message: anything to worry about?';
+    const message = await client.messages.create(
+      withInputs(
+        { model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: prompt }] },
+        'classify_vagueness',
+        'What is HRV?',
+      ),
+      { headers: { 'x-amy-step': 'classify_vagueness' } },
+    );
+    expect(textOf(message)).toBe('low');
+    expect(textOf(await ask('classify_vagueness', 'anything to worry about?'))).toBe('high');
   });
 
   const DS = 'Data Science Agent';

@@ -40,6 +40,15 @@ function fakeLog(appendMs: number, failOn?: number) {
 const call = {
   turnId: 'turn_1',
   modelCall: 'synthesis' as const,
+  inputs: {
+    userMessage: 'How did I sleep?',
+    mainAgent: 'data_science' as const,
+    mainAgentDraft: '',
+    supportingInsights: '',
+    findings: [],
+    factSheet: [],
+    dataScienceFailed: false,
+  },
   attempt: 2,
   signal: new AbortController().signal,
   agent: 'synthesis' as const,
@@ -61,7 +70,20 @@ test('one of a step’s several model calls (the coach’s health_coach.main) is
   const ledgerSteps: string[] = [];
   await streamThoughts(
     { llm: fakeLlm(REPLY, ledgerSteps), events },
-    { ...call, modelCall: 'health_coach.main', agent: 'health_coach' },
+    {
+      ...call,
+      modelCall: 'health_coach.main',
+      inputs: {
+        messages: [{ role: 'user', content: 'Help me sleep more' }],
+        question: 'Help me sleep more',
+        verdict: 'YESREC',
+        anchors: [],
+        findings: [],
+        supportingInsights: '',
+        remindOfAnchors: false,
+      },
+      agent: 'health_coach',
+    },
   );
   expect(ledgerSteps).toEqual(['health_coach.main']);
   expect(new Set(written.map((e) => e.data.step))).toEqual(new Set(['health_coach']));

@@ -2,7 +2,14 @@
  * Data Science, stage 2 (seed 002): code-gen, and the debug iterations that rewrite the code with the
  * previous error in hand. Both answer with the body of `analysis(...)`; neither runs it.
  */
-import { CODE_SYSTEM, DEBUG_SYSTEM, codeUserPrompt, debugUserPrompt } from './prompt';
+import {
+  CODE_SYSTEM,
+  DEBUG_SYSTEM,
+  codeUserPrompt,
+  debugUserPrompt,
+  type CodePromptInputs,
+  type DebugPromptInputs,
+} from './prompt';
 import { completeStep } from '../../runtime/complete-step';
 import { ModelOutputInvalidError } from '../../../platform/llm-errors';
 import type { StepDeps } from '../../runtime/step-deps';
@@ -25,7 +32,9 @@ export function codeFromAnswer(text: string, requestId: string | null = null): s
 /** One code-writing call: both steps answer with a body, on the Data Science model. */
 async function askForCode(
   deps: StepDeps,
-  call: { turnId: string; step: 'ds_code' | 'ds_debug'; system: string; prompt: string },
+  call:
+    | { turnId: string; step: 'ds_code'; inputs: CodePromptInputs; system: string; prompt: string }
+    | { turnId: string; step: 'ds_debug'; inputs: DebugPromptInputs; system: string; prompt: string },
 ): Promise<AnalysisCode> {
   const response = await completeStep(deps, { ...call, model: deps.models.dataScience, maxTokens: 2000 });
   return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
@@ -41,11 +50,13 @@ export interface WriteAnalysisCodeInput {
 
 export function createWriteAnalysisCode(deps: StepDeps) {
   return async function writeAnalysisCode(input: WriteAnalysisCodeInput): Promise<AnalysisCode> {
+    const inputs: CodePromptInputs = { question: input.question, approach: input.plan.approach };
     return askForCode(deps, {
       turnId: input.turnId,
       step: 'ds_code',
+      inputs,
       system: CODE_SYSTEM,
-      prompt: codeUserPrompt({ question: input.question, approach: input.plan.approach }),
+      prompt: codeUserPrompt(inputs),
     });
   };
 }
@@ -58,16 +69,18 @@ export interface DebugAnalysisCodeInput extends WriteAnalysisCodeInput {
 
 export function createDebugAnalysisCode(deps: StepDeps) {
   return async function debugAnalysisCode(input: DebugAnalysisCodeInput): Promise<AnalysisCode> {
+    const inputs: DebugPromptInputs = {
+      question: input.question,
+      approach: input.plan.approach,
+      code: input.code,
+      error: input.error,
+    };
     return askForCode(deps, {
       turnId: input.turnId,
       step: 'ds_debug',
+      inputs,
       system: DEBUG_SYSTEM,
-      prompt: debugUserPrompt({
-        question: input.question,
-        approach: input.plan.approach,
-        code: input.code,
-        error: input.error,
-      }),
+      prompt: debugUserPrompt(inputs),
     });
   };
 }

@@ -175,17 +175,14 @@ export function createExtractFindings(deps: StepDeps) {
       return { findings: finding ? [scoped(finding)] : [], descriptive, costUsd: 0 };
     }
 
+    const inputs = { question: input.question, spec, result: input.result, summary: input.summary };
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'ds_extract',
+      inputs,
       model: deps.models.validator,
       system: EXTRACT_SYSTEM,
-      prompt: extractUserPrompt({
-        question: input.question,
-        spec: JSON.stringify(spec),
-        result: input.result,
-        summary: input.summary,
-      }),
+      prompt: extractUserPrompt(inputs),
       maxTokens: 1500,
     });
     const extracted = parseModelJson(response.text, extractedSchema, response.requestId);

@@ -91,6 +91,7 @@ export function createPlanAnalysis(deps: StepDeps) {
       const response = await streamThoughts(deps, {
         turnId,
         modelCall: 'ds_plan',
+        inputs: { question },
         attempt,
         signal,
         agent: 'data_science',

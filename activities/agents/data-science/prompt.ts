@@ -4,6 +4,7 @@
  * describe exactly the frames and columns the sandbox wrapper provides (gates-py/sandbox/frames.py).
  */
 import { DAILY_METRICS } from '../../../platform/health-data/records';
+import type { AnalysisSpec } from './plan';
 
 const COMPOSITES = [
   'hrv_rhr_ratio (heart_rate_variability / resting_heart_rate)',
@@ -51,27 +52,61 @@ Answer with a JSON array (no prose). Each element:
  "numbers": {"<key>": <number> | [<low>, <high>]}, "n": <int>, "window": "<e.g. last 90 days>", "unit": "<unit>" | null}
 Rules: numbers MUST be copied from RESULT, never computed or invented; use "rho" for a correlation and "effect" for a change; feature and target are column names of summary_df; one finding per distinct claim; [] when there is none.`;
 
-export interface PlanPromptInput {
+/*
+ * Each user prompt is rendered from an inputs object, the same object the scripted model reads for the
+ * call (activities/runtime/model-call-inputs.ts).
+ */
+
+export interface PlanPromptInputs {
+  /** The Data Science agent's (rephrased) question. */
   question: string;
 }
 
-export const planUserPrompt = ({ question }: PlanPromptInput) => `QUESTION:\n${question}`;
+export const planUserPrompt = ({ question }: PlanPromptInputs) => `QUESTION:\n${question}`;
 
-export function codeUserPrompt({ question, approach }: { question: string; approach: string }): string {
+export interface CodePromptInputs {
+  question: string;
+  /** The plan's `== Approach ==`. */
+  approach: string;
+}
+
+export function codeUserPrompt({ question, approach }: CodePromptInputs): string {
   return `QUESTION:\n${question}\n\nPLAN:\n${approach}`;
 }
 
-export function debugUserPrompt(input: { question: string; approach: string; code: string; error: string }): string {
+export interface DebugPromptInputs extends CodePromptInputs {
+  /** The body that failed. */
+  code: string;
+  /** What its run reported. */
+  error: string;
+}
+
+export function debugUserPrompt(input: DebugPromptInputs): string {
   const indentation = /IndentationError|expected an indented block|unindent/.test(input.error)
     ? `\n\n${INDENTATION_HELP}`
     : '';
   return `QUESTION:\n${input.question}\n\nPLAN:\n${input.approach}\n\nPREVIOUS BODY:\n\`\`\`python\n${input.code}\n\`\`\`\n\nERROR:\n${input.error}${indentation}`;
 }
 
-export function summaryUserPrompt({ question, result }: { question: string; result: unknown }): string {
+export interface SummaryPromptInputs {
+  question: string;
+  /** The sandbox's result, as the analysis returned it. */
+  result: unknown;
+}
+
+export function summaryUserPrompt({ question, result }: SummaryPromptInputs): string {
   return `QUESTION:\n${question}\n\nRESULT:\n${JSON.stringify(result)}`;
 }
 
-export function extractUserPrompt(input: { question: string; spec: string; result: unknown; summary: string }): string {
-  return `QUESTION:\n${input.question}\n\nSPEC:\n${input.spec}\n\nRESULT:\n${JSON.stringify(input.result)}\n\nSUMMARY:\n${input.summary}`;
+export interface ExtractPromptInputs {
+  question: string;
+  /** The plan's machine-readable spec. */
+  spec: AnalysisSpec;
+  result: unknown;
+  /** The agent's summary of the result. */
+  summary: string;
+}
+
+export function extractUserPrompt(input: ExtractPromptInputs): string {
+  return `QUESTION:\n${input.question}\n\nSPEC:\n${JSON.stringify(input.spec)}\n\nRESULT:\n${JSON.stringify(input.result)}\n\nSUMMARY:\n${input.summary}`;
 }

@@ -23,9 +23,11 @@ export function createSummariseAnalysis(deps: StepDeps) {
   ): Promise<{ summary: string; costUsd: number }> {
     const { turnId } = input;
     return runStepAttempt(deps.events, turnId, 'ds_summary', async ({ attempt, signal }) => {
+      const inputs = { question: input.question, result: input.result };
       const response = await streamThoughts(deps, {
         turnId,
         modelCall: 'ds_summary',
+        inputs,
         attempt,
         signal,
         agent: 'data_science',
@@ -33,7 +35,7 @@ export function createSummariseAnalysis(deps: StepDeps) {
           model: deps.models.fast,
           system: SUMMARY_SYSTEM,
           maxTokens: 400,
-          messages: [{ role: 'user', content: summaryUserPrompt({ question: input.question, result: input.result }) }],
+          messages: [{ role: 'user', content: summaryUserPrompt(inputs) }],
         },
       });
       return { summary: response.text, costUsd: response.costUsd };

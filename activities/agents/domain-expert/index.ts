@@ -9,7 +9,12 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { withMemory } from '../../steps/prompts/memory';
 import { log } from '@temporalio/activity';
-import { DOMAIN_EXPERT_LAST_ROUND, DOMAIN_EXPERT_SYSTEM, domainExpertUserPrompt } from './prompt';
+import {
+  DOMAIN_EXPERT_LAST_ROUND,
+  DOMAIN_EXPERT_SYSTEM,
+  domainExpertUserPrompt,
+  type DomainExpertPromptInputs,
+} from './prompt';
 import type { LlmCallContext } from '../../../platform/llm';
 import { ModelOutputInvalidError } from '../../../platform/llm-errors';
 import type { StepDeps } from '../../runtime/step-deps';
@@ -70,7 +75,9 @@ async function consult(
   { attempt, signal }: StepAttempt,
 ): Promise<ConsultDomainExpertOutput> {
   const { turnId } = input;
-  const ctx: LlmCallContext = { turnId, step: STEP, attempt, signal };
+  const inputs: DomainExpertPromptInputs = { question: input.question, supportingInsights: input.supportingInsights };
+  // Every round of the loop is the same call: its tool results travel in the messages.
+  const ctx: LlmCallContext = { turnId, step: STEP, inputs, attempt, signal };
   const toolCtx: ToolContext = {
     pool: deps.pool,
     userId: input.userId,
@@ -80,7 +87,7 @@ async function consult(
   const think = (delta: string) =>
     deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt, step: STEP } }]);
 
-  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: domainExpertUserPrompt(input) }];
+  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: domainExpertUserPrompt(inputs) }];
   const toolUrls = new Set<string>();
   let costUsd = 0;
   let toolCalls = 0;

@@ -1,7 +1,7 @@
 /**
  * The Domain Expert's prompts (seed 002, "Domain Expert Agent" and "Step 4, Main agent"). The user
  * prompt is labelled blocks: QUESTION, and SUPPORTING INSIGHTS when the agent is the main agent after
- * supporting agents have run, so the model (and the scripted model's rule) can tell them apart.
+ * supporting agents have run, so the model can tell them apart.
  */
 
 export const DOMAIN_EXPERT_SYSTEM = `You are the Domain Expert agent of Amy, a personal health assistant: you bring clinical and scientific knowledge to the user's question (what a measure means, what is normal, what the evidence says).
@@ -19,13 +19,15 @@ Rules:
 export const DOMAIN_EXPERT_LAST_ROUND =
   'That was the last round of tool calls. Answer the question now from the tool results above; do not call more tools.';
 
-export function domainExpertUserPrompt({
-  question,
-  supportingInsights,
-}: {
+/** What the Domain Expert's first user turn is rendered from (and what the scripted model reads). */
+export interface DomainExpertPromptInputs {
+  /** The Domain Expert's rephrased question. */
   question: string;
+  /** As main agent: what the supporting agents found ('' otherwise). */
   supportingInsights: string;
-}): string {
+}
+
+export function domainExpertUserPrompt({ question, supportingInsights }: DomainExpertPromptInputs): string {
   const blocks = [`QUESTION:\n${question.trim()}`];
   if (supportingInsights.trim() !== '') blocks.push(`SUPPORTING INSIGHTS:\n${supportingInsights.trim()}`);
   return blocks.join('\n\n');

@@ -17,7 +17,6 @@
  */
 import { log } from '@temporalio/activity';
 import { withMemory } from '../../steps/prompts/memory';
-import { renderHistory } from '../../runtime/conversation';
 import {
   HC_FINISH_GATE,
   HC_RECOMMEND_GATE,
@@ -26,7 +25,11 @@ import {
   hcClosingPrompt,
   hcGatePrompt,
   hcMainPrompt,
+  type CoachClosingPromptInputs,
+  type CoachGatePromptInputs,
+  type CoachMainPromptInputs,
 } from './prompt';
+import type { ModelCallInputs } from '../../runtime/model-call-inputs';
 import { readUserHealthData } from '../../../platform/health-data/store';
 import type { ModelCallId } from '../../../contracts/steps';
 import type { LlmRequest, LlmResponse } from '../../../platform/llm';
@@ -56,13 +59,25 @@ export function anchorSentence(anchor: PersonalAnchor): string {
 async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }: StepAttempt) {
   const { turnId } = input;
   let costUsd = 0;
-  const complete = async (call: CoachCall, request: LlmRequest) => {
-    const response = await deps.llm.complete({ turnId, step: call, attempt, signal }, request);
+  const complete = async <Call extends CoachCall>(call: Call, inputs: ModelCallInputs[Call], request: LlmRequest) => {
+    const response = await deps.llm.complete({ turnId, step: call, inputs, attempt, signal }, request);
     costUsd += response.costUsd;
     return response;
   };
-  const stream = async (call: CoachCall, request: LlmRequest): Promise<LlmResponse> => {
-    const response = await streamThoughts(deps, { turnId, modelCall: call, attempt, signal, agent: AGENT, request });
+  const stream = async <Call extends CoachCall>(
+    call: Call,
+    inputs: ModelCallInputs[Call],
+    request: LlmRequest,
+  ): Promise<LlmResponse> => {
+    const response = await streamThoughts(deps, {
+      turnId,
+      modelCall: call,
+      inputs,
+      attempt,
+      signal,
+      agent: AGENT,
+      request,
+    });
     costUsd += response.costUsd;
     return response;
   };
@@ -76,15 +91,16 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   }
   const { daily } = await readUserHealthData(deps.pool, input.userId);
   const anchors = computeAnchors(daily);
-  const conversation = renderHistory(input.messages);
+  const { messages, question } = input;
   const user = (content: string): LlmRequest['messages'] => [{ role: 'user', content }];
 
   // Module 1: may the coach recommend yet?
-  const gate = await complete('health_coach.gate', {
+  const gateInputs: CoachGatePromptInputs = { messages, question };
+  const gate = await complete('health_coach.gate', gateInputs, {
     model: deps.models.fast,
     system: HC_RECOMMEND_GATE,
     maxTokens: 20,
-    messages: user(hcGatePrompt({ conversation, question: input.question })),
+    messages: user(hcGatePrompt(gateInputs)),
   });
   let verdict = parseRecommendVerdict(gate.text);
   if (verdict === null) {
@@ -94,20 +110,20 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
 
   // Module 2: the coaching response, anchored on the user's own numbers.
   const coachingResponse = async (remindOfAnchors: boolean) => {
-    const response = await stream('health_coach.main', {
+    const inputs: CoachMainPromptInputs = {
+      messages,
+      question,
+      verdict,
+      anchors,
+      findings,
+      supportingInsights: input.supportingInsights,
+      remindOfAnchors,
+    };
+    const response = await stream('health_coach.main', inputs, {
       model: deps.models.main,
-      system: withMemory(HC_SYSTEM(verdict), input.memory),
+      system: withMemory(HC_SYSTEM(inputs.verdict), input.memory),
       maxTokens: 700,
-      messages: user(
-        hcMainPrompt({
-          conversation,
-          question: input.question,
-          anchors,
-          findings,
-          supportingInsights: input.supportingInsights,
-          remindOfAnchors,
-        }),
-      ),
+      messages: user(hcMainPrompt(inputs)),
     });
     if (!response.text.trim()) {
       throw new ModelOutputInvalidError('the coach replied with nothing', { requestId: response.requestId });
@@ -130,11 +146,12 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   }
 
   // Module 3: is the conversation done?
-  const finishGate = await complete('health_coach.finish', {
+  const closing: CoachClosingPromptInputs = { messages, reply };
+  const finishGate = await complete('health_coach.finish', closing, {
     model: deps.models.fast,
     system: HC_FINISH_GATE,
     maxTokens: 10,
-    messages: user(hcClosingPrompt({ conversation, reply })),
+    messages: user(hcClosingPrompt(closing)),
   });
   let finish = parseFinishDecision(finishGate.text);
   if (finish === null) {
@@ -144,11 +161,11 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   let closingSummary: string | null = null;
   if (finish === 'FINISH') {
     await thought('\n\n');
-    const summary = await stream('health_coach.summary', {
+    const summary = await stream('health_coach.summary', closing, {
       model: deps.models.fast,
       system: HC_SUMMARY,
       maxTokens: 150,
-      messages: user(hcClosingPrompt({ conversation, reply })),
+      messages: user(hcClosingPrompt(closing)),
     });
     closingSummary = summary.text.trim() || null;
     if (closingSummary) reply = `${reply}\n\n${closingSummary}`;

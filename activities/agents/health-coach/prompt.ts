@@ -5,8 +5,10 @@
  * recommend from the response is what keeps the coach from recommending before it knows enough.
  *
  * User prompts are labelled blocks (CONVERSATION, QUESTION, PERSONAL ANCHORS, FINDINGS, …), one fact
- * per line, so the model (and the scripted model's rule) reads each anchor and finding unambiguously.
+ * per line, so the model reads each anchor and finding unambiguously.
  */
+import type { Message } from '../../../contracts/turn';
+import { renderHistory } from '../../runtime/conversation';
 import type { PersonalAnchor } from './anchors';
 import type { RecommendVerdict, ShownFinding } from './types';
 
@@ -73,9 +75,25 @@ export function coachFindingsBlock(findings: ShownFinding[]): string {
 export const ANCHOR_REMINDER = `ANCHOR REMINDER:
 Your previous draft quoted none of the PERSONAL ANCHORS. Write the reply again, and this time state at least one anchor's value exactly as listed above, with its unit, and build the advice on it.`;
 
-export interface CoachMainPromptInput {
-  conversation: string;
+/*
+ * Each call's prompts are rendered from an inputs object, the same object the scripted model reads for
+ * the call (activities/runtime/model-call-inputs.ts).
+ */
+
+export interface CoachGatePromptInputs {
+  /** The conversation so far, the current user message last. */
+  messages: Message[];
+  /** The coach's (rephrased) question. */
   question: string;
+}
+
+export function hcGatePrompt({ messages, question }: CoachGatePromptInputs): string {
+  return `CONVERSATION:\n${renderHistory(messages)}\n\nQUESTION:\n${question}`;
+}
+
+export interface CoachMainPromptInputs extends CoachGatePromptInputs {
+  /** The recommend gate's verdict: it sets the system prompt's mode (HC_SYSTEM). */
+  verdict: RecommendVerdict;
   anchors: PersonalAnchor[];
   findings: ShownFinding[];
   supportingInsights: string;
@@ -83,13 +101,9 @@ export interface CoachMainPromptInput {
   remindOfAnchors: boolean;
 }
 
-export function hcGatePrompt({ conversation, question }: { conversation: string; question: string }): string {
-  return `CONVERSATION:\n${conversation}\n\nQUESTION:\n${question}`;
-}
-
-export function hcMainPrompt(input: CoachMainPromptInput): string {
+export function hcMainPrompt(input: CoachMainPromptInputs): string {
   return [
-    `CONVERSATION:\n${input.conversation}`,
+    `CONVERSATION:\n${renderHistory(input.messages)}`,
     `QUESTION:\n${input.question}`,
     `PERSONAL ANCHORS:\n${personalAnchorsBlock(input.anchors)}`,
     `FINDINGS:\n${coachFindingsBlock(input.findings)}`,
@@ -101,6 +115,11 @@ export function hcMainPrompt(input: CoachMainPromptInput): string {
 }
 
 /** The finish gate and the closing summary read the same thing: the conversation and the coach's reply. */
-export function hcClosingPrompt({ conversation, reply }: { conversation: string; reply: string }): string {
-  return `CONVERSATION:\n${conversation}\n\nCOACH REPLY:\n${reply}`;
+export interface CoachClosingPromptInputs {
+  messages: Message[];
+  reply: string;
+}
+
+export function hcClosingPrompt({ messages, reply }: CoachClosingPromptInputs): string {
+  return `CONVERSATION:\n${renderHistory(messages)}\n\nCOACH REPLY:\n${reply}`;
 }

@@ -23,7 +23,7 @@ export const DIGEST_METRICS = [
 export const DIGEST_WINDOW_DAYS = 30;
 const PRESENCE_METRICS = ['heart_rate_variability', 'steps'] as const satisfies readonly DailyMetric[];
 const TOP_WORKOUT_TYPES = 10;
-const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 const DAY_MS = 86_400_000;
 
 export interface MetricDigest {

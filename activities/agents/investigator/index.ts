@@ -17,7 +17,14 @@ import { log } from '@temporalio/activity';
 import { withMemory } from '../../steps/prompts/memory';
 import type { AgentFinding } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
-import { briefingUserPrompt, hypothesesUserPrompt, INVESTIGATOR_BRIEFING, INVESTIGATOR_SYSTEM } from './prompt';
+import {
+  briefingUserPrompt,
+  hypothesesUserPrompt,
+  INVESTIGATOR_BRIEFING,
+  INVESTIGATOR_SYSTEM,
+  type BriefingPromptInputs,
+  type HypothesesPromptInputs,
+} from './prompt';
 import { readUserHealthData } from '../../../platform/health-data/store';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
@@ -87,13 +94,15 @@ export function createInvestigatorActivities(deps: StepDeps) {
       readUserHealthData(deps.pool, userId),
       readTestedHypotheses(deps.pool, userId),
     ]);
-    const digest = renderDigest(computeDigest(daily, workouts));
+    const inputs: HypothesesPromptInputs = { question, digest: computeDigest(daily, workouts), tested };
+    const digest = renderDigest(inputs.digest);
     const response = await completeStep(deps, {
       turnId,
       step: 'investigator_hypotheses',
+      inputs,
       model: deps.models.main,
       system: withMemory(INVESTIGATOR_SYSTEM, input.memory),
-      prompt: hypothesesUserPrompt({ question, digest, tested }),
+      prompt: hypothesesUserPrompt(inputs),
       maxTokens: 2500,
     });
     const proposals = parseModelJson(response.text, proposalsSchema, response.requestId);
@@ -136,7 +145,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
 
   async function writeBriefing(input: WriteBriefingInput): Promise<{ briefing: string; costUsd: number }> {
     const { turnId } = input;
-    const prompt = briefingUserPrompt({
+    const inputs: BriefingPromptInputs = {
       question: input.question,
       digest: input.digest,
       hypotheses: input.hypotheses.map((h) => ({
@@ -144,12 +153,13 @@ export function createInvestigatorActivities(deps: StepDeps) {
         rationale: h.rationale,
         findingId: hypothesisKey({ kind: h.kind, feature: h.feature_to_test, target: h.target_to_test }),
       })),
-      validated: input.validated,
-    });
+      validated: input.validated.map(({ finding, verdict }) => ({ finding, verdict })),
+    };
     const response = await runStepAttempt(deps.events, turnId, 'investigator_briefing', ({ attempt, signal }) =>
       streamThoughts(deps, {
         turnId,
         modelCall: 'investigator_briefing',
+        inputs,
         attempt,
         signal,
         agent: AGENT,
@@ -157,7 +167,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
           model: deps.models.main,
           system: withMemory(INVESTIGATOR_BRIEFING, input.memory),
           maxTokens: 1200,
-          messages: [{ role: 'user', content: prompt }],
+          messages: [{ role: 'user', content: briefingUserPrompt(inputs) }],
         },
       }),
     );

@@ -4,7 +4,7 @@
  * once the top hypotheses have been computed and validated.
  *
  * User prompts are labelled blocks (QUESTION, DIGEST, ALREADY TESTED, COLUMNS, HYPOTHESES, VALIDATED
- * FINDINGS), one fact per line, so the model (and the scripted model's rule) reads each unambiguously.
+ * FINDINGS), one fact per line, so the model reads each unambiguously.
  * The briefing is the turn's final answer and is fact-checked, so its prompt says where numbers may
  * come from: only the VALIDATED FINDINGS block, whose numbers are also the Fact Sheet's.
  */
@@ -12,6 +12,7 @@ import type { Finding, GateVerdict } from '../../../contracts/findings';
 import type { Hypothesis } from './hypotheses';
 import type { TestedHypothesis } from './tested-hypotheses';
 import { DAILY_METRICS } from '../../../platform/health-data/records';
+import { renderDigest, type HealthDigest } from './digest';
 
 export const INVESTIGATOR_SYSTEM = `You are the Hypothesis Investigator of Amy, a personal health assistant. The user asked an open question about their own wearable data. From the DIGEST of that data, propose the hypotheses most worth testing: patterns that look real, matter for health, and one computation can check.
 Each hypothesis is tested automatically by exactly one computation on the user's daily rows:
@@ -36,11 +37,20 @@ function testedLine(t: TestedHypothesis): string {
   return `- [${t.verdict}] ${kind}: ${columns}${effect}: ${oneLine(t.claim)}`;
 }
 
-export function hypothesesUserPrompt(input: { question: string; digest: string; tested: TestedHypothesis[] }): string {
+/** What the hypotheses prompt is rendered from (and what the scripted model reads). */
+export interface HypothesesPromptInputs {
+  question: string;
+  /** The digest of the user's data, rendered into the prompt by renderDigest. */
+  digest: HealthDigest;
+  /** What memory says was tested already: never to be proposed again. */
+  tested: TestedHypothesis[];
+}
+
+export function hypothesesUserPrompt(input: HypothesesPromptInputs): string {
   const tested = input.tested.length === 0 ? '(none)' : input.tested.map(testedLine).join('\n');
   return [
     `QUESTION:\n${oneLine(input.question)}`,
-    `DIGEST:\n${input.digest}`,
+    `DIGEST:\n${renderDigest(input.digest)}`,
     `ALREADY TESTED:\n${tested}`,
     `COLUMNS:\n${DAILY_METRICS.join(', ')}`,
   ].join('\n\n');
@@ -72,12 +82,17 @@ const STATUS: Record<GateVerdict, string> = {
   rejected: 'tested, did not hold up',
 };
 
-export function briefingUserPrompt(input: {
+/** What the briefing prompt is rendered from (and what the scripted model reads). */
+export interface BriefingPromptInputs {
   question: string;
+  /** The digest as the hypotheses prompt showed it. */
   digest: string;
+  /** Each proposed hypothesis with the id its test's finding has (or would have). */
   hypotheses: Array<Pick<Hypothesis, 'title' | 'rationale'> & { findingId: string }>;
   validated: BriefingFinding[];
-}): string {
+}
+
+export function briefingUserPrompt(input: BriefingPromptInputs): string {
   const verdicts = new Map(input.validated.map((v) => [v.finding.id, v.verdict]));
   const hypotheses = input.hypotheses.map((h) => {
     const verdict = verdicts.get(h.findingId);

@@ -18,7 +18,8 @@ Give:
 Reply with JSON only:
 {"mechanism": "<one sentence>", "novelty": "established" | "supported" | "emerging" | "user_specific", "strategy": "<one step>" | null, "citations": ["<citation>"]}`;
 
-export interface AssessmentPromptInput {
+/** What the Assessment's prompt is rendered from (and what the scripted model reads). */
+export interface AssessmentPromptInputs {
   finding: Finding;
   critic: CriticVerdict;
   priors: LiteraturePrior[];
@@ -29,7 +30,7 @@ function criticBlock(critic: CriticVerdict): string {
   return ['CRITIC:', `Decision: ${critic.decision}`, `Rationale: ${critic.rationale}`, ...concerns].join('\n');
 }
 
-export function assessmentUserPrompt({ finding, critic, priors }: AssessmentPromptInput): string {
+export function assessmentUserPrompt({ finding, critic, priors }: AssessmentPromptInputs): string {
   return [
     'Assess this finding, then reply with the JSON object only.',
     findingBlock(finding),

@@ -1,7 +1,7 @@
 /**
  * The Critic's prompt (seed 002, "The Critic (with literature priors)"). The user prompt is a set of
  * labelled blocks (FINDING, GATES, LITERATURE PRIORS, USER MEMORY), one fact per line, so the model
- * (and the scripted model's rule) reads each gate result, prior and memory entry unambiguously.
+ * reads each gate result, prior and memory entry unambiguously.
  */
 import type { Finding, GateResult, GatesOutcome } from '../../../contracts/findings';
 import type { LiteraturePrior } from '../../data/literature-priors';
@@ -25,15 +25,16 @@ export interface MemoryEntry {
   text: string;
 }
 
-export interface CriticPromptInput {
+/** What the Critic's prompt is rendered from (and what the scripted model reads). */
+export interface CriticPromptInputs {
   finding: Finding;
   gates: GatesOutcome;
   priors: LiteraturePrior[];
   memory: MemoryEntry[];
 }
 
-/** Enough digits to judge an effect by, without a wall of float noise. */
-function formatNumber(value: number): string {
+/** Enough digits to judge an effect by, without a wall of float noise: a number as the prompt shows it. */
+export function formatNumber(value: number): string {
   if (!Number.isFinite(value) || Number.isInteger(value)) return String(value);
   return String(Number(Math.abs(value) < 1 ? value.toPrecision(3) : value.toFixed(2)));
 }
@@ -106,7 +107,7 @@ function memoryBlock(memory: MemoryEntry[]): string {
   return ['USER MEMORY:', ...memory.map((m) => `- [${m.category}] ${oneLine(m.text)}`)].join('\n');
 }
 
-export function criticUserPrompt({ finding, gates, priors, memory }: CriticPromptInput): string {
+export function criticUserPrompt({ finding, gates, priors, memory }: CriticPromptInputs): string {
   return [
     'Review this finding. Apply the hard rules, then reply with the JSON object only.',
     findingBlock(finding),

@@ -4,7 +4,14 @@ Categories: goal (something they are trying to achieve), preference (a constrain
 Skip small talk, one-off questions and anything already obvious. Each text is one plain sentence of at most 500 characters.
 Reply with JSON only: [{"category": "goal" | "preference" | "insight" | "history", "text": "...", "confidence": 0.0-1.0}] ([] when there is nothing).`;
 
-export const memoryExtractUserPrompt = (userMessage: string, answer: string) =>
+/** What the extractor's prompt is rendered from (and what the scripted model reads). */
+export interface MemoryExtractPromptInputs {
+  userMessage: string;
+  /** The turn's answer. */
+  answer: string;
+}
+
+export const memoryExtractUserPrompt = ({ userMessage, answer }: MemoryExtractPromptInputs) =>
   `ASSISTANT ANSWER:\n${answer}\n\nUser message:\n${userMessage}`;
 
 /** The read-only memory block appended to an agent's system prompt; nothing when there is no memory. */

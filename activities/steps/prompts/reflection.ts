@@ -4,10 +4,13 @@ Decide whether ONE follow-up question to a specialist would close a real gap (an
 Maximum 1 question per agent (one Data Science Agent, one Domain Expert Agent) and prefer just 1 total. A Data Science follow-up must be ONE narrow computation.
 Reply with JSON only: {"decision": "YES" | "NO", "reflection_questions": {"<agent>": "<question>"}}`;
 
-export function reflectionUserPrompt(input: {
+/** What the reflection prompt is rendered from (and what the scripted model reads). */
+export interface ReflectionPromptInputs {
   userMessage: string;
   mainDraft: string;
   supportingInsights: string;
-}): string {
+}
+
+export function reflectionUserPrompt(input: ReflectionPromptInputs): string {
   return `MAIN AGENT DRAFT:\n${input.mainDraft || '(none)'}\n\nSUPPORTING INSIGHTS:\n${input.supportingInsights || '(none)'}\n\nUser message:\n${input.userMessage}`;
 }

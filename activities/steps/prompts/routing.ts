@@ -1,3 +1,6 @@
+import type { Message } from '../../../contracts/turn';
+import { lastUserMessage, renderHistory } from '../../runtime/conversation';
+
 export const ORCHESTRATOR_SYSTEM = `You are the orchestrator of Amy, a personal health agent with three specialists:
 - Data Science Agent: computes over the user's own wearable and lab data.
 - Domain Expert Agent: medical and scientific knowledge, reference ranges, literature.
@@ -16,5 +19,11 @@ agent is not the Data Science Agent, add the Data Science Agent as a supporting 
 Corner cases (small talk, thanks, greetings, device or account help, anything outside health) → main_agent "".
 Reply with JSON only: {"main_agent": "...", "supporting_agents": "A; B" or "", "collaboration_workflow": "..."}`;
 
-export const routingUserPrompt = (history: string, topic: string) =>
-  `${TASK_ASSIGNMENT}\n\nConversation:\n${history}\n\n[TOPIC] the last user message.\nUser message:\n${topic}`;
+/** What the router's prompt is rendered from (and what the scripted model reads). */
+export interface RoutingPromptInputs {
+  /** The conversation so far; the last user message is the [TOPIC]. */
+  messages: Message[];
+}
+
+export const routingUserPrompt = ({ messages }: RoutingPromptInputs) =>
+  `${TASK_ASSIGNMENT}\n\nConversation:\n${renderHistory(messages)}\n\n[TOPIC] the last user message.\nUser message:\n${lastUserMessage(messages)}`;

@@ -1,3 +1,6 @@
+import type { Message } from '../../../contracts/turn';
+import { lastUserMessage, renderHistory } from '../../runtime/conversation';
+
 export const VAGUENESS_SYSTEM = `You classify how vague a user's health question is, for a personal health assistant.
 Answer with exactly one word: low, medium or high.
 - high: the question has no anchor at all — no metric, topic, goal or time frame ("Is anything interesting in my data?").
@@ -5,5 +8,11 @@ Answer with exactly one word: low, medium or high.
 - low: anything concrete, including coaching requests with a stated action ("I want to set a SMART goal").
 When unsure, answer low.`;
 
-export const vaguenessUserPrompt = (history: string, userMessage: string) =>
-  `Conversation so far:\n${history}\n\nUser message:\n${userMessage}`;
+/** What the classifier's prompt is rendered from (and what the scripted model reads). */
+export interface VaguenessPromptInputs {
+  /** The conversation so far, the current user message last. */
+  messages: Message[];
+}
+
+export const vaguenessUserPrompt = ({ messages }: VaguenessPromptInputs) =>
+  `Conversation so far:\n${renderHistory(messages)}\n\nUser message:\n${lastUserMessage(messages)}`;
