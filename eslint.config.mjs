@@ -16,6 +16,10 @@ const forbiddenInWorkflows = [
   '@temporalio/activity',
 ];
 
+// What ships (the API, the worker and what they share) never reaches into dev/: the scripted model,
+// the stack launcher, the benchmarks and the synthetic data are tooling around the service.
+const devToolingOnly = { group: ['**/dev', '**/dev/**'], message: 'shipped code may not import dev/ tooling' };
+
 export default tseslint.config(
   {
     ignores: [
@@ -54,6 +58,7 @@ export default tseslint.config(
               group: ['@prisma/*', '../platform/*', '../api/*', '../worker/*'],
               message: 'workflow code may not do I/O',
             },
+            devToolingOnly,
           ],
         },
       ],
@@ -111,9 +116,14 @@ export default tseslint.config(
               group: ['**/activities', '**/activities/**'],
               message: 'api/ may not import activities/ (shared code lives in platform/)',
             },
+            devToolingOnly,
           ],
         },
       ],
     },
+  },
+  {
+    files: ['activities/**/*.ts', 'platform/**/*.ts', 'worker/**/*.ts', 'contracts/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [devToolingOnly] }] },
   },
 );

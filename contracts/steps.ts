@@ -166,7 +166,7 @@ export function numberedLabel(step: StepId, invocation?: Invocation): string {
 }
 
 /**
- * How a model call reaches the scripted model (scripted-model/): the `x-amy-step` header names the call,
+ * How a model call reaches the scripted model (dev/scripted-model/): the `x-amy-step` header names the call,
  * and, only when the LLM client talks to the scripted model, the request body's `amy_step_inputs`
  * field carries the typed inputs its prompt was rendered from, so the scripted model's rules read
  * structured inputs instead of prompt wording. A body field, not a header: a call's inputs include the

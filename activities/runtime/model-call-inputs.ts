@@ -3,7 +3,7 @@
  * to its prompt builder; the step passes the same object to the LLM client, which hands it to the
  * scripted model (and only to it), whose rules answer from these inputs rather than from the prompt's
  * wording. A call without an entry here does not compile (`extends Record<ModelCallId, object>`), and
- * scripted-model/step-inputs.ts holds the schema the scripted model checks each one with.
+ * dev/scripted-model/step-inputs.ts holds the schema the scripted model checks each one with.
  */
 import type { ModelCallId } from '../../contracts/steps';
 import type {

@@ -14,7 +14,7 @@
  * `GET /_bench/model-timings` returns the timings (durations only; no clock is shared with the caller).
  */
 import http from 'node:http';
-import { startScriptedModelServer } from '../../scripted-model/server';
+import { startScriptedModelServer } from '../scripted-model/server';
 
 import { MODEL_TIMINGS_PATH, type ModelCallTiming } from './load-processes';
 

@@ -20,7 +20,7 @@ import { defaultPythonPath } from '../../platform/gates';
 import { createEventLog } from '../../platform/event-log';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { startApiServer } from '../../api/server';
-import { startScriptedModelServer } from '../../scripted-model/server';
+import { startScriptedModelServer } from '../scripted-model/server';
 import { createTurnWorker, quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';
 import { readOpenFilesLimit, stopApiProcesses } from './api-process';

@@ -16,7 +16,7 @@ import { isDeepStrictEqual, promisify } from 'node:util';
 import { generateHealthData } from '../synthetic-data/generate';
 import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../../platform/sandbox';
 import { bwrapArgs } from '../../platform/sandbox-bwrap';
-import { analysisCode } from '../../scripted-model/rules/analysis-code';
+import { analysisCode } from '../scripted-model/rules/analysis-code';
 import { nowMs, summarize, type Summary } from './stats';
 
 export interface SandboxOverheadOptions {

@@ -11,7 +11,7 @@ import { hasDailySummaries } from '../../platform/health-data/store';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { createPgPool } from '../../platform/pg-pool';
 import { ensureUser, findUserIdByApiKey, issueApiKey } from '../../platform/users';
-import { startScriptedModelServer } from '../../scripted-model/server';
+import { startScriptedModelServer } from '../scripted-model/server';
 import { applyMigrations } from '../../scripts/migrate';
 import { httpOk, launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from './child-process';
 import { startLocalServices } from './local-services';

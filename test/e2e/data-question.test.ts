@@ -12,7 +12,7 @@ import { factCheckReply } from '../../activities/steps/fact-check';
 import type { FactSheet } from '../../activities/steps/fact-sheet';
 import { createEventLog } from '../../platform/event-log';
 import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
-import { scriptedRules } from '../../scripted-model/rules';
+import { scriptedRules } from '../../dev/scripted-model/rules';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService } from '../support/service';
 

@@ -21,7 +21,7 @@ import { docsUrl } from '../../contracts/docs-url';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema, type Turn } from '../../contracts/turn';
-import type { FaultSpec } from '../../scripted-model/faults';
+import type { FaultSpec } from '../../dev/scripted-model/faults';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, startTestService, type DemoService, type TestService } from '../support/service';
 import { openEventStream, type ReceivedEvent } from '../support/sse-client';

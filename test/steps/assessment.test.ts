@@ -11,7 +11,7 @@ import { createAssessFinding, type AssessFindingInput, type Assessment } from '.
 import type { CriticVerdict } from '../../activities/steps/critic';
 import { priorsFor } from '../../activities/data/literature-priors';
 import type { StepDeps } from '../../activities/runtime/step-deps';
-import type { ScriptedRule } from '../../scripted-model/types';
+import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 /** What the canned Assessment answers; each test that uses it sets it first. */

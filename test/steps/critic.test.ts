@@ -22,9 +22,9 @@ import { LITERATURE_PRIORS, priorsFor } from '../../activities/data/literature-p
 import type { StepDeps } from '../../activities/runtime/step-deps';
 import { createAnthropicClient, createLlm } from '../../platform/llm';
 import { LlmCallAbortedError, UpstreamRequestError } from '../../platform/llm-errors';
-import { defaultRules } from '../../scripted-model/rules';
-import type { ScriptedRule } from '../../scripted-model/types';
-import { startScriptedModelServer } from '../../scripted-model/server';
+import { defaultRules } from '../../dev/scripted-model/rules';
+import type { ScriptedRule } from '../../dev/scripted-model/types';
+import { startScriptedModelServer } from '../../dev/scripted-model/server';
 import { expectSchema } from '../support/http';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 

@@ -19,7 +19,7 @@ import {
 import { parsePlan, type AnalysisSpec } from '../../activities/agents/data-science/plan';
 import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import type { ValidatedFinding } from '../../activities/steps/validation';
-import type { ScriptedRule } from '../../scripted-model/types';
+import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { finalVerdict, validatorCounts } from '../../workflows/validation';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 

@@ -33,8 +33,8 @@ import { ConfigError, loadConfig } from '../../platform/config';
 import { replaceUserHealthData } from '../../platform/health-data/store';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { ModelOutputInvalidError } from '../../platform/llm-errors';
-import { domainExpert } from '../../scripted-model/rules/domain-expert';
-import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../scripted-model/types';
+import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
+import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../dev/scripted-model/types';
 import { expectSchema } from '../support/http';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 

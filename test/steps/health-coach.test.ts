@@ -30,8 +30,8 @@ import {
   healthCoachGate,
   healthCoachRules,
   healthCoachSummary,
-} from '../../scripted-model/rules/health-coach';
-import type { ScriptedRequest, ScriptedRule } from '../../scripted-model/types';
+} from '../../dev/scripted-model/rules/health-coach';
+import type { ScriptedRequest, ScriptedRule } from '../../dev/scripted-model/types';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 // ---------------------------------------------------------------------------------------------------

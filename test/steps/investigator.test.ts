@@ -33,8 +33,8 @@ import {
   investigatorBriefing,
   investigatorHypotheses,
   investigatorRules,
-} from '../../scripted-model/rules/investigator';
-import type { ScriptedRule } from '../../scripted-model/types';
+} from '../../dev/scripted-model/rules/investigator';
+import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 const DAY_MS = 86_400_000;

@@ -24,9 +24,9 @@ import {
   UpstreamUnavailableError,
 } from '../../platform/llm-errors';
 import { costUsd, priceOf } from '../../platform/prices';
-import { defaultRules } from '../../scripted-model/rules';
-import { startScriptedModelServer, type ScriptedModelServer } from '../../scripted-model/server';
-import type { ScriptedRule } from '../../scripted-model/types';
+import { defaultRules } from '../../dev/scripted-model/rules';
+import { startScriptedModelServer, type ScriptedModelServer } from '../../dev/scripted-model/server';
+import type { ScriptedRule } from '../../dev/scripted-model/types';
 import type { ModelCallId } from '../../contracts/steps';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 

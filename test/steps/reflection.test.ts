@@ -3,8 +3,8 @@
  * Science and the Domain Expert agents, never of the coach; an unusable answer means no follow-up.
  */
 import { createReflect, type ReflectInput } from '../../activities/steps/reflect';
-import { defaultRules } from '../../scripted-model/rules';
-import type { ScriptedRule } from '../../scripted-model/types';
+import { defaultRules } from '../../dev/scripted-model/rules';
+import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 let canned = '';

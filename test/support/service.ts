@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../platform/config';
 import { createUserWithApiKey } from '../../platform/users';
 import { startApiServer } from '../../api/server';
 import type { Logger } from '../../api/logger';
-import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model/server';
+import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../dev/scripted-model/server';
 import { createTurnWorker } from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';
 import { createTestDatabase, openTestDatabase, type TestDatabase } from './database';

@@ -10,7 +10,7 @@ import { createEventLog } from '../../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../../platform/gates';
 import { createAnthropicClient, createLlm } from '../../platform/llm';
 import { createSandbox } from '../../platform/sandbox';
-import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model/server';
+import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../dev/scripted-model/server';
 import { createTestDatabase, type TestDatabase } from './database';
 import { insertUserAndTurn } from './fixtures';
 

@@ -4,7 +4,7 @@ import {
   readAnalysisAsk,
   readCanonicalAsk,
   windowDays,
-} from '../../scripted-model/rules/analysis-ask';
+} from '../../dev/scripted-model/rules/analysis-ask';
 
 describe("the scripted model's reading of data questions", () => {
   test.each([

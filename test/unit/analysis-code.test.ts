@@ -5,8 +5,8 @@
 import { defaultPythonPath } from '../../platform/gates';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { createSandbox } from '../../platform/sandbox';
-import { analysisCode } from '../../scripted-model/rules/analysis-code';
-import type { AnalysisAsk } from '../../scripted-model/rules/analysis-ask';
+import { analysisCode } from '../../dev/scripted-model/rules/analysis-code';
+import type { AnalysisAsk } from '../../dev/scripted-model/rules/analysis-ask';
 
 const data = generateHealthData({ seed: 7, days: 180, endDate: new Date('2026-11-01T00:00:00Z') });
 const sandbox = createSandbox({ python: defaultPythonPath() });

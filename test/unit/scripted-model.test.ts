@@ -10,10 +10,10 @@ import Anthropic, {
   BadRequestError,
   InternalServerError,
 } from '@anthropic-ai/sdk';
-import { RequestLog } from '../../scripted-model/request-log';
-import { defaultRules } from '../../scripted-model/rules';
-import { startScriptedModelServer, type ScriptedModelServer } from '../../scripted-model/server';
-import type { ScriptedRequest, ScriptedRule } from '../../scripted-model/types';
+import { RequestLog } from '../../dev/scripted-model/request-log';
+import { defaultRules } from '../../dev/scripted-model/rules';
+import { startScriptedModelServer, type ScriptedModelServer } from '../../dev/scripted-model/server';
+import type { ScriptedRequest, ScriptedRule } from '../../dev/scripted-model/types';
 import { STEP_INPUTS_FIELD, type ModelCallId } from '../../contracts/steps';
 
 const MODEL = 'claude-sonnet-4-6';

@@ -21,7 +21,7 @@ import {
   type SeedStep,
   type StepId,
 } from '../../contracts/steps';
-import { defaultRules, scriptedRules } from '../../scripted-model/rules';
+import { defaultRules, scriptedRules } from '../../dev/scripted-model/rules';
 import { ACTIVITY_STEPS, activitySummary } from '../../workflows/summaries';
 
 /** Seed 002's pipeline table: its step numbers and what each is. */

@@ -5,8 +5,8 @@
 import { defaultPythonPath } from '../../../platform/gates';
 import { createSandbox } from '../../../platform/sandbox';
 import { generateHealthData } from '../../../dev/synthetic-data/generate';
-import { analysisCodeFor } from '../../../scripted-model/language/analysis-code';
-import type { DataSpec } from '../../../scripted-model/language/understanding';
+import { analysisCodeFor } from '../../../dev/scripted-model/language/analysis-code';
+import type { DataSpec } from '../../../dev/scripted-model/language/understanding';
 
 const END = '2026-11-01';
 const data = generateHealthData({ seed: 7, days: 180, endDate: new Date(`${END}T00:00:00Z`) });

@@ -6,11 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readSpecSentence, specSentence } from '../../../scripted-model/language/canonical';
-import { PATTERN_ROUTES } from '../../../scripted-model/language/patterns';
-import { EXAMPLE_QUESTIONS, clarifyingReply, unavailableReply } from '../../../scripted-model/language/replies';
-import { understand, type ConversationMessage } from '../../../scripted-model/language/understand';
-import type { DataSpec, RoutingPattern } from '../../../scripted-model/language/understanding';
+import { readSpecSentence, specSentence } from '../../../dev/scripted-model/language/canonical';
+import { PATTERN_ROUTES } from '../../../dev/scripted-model/language/patterns';
+import { EXAMPLE_QUESTIONS, clarifyingReply, unavailableReply } from '../../../dev/scripted-model/language/replies';
+import { understand, type ConversationMessage } from '../../../dev/scripted-model/language/understand';
+import type { DataSpec, RoutingPattern } from '../../../dev/scripted-model/language/understanding';
 
 interface CorpusEntry {
   id: string;

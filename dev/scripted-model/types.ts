@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ModelCallId } from '../contracts/steps';
-import type { ModelCallInputs } from '../activities/runtime/model-call-inputs';
+import type { ModelCallId } from '../../contracts/steps';
+import type { ModelCallInputs } from '../../activities/runtime/model-call-inputs';
 
 /**
  * A Messages API request as a rule sees it: which model call it is and the typed inputs its prompt was

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { STEP_INPUTS_FIELD, type ModelCallId } from '../contracts/steps';
-import type { ModelCallInputs } from '../activities/runtime/model-call-inputs';
+import { STEP_INPUTS_FIELD, type ModelCallId } from '../../contracts/steps';
+import type { ModelCallInputs } from '../../activities/runtime/model-call-inputs';
 import type { ScriptedRequest } from './types';
 
 /**

@@ -1,4 +1,4 @@
-import type { ModelCallId } from '../../contracts/steps';
+import type { ModelCallId } from '../../../contracts/steps';
 import type { ScriptedRule } from '../types';
 import { assessment } from './assessment';
 import { classifyVagueness } from './classify-vagueness';

@@ -1,5 +1,5 @@
-import type { Message } from '../../contracts/turn';
-import { lastUserMessage } from '../../contracts/last-user-message';
+import type { Message } from '../../../contracts/turn';
+import { lastUserMessage } from '../../../contracts/last-user-message';
 
 const XML_TAG = /<\/?[A-Za-z_][\w-]*>/g;
 

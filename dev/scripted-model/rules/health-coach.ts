@@ -1,6 +1,6 @@
-import { lastUserMessage } from '../../contracts/last-user-message';
-import type { PersonalAnchor } from '../../activities/agents/health-coach/anchors';
-import type { ShownFinding } from '../../activities/agents/health-coach/types';
+import { lastUserMessage } from '../../../contracts/last-user-message';
+import type { PersonalAnchor } from '../../../activities/agents/health-coach/anchors';
+import type { ShownFinding } from '../../../activities/agents/health-coach/types';
 import type { ScriptedRule } from '../types';
 
 /**

@@ -1,4 +1,4 @@
-import type { ModelCallInputs } from '../../activities/runtime/model-call-inputs';
+import type { ModelCallInputs } from '../../../activities/runtime/model-call-inputs';
 import type { ScriptedRule } from '../types';
 
 /**

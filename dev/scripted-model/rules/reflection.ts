@@ -1,6 +1,6 @@
 import type { ScriptedRule } from '../types';
 import { canonicalQuestion, readAnalysisAsk } from './analysis-ask';
-import { AGENT_LABELS } from '../../contracts/steps';
+import { AGENT_LABELS } from '../../../contracts/steps';
 import { plainText } from './user-question';
 
 /**

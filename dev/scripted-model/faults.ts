@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MODEL_CALL_IDS, type ModelCallId } from '../contracts/steps';
+import { MODEL_CALL_IDS, type ModelCallId } from '../../contracts/steps';
 
 /**
  * Faults that tests queue up to exercise the caller's error handling. Each matching request

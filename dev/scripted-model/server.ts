@@ -12,7 +12,7 @@ import { readJsonBody, ScriptedHttpError, sendApiError, sendJson } from './http'
 import { createMessagesEndpoint } from './messages-endpoint';
 import { RequestLog } from './request-log';
 import { defaultRules } from './rules';
-import type { ModelCallId } from '../contracts/steps';
+import type { ModelCallId } from '../../contracts/steps';
 import type { ScriptedRule } from './types';
 
 export type { FaultController } from './faults';

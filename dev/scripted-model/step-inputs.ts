@@ -6,13 +6,13 @@
  * call's inputs type (the `satisfies` below), so the two cannot drift apart.
  */
 import { z } from 'zod';
-import { ROUTABLE_AGENTS, type ModelCallId } from '../contracts/steps';
-import { FINDING_KINDS, GATE_VERDICTS, findingSchema, gatesOutcomeSchema } from '../contracts/findings';
-import { factEntrySchema, messageSchema } from '../contracts/turn';
-import { literaturePriorSchema } from '../activities/data/literature-priors';
-import { WEEKDAYS } from '../activities/agents/investigator/digest';
-import { DAILY_METRICS } from '../platform/health-data/records';
-import type { ModelCallInputs } from '../activities/runtime/model-call-inputs';
+import { ROUTABLE_AGENTS, type ModelCallId } from '../../contracts/steps';
+import { FINDING_KINDS, GATE_VERDICTS, findingSchema, gatesOutcomeSchema } from '../../contracts/findings';
+import { factEntrySchema, messageSchema } from '../../contracts/turn';
+import { literaturePriorSchema } from '../../activities/data/literature-priors';
+import { WEEKDAYS } from '../../activities/agents/investigator/digest';
+import { DAILY_METRICS } from '../../platform/health-data/records';
+import type { ModelCallInputs } from '../../activities/runtime/model-call-inputs';
 
 const conversation = z.object({ messages: z.array(messageSchema).min(1) });
 const nullableNumber = z.number().nullable();

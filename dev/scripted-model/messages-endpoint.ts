@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { STEP_HEADER, isModelCallId, type ModelCallId } from '../contracts/steps';
+import { STEP_HEADER, isModelCallId, type ModelCallId } from '../../contracts/steps';
 import type { FaultController } from './faults';
 import { pause, readJsonBody, sendApiError, sendJson, writeChunk } from './http';
 import { buildMessage, estimateTokens, malformedVariant } from './message-response';

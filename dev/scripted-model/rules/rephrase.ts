@@ -1,4 +1,4 @@
-import { AGENT_LABELS, type RoutableAgent } from '../../contracts/steps';
+import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
 import type { ScriptedRule } from '../types';
 import { canonicalQuestion, readAnalysisAsk } from './analysis-ask';
 import { userQuestion } from './user-question';

@@ -1,7 +1,7 @@
-import type { HealthDigest } from '../../activities/agents/investigator/digest';
-import { numbersText } from '../../activities/agents/investigator/prompt';
-import { roundTo } from '../../activities/agents/investigator/statistics';
-import type { TestedHypothesis } from '../../activities/agents/investigator/tested-hypotheses';
+import type { HealthDigest } from '../../../activities/agents/investigator/digest';
+import { numbersText } from '../../../activities/agents/investigator/prompt';
+import { roundTo } from '../../../activities/agents/investigator/statistics';
+import type { TestedHypothesis } from '../../../activities/agents/investigator/tested-hypotheses';
 import type { ScriptedRule } from '../types';
 
 /**
