@@ -79,6 +79,8 @@ interface Reading {
   available: MetricMention[];
   window: SpecWindow | null;
   wordCount: number;
+  /** Whether the message asks anything ("?"): thanks that ask nothing are conversation whatever they praise. */
+  asks: boolean;
 }
 
 function read(message: string): Reading {
@@ -95,6 +97,7 @@ function read(message: string): Reading {
     available: metrics.filter((m) => m.source !== 'unavailable'),
     window: timeWindow(text),
     wordCount: text.trim() === '' ? 0 : text.trim().split(' ').length,
+    asks: message.includes('?'),
   };
 }
 
@@ -114,12 +117,14 @@ function ownsMetric(reading: Reading): boolean {
 }
 
 /** Greetings, thanks and goodbyes (when they carry no ask of their own), small talk about Amy, device help. */
-const isConversation = ({ text, metrics, wordCount }: Reading) =>
+const isConversation = ({ text, metrics, wordCount, asks }: Reading) =>
   hasAny(text, ABOUT_AMY) ||
   hasAny(text, DEVICE) ||
   (hasAny(text, [...GREETING, ...THANKS, ...GOODBYE]) &&
     (wordCount <= 2 ||
-      (metrics.length === 0 && !hasAny(text, [...COACHING, ...KNOWLEDGE, ...JUDGEMENT, ...DATA_ASK]))));
+      (metrics.length === 0 &&
+        !hasAny(text, [...COACHING, ...DATA_ASK]) &&
+        (!asks || !hasAny(text, [...KNOWLEDGE, ...JUDGEMENT])))));
 
 /** A value the user states ("an LDL of 130", "about 6 hours", "12 minutes a day"), windows aside. */
 const statesValue = (text: string) =>
@@ -482,4 +487,12 @@ function followUp(reading: Reading, alone: Understanding, before: Understanding,
     return { pattern: 'my_data', spec, missing: [] };
   }
   return { pattern, spec, missing: [] };
+}
+
+/** Whether the last user message is an open-ended ask ("anything interesting in my sleep?"), anchored or not. */
+export function asksOpenEnded(messages: readonly ConversationMessage[]): boolean {
+  const last = messages.filter((m) => m.role === 'user').at(-1);
+  if (!last) return false;
+  const text = normaliseMessage(last.content);
+  return hasAny(text, VAGUE) || OPEN_ENDED.test(text);
 }

@@ -1,3 +1,5 @@
+import { clarifyingReply, unavailableReply } from '../language/replies';
+import { understand } from '../language/understand';
 import type { ScriptedRule } from '../types';
 import { userQuestion } from './user-question';
 
@@ -52,7 +54,12 @@ export const fallbackReply: ScriptedRule<'fallback_reply'> = {
   step: 'fallback_reply',
   respond(req) {
     const question = userQuestion(req.inputs.messages).toLowerCase();
-    const replies = REPLIES.find(({ when }) => when.test(question))?.replies ?? GENERAL_REPLIES;
-    return { text: replies[hashText(question) % replies.length] };
+    // The graceful edges: a metric the data does not hold is named, an unreadable ask gets examples.
+    const understood = understand(req.inputs.messages);
+    if (understood.pattern === 'unavailable') return { text: unavailableReply(understood.missing) };
+    const replies = REPLIES.find(({ when }) => when.test(question))?.replies;
+    if (!replies && understood.pattern === 'unclear') return { text: clarifyingReply() };
+    const choices = replies ?? GENERAL_REPLIES;
+    return { text: choices[hashText(question) % choices.length] };
   },
 };

@@ -6,7 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { AGENT_LABELS } from '../../../contracts/steps';
 import { readSpecSentence, specSentence } from '../../../dev/scripted-model/language/canonical';
+import { defaultRules } from '../../../dev/scripted-model/rules';
 import { PATTERN_ROUTES } from '../../../dev/scripted-model/language/patterns';
 import { EXAMPLE_QUESTIONS, clarifyingReply, unavailableReply } from '../../../dev/scripted-model/language/replies';
 import { understand, type ConversationMessage } from '../../../dev/scripted-model/language/understand';
@@ -131,4 +133,28 @@ test('the graceful edges name what is missing and what works, with no number in 
   for (const question of EXAMPLE_QUESTIONS) {
     expect(understand([{ role: 'user', content: question }]).pattern).not.toMatch(/unclear|unavailable|conversation/);
   }
+});
+
+test('the scripted model routes every corpus question through its route rule as the pattern says', () => {
+  const rule = defaultRules.find((r) => r.step === 'route')!;
+  const wrong = corpus.filter((entry) => {
+    const messages = [...(entry.history ?? []), { role: 'user' as const, content: entry.question }];
+    const response = rule.respond({
+      step: 'route',
+      inputs: { messages },
+      model: 'm',
+      messages: [],
+      tools: [],
+    } as never);
+    const routing = JSON.parse(('text' in response ? response.text : undefined) ?? '{}') as {
+      main_agent: string;
+      supporting_agents: string;
+    };
+    const { main, supporting } = PATTERN_ROUTES[entry.pattern];
+    return (
+      routing.main_agent !== (main ? AGENT_LABELS[main] : '') ||
+      routing.supporting_agents !== (main ? supporting.map((a) => AGENT_LABELS[a]).join('; ') : '')
+    );
+  });
+  expect(wrong.map((entry) => entry.id)).toEqual([]);
 });
