@@ -142,7 +142,7 @@ const LAB_FEATURES = new Set([
   'hs_crp',
 ]);
 
-export const isLabFeature = (feature: string) => LAB_FEATURES.has(feature);
+const isLabFeature = (feature: string) => LAB_FEATURES.has(feature);
 
 /** The analysis body for a spec; a lab spec returns why nothing was computed. */
 export function analysisCodeFor(spec: DataSpec): string {

@@ -5,7 +5,6 @@
  * them ("deep sleep" over "sleep", "heart rate variability" over "heart rate").
  */
 import type { DataSpec } from './understanding';
-import { has } from './words';
 
 export type WorkoutType = NonNullable<DataSpec['workout_type']>;
 
@@ -311,7 +310,3 @@ export function mentionedMetrics(text: string): MetricMention[] {
 /** What the demo and imported data hold, in words, for a reply about a metric that is not there. */
 export const AVAILABLE_IN_WORDS =
   'steps, sleep (duration, deep, REM, light, time awake and sleep score), resting heart rate, HRV, stress, active zone minutes, workouts by type, and your lab results (cholesterol, blood sugar, ferritin, vitamin D, thyroid, CRP)';
-
-export const hasMetricWord = (text: string) => mentionedMetrics(text).length > 0;
-
-export { has };

@@ -1,6 +1,6 @@
 /**
  * The agents each routing pattern brings in (seed 002, "Step 1b, Routing": the six collaboration
- * patterns), and what the classification step makes of it.
+ * patterns).
  */
 import type { RoutingPattern } from './understanding';
 
@@ -24,6 +24,3 @@ export const PATTERN_ROUTES: Record<RoutingPattern, PatternRoute> = {
   unavailable: { main: null, supporting: [] },
   unclear: { main: null, supporting: [] },
 };
-
-/** Step 0: `high` (no anchor at all) sends the turn to the Investigator; routing decides the rest. */
-export const vaguenessOf = (pattern: RoutingPattern): 'low' | 'high' => (pattern === 'investigate' ? 'high' : 'low');

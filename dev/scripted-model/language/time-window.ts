@@ -131,6 +131,3 @@ export function timeWindow(text: string): SpecWindow | null {
 }
 
 const daysOf = (window: SpecWindow) => ('days' in window ? (window.days ?? Infinity) : Infinity);
-
-/** Whether a one-day window is a single day's value ("last night", "today", "yesterday"). */
-export const isSingleDay = (window: SpecWindow | null) => window !== null && 'days' in window && window.days === 1;
