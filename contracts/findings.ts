@@ -10,6 +10,28 @@ import { z } from 'zod';
 export const FINDING_KINDS = ['association', 'trend', 'scalar'] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
+/**
+ * What a Data Science plan computes, named in its spec (an addition to seed 002's kind / feature /
+ * target / window, so that what was computed can be recomputed): a level (`mean` … `latest`), a
+ * `change` against the period before, a `difference` between groups of days or periods, the means by
+ * `day_of_week`, or a `spearman` correlation.
+ */
+export const ANALYSIS_STATISTICS = [
+  'mean',
+  'median',
+  'min',
+  'max',
+  'total',
+  'sd',
+  'count',
+  'latest',
+  'change',
+  'difference',
+  'day_of_week',
+  'spearman',
+] as const;
+export type AnalysisStatistic = (typeof ANALYSIS_STATISTICS)[number];
+
 export const findingSchema = z
   .object({
     id: z.string().min(1),
@@ -144,9 +166,12 @@ export type GatesOutcome = z.infer<typeof gatesOutcomeSchema>;
 /**
  * A finding as an agent hands it to validation: where it came from and the trailing window (in days,
  * null = all days) of the user's data it was computed on, which is the window its gates' series span.
+ * `offsetDays` (0 when absent) ends that window so many days before the data's last day ("the week
+ * before last").
  */
 export interface AgentFinding {
   finding: Finding;
   windowDays: number | null;
+  offsetDays?: number;
   source: 'data_science' | 'investigator';
 }

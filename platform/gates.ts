@@ -71,10 +71,14 @@ export interface GatesRunnerOptions {
   timeoutMs?: number;
 }
 
-/** Which finding to build a series for, over the last `windowDays` calendar days (null: every day). */
+/**
+ * Which finding to build a series for, over the last `windowDays` calendar days (null: every day),
+ * ending `offsetDays` (default 0) before the last day.
+ */
 export interface FindingSeriesSpec {
   finding: Finding;
   windowDays: number | null;
+  offsetDays?: number;
 }
 
 export interface BuiltFindingSeries {
@@ -107,7 +111,13 @@ export interface GatesRunner {
 }
 
 const findingSeriesSpecsSchema = z.array(
-  z.object({ finding: findingSchema, windowDays: z.number().int().positive().nullable() }).strict(),
+  z
+    .object({
+      finding: findingSchema,
+      windowDays: z.number().int().positive().nullable(),
+      offsetDays: z.number().int().nonnegative().optional(),
+    })
+    .strict(),
 );
 
 const answerSchema = z.union([
@@ -178,7 +188,11 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
       const parsed = findingSeriesSpecsSchema.safeParse(specs);
       if (!parsed.success) throw invalidInput('finding series specs', parsed.error);
       if (parsed.data.length === 0) return [];
-      const wireSpecs = parsed.data.map((spec) => ({ finding: spec.finding, window_days: spec.windowDays }));
+      const wireSpecs = parsed.data.map((spec) => ({
+        finding: spec.finding,
+        window_days: spec.windowDays,
+        offset_days: spec.offsetDays ?? 0,
+      }));
       return send('series', { summary, specs: wireSpecs }, seriesOptions?.timeoutMs, (answer) => {
         if (!('series' in answer)) throw new GatesRunnerError('gates answer has no series', 'protocol');
         const answeredIds = answer.series.map((built) => built.series.finding.id);

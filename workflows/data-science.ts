@@ -27,7 +27,7 @@ export type DataScienceOutcome =
 export async function runDataScienceAgent(step: StepRunner, request: DataScienceRequest): Promise<DataScienceOutcome> {
   const { turnId, userId, question, invocation } = request;
   const planned = await step('ds_plan', () =>
-    modelSteps.planAnalysis({ turnId, question, invocation, memory: request.memory }),
+    modelSteps.planAnalysis({ turnId, userId, question, invocation, memory: request.memory }),
   );
   const { plan, startedAt } = planned;
   let costUsd = planned.costUsd;

@@ -36,7 +36,7 @@ export function createRunGates(deps: StepDeps) {
       const { daily } = await readUserHealthData(deps.pool, input.userId);
       const built = await deps.gates.buildSeries(
         daily,
-        findings.map(({ finding, windowDays }) => ({ finding, windowDays })),
+        findings.map(({ finding, windowDays, offsetDays }) => ({ finding, windowDays, offsetDays })),
       );
       for (const { series, missingColumns } of built) {
         if (missingColumns.length > 0) {

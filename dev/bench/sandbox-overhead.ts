@@ -16,7 +16,7 @@ import { isDeepStrictEqual, promisify } from 'node:util';
 import { generateHealthData } from '../synthetic-data/generate';
 import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../../platform/sandbox';
 import { bwrapArgs } from '../../platform/sandbox-bwrap';
-import { analysisCode } from '../scripted-model/rules/analysis-code';
+import { analysisCodeFor } from '../scripted-model/language/analysis-code';
 import { nowMs, summarize, type Summary } from './stats';
 
 export interface SandboxOverheadOptions {
@@ -51,7 +51,13 @@ export interface SandboxOverheadResult {
 }
 
 export const TRIVIAL_BODY = 'return {"n": int(len(summary_df))}';
-export const REALISTIC_BODY = analysisCode({ statistic: 'mean', metric: 'resting_heart_rate', windowDays: 90 });
+export const REALISTIC_BODY = analysisCodeFor({
+  kind: 'description',
+  statistic: 'mean',
+  feature: 'resting_heart_rate',
+  target: null,
+  window: { days: 90 },
+});
 
 const SEED = 7;
 const END_DATE = new Date('2026-11-22T12:00:00Z');

@@ -7,7 +7,13 @@
  */
 import { z } from 'zod';
 import { ROUTABLE_AGENTS, type ModelCallId } from '../../contracts/steps';
-import { FINDING_KINDS, GATE_VERDICTS, findingSchema, gatesOutcomeSchema } from '../../contracts/findings';
+import {
+  ANALYSIS_STATISTICS,
+  FINDING_KINDS,
+  GATE_VERDICTS,
+  findingSchema,
+  gatesOutcomeSchema,
+} from '../../contracts/findings';
 import { factEntrySchema, messageSchema } from '../../contracts/turn';
 import { literaturePriorSchema } from '../../activities/data/literature-priors';
 import { WEEKDAYS } from '../../activities/agents/investigator/digest';
@@ -22,6 +28,8 @@ const analysisSpec = z.object({
   feature: z.string(),
   target: z.string().nullable(),
   windowDays: nullableNumber,
+  statistic: z.enum(ANALYSIS_STATISTICS).optional(),
+  offsetDays: z.number().optional(),
 });
 
 const personalAnchor = z.object({
@@ -134,7 +142,10 @@ export const STEP_INPUT_SCHEMAS = {
   route: conversation,
   fallback_reply: conversation,
   rephrase: conversation.extend({ agents: z.array(z.enum(ROUTABLE_AGENTS)).min(1) }),
-  ds_plan: z.object({ question: z.string() }),
+  ds_plan: z.object({
+    question: z.string(),
+    dataDays: z.object({ first: z.string(), last: z.string() }).nullable(),
+  }),
   ds_code: z.object({ question: z.string(), approach: z.string() }),
   ds_debug: z.object({ question: z.string(), approach: z.string(), code: z.string(), error: z.string() }),
   ds_summary: z.object({ question: z.string(), result: z.unknown() }),

@@ -11,7 +11,8 @@ days of the same column. The rules:
    a row is a null value. Trend windows and the halves of subgroup_consistency are positional, so
    position must mean calendar day.
 3. `window_days` null is every day; N is the last N calendar days ending at the last date
-   (`date > last - N days`, the convention of the generated pandas code).
+   (`date > last - N days`, the convention of the generated pandas code). `offset_days` K (0 when
+   absent) moves that end K days back: `last - K - N days < date <= last - K days`.
 4. scalar: the feature over the window. association: feature and target over the window, the
    same days. trend: the last 2·N days with `recent_start = N`, N being `window_days` or, when
    that is null, 30 (the digest's "last 30 days vs prior 30"); with fewer than 2·N days, every day,
@@ -37,7 +38,10 @@ TREND_WINDOW_DAYS_WHEN_UNSPECIFIED = 30
 def build_finding_series(summary_rows: list[dict], specs: list[dict]) -> list[dict[str, Any]]:
     """One `{series, missing_columns}` per spec (`{finding, window_days}`), in order."""
     calendar = daily_calendar(summary_rows)
-    return [_series_for(calendar, spec['finding'], spec.get('window_days')) for spec in specs]
+    return [
+        _series_for(calendar, spec['finding'], spec.get('window_days'), spec.get('offset_days') or 0)
+        for spec in specs
+    ]
 
 
 def daily_calendar(summary_rows: list[dict]) -> pd.DataFrame:
@@ -52,13 +56,13 @@ def daily_calendar(summary_rows: list[dict]) -> pd.DataFrame:
     return frame.reindex(pd.date_range(frame.index.min(), frame.index.max(), freq='D'))
 
 
-def _series_for(calendar: pd.DataFrame, finding: dict, window_days: int | None) -> dict[str, Any]:
+def _series_for(calendar: pd.DataFrame, finding: dict, window_days: int | None, offset_days: int) -> dict[str, Any]:
     kind = finding['kind']
     if kind == 'trend':
         recent_days = TREND_WINDOW_DAYS_WHEN_UNSPECIFIED if window_days is None else window_days
-        days = _last_days(calendar, 2 * recent_days)
+        days = _last_days(calendar, 2 * recent_days, offset_days)
     else:
-        days = calendar if window_days is None else _last_days(calendar, window_days)
+        days = calendar if window_days is None else _last_days(calendar, window_days, offset_days)
 
     missing: list[str] = []
     series: dict[str, Any] = {'finding': finding, 'feature_values': _values(days, finding['feature'], missing)}
@@ -69,10 +73,11 @@ def _series_for(calendar: pd.DataFrame, finding: dict, window_days: int | None) 
     return {'series': series, 'missing_columns': missing}
 
 
-def _last_days(calendar: pd.DataFrame, n: int) -> pd.DataFrame:
+def _last_days(calendar: pd.DataFrame, n: int, offset: int = 0) -> pd.DataFrame:
     if calendar.empty:
         return calendar
-    return calendar[calendar.index > calendar.index.max() - pd.Timedelta(days=n)]
+    end = calendar.index.max() - pd.Timedelta(days=offset)
+    return calendar[(calendar.index > end - pd.Timedelta(days=n)) & (calendar.index <= end)]
 
 
 def _values(days: pd.DataFrame, column: str, missing: list[str]) -> list[float | None]:

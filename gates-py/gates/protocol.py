@@ -6,7 +6,7 @@ what it asks for:
 * `"gates"` (also a request without `op`): `{"id": "...", "findings": [FindingSeries, ...]}`,
   answered by `{"id": ..., "results": [GatesOutcome, ...]}`.
 * `"series"`: `{"id": "...", "op": "series", "summary": [DailyRow, ...], "specs": [{"finding":
-  Finding, "window_days": int | null}, ...]}`, answered by `{"id": ..., "series": [{"series":
+  Finding, "window_days": int | null, "offset_days": int (optional, 0)}, ...]}`, answered by `{"id": ..., "series": [{"series":
   FindingSeries, "missing_columns": [str, ...]}, ...]}` in spec order (rules in gates.finding_series).
 
 A request that is itself unusable is answered `{"id": ..., "error": "..."}` (`id` is null when it
@@ -67,7 +67,8 @@ def _build_series(request: dict) -> list[dict[str, Any]]:
     if not isinstance(specs, list) or not all(_is_series_spec(s) for s in specs):
         raise RequestError(
             'request.specs must be an array of {finding: {id, kind, feature, target, ...}, window_days: positive'
-            ' integer | null}, an association naming its target'
+            ' integer | null, offset_days?: non-negative integer (only with window_days)}, an association naming'
+            ' its target'
         )
     return build_finding_series(summary, specs)
 
@@ -96,7 +97,9 @@ def _is_series_spec(item: Any) -> bool:
         finding.get('kind') != 'association' and finding.get('target') is None
     )
     window_ok = window_days is None or (type(window_days) is int and window_days > 0)
-    return finding.get('kind') in FINDING_KINDS and isinstance(finding.get('feature'), str) and target_ok and window_ok
+    offset_days = item.get('offset_days', 0)
+    offset_ok = type(offset_days) is int and offset_days >= 0 and (offset_days == 0 or window_days is not None)
+    return offset_ok and finding.get('kind') in FINDING_KINDS and isinstance(finding.get('feature'), str) and target_ok and window_ok
 
 
 def _finite(value: Any) -> Any:

@@ -39,8 +39,15 @@ def finding(kind: str, feature: str, target: str | None = None) -> dict:
     }
 
 
-def build(summary: list[dict], kind: str, feature: str, target: str | None = None, window_days: int | None = None):
-    spec = {'finding': finding(kind, feature, target), 'window_days': window_days}
+def build(
+    summary: list[dict],
+    kind: str,
+    feature: str,
+    target: str | None = None,
+    window_days: int | None = None,
+    offset_days: int = 0,
+):
+    spec = {'finding': finding(kind, feature, target), 'window_days': window_days, 'offset_days': offset_days}
     [built] = build_finding_series(summary, [spec])
     return built['series'], built['missing_columns']
 
@@ -54,6 +61,19 @@ def test_a_scalar_window_is_the_last_n_calendar_days():
     assert everything['feature_values'] == [1000.0 + d for d in range(10)]
     assert last_three['feature_values'] == [1007.0, 1008.0, 1009.0]
     assert set(last_three) == {'finding', 'feature_values'}
+
+
+def test_an_offset_window_ends_that_many_days_before_the_last_date():
+    steps = rows(list(range(10)), steps=lambda d: 1000.0 + d)
+
+    week_before, _ = build(steps, 'scalar', 'steps', window_days=3, offset_days=3)
+    yesterday, _ = build(steps, 'scalar', 'steps', window_days=1, offset_days=1)
+    trend, _ = build(steps, 'trend', 'steps', window_days=2, offset_days=1)
+
+    assert week_before['feature_values'] == [1004.0, 1005.0, 1006.0]
+    assert yesterday['feature_values'] == [1008.0]
+    assert trend['feature_values'] == [1005.0, 1006.0, 1007.0, 1008.0]
+    assert trend['recent_start'] == 2
 
 
 def test_missing_days_are_nulls_on_a_continuous_calendar():

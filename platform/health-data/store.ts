@@ -67,6 +67,16 @@ export async function replaceUserHealthData(pool: Pool, userId: string, data: He
   return { days: data.daily.length, workouts: data.workouts.length, biomarkers: data.biomarkers.length };
 }
 
+/** The first and last date of the user's daily summaries (YYYY-MM-DD), null when there are none. */
+export async function readDailyDateRange(pool: Pool, userId: string): Promise<{ first: string; last: string } | null> {
+  const { rows } = await pool.query<{ first: string | null; last: string | null }>(
+    `SELECT ${DAY('min(date)')} AS first, ${DAY('max(date)')} AS last FROM daily_summaries WHERE user_id = $1`,
+    [userId],
+  );
+  const [row] = rows;
+  return row?.first && row.last ? { first: row.first, last: row.last } : null;
+}
+
 /** Whether the user has any daily summary at all (the demo is seeded once). */
 export async function hasDailySummaries(pool: Pool, userId: string): Promise<boolean> {
   const { rowCount } = await pool.query('SELECT 1 FROM daily_summaries WHERE user_id = $1 LIMIT 1', [userId]);

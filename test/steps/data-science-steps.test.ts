@@ -68,7 +68,39 @@ describe('parsePlan', () => {
     expect(spec).toEqual({ kind: 'scalar', feature: 'resting_heart_rate', target: null, windowDays: 90 });
   });
 
+  test('statistic and offset_days say what was computed and where the window ends', () => {
+    const { spec } = parsePlan(
+      plan('kind: scalar\nstatistic: total\nfeature: steps\ntarget: none\nwindow_days: 7\noffset_days: 7'),
+    );
+    expect(spec).toEqual({
+      kind: 'scalar',
+      statistic: 'total',
+      feature: 'steps',
+      target: null,
+      windowDays: 7,
+      offsetDays: 7,
+    });
+    // offset_days 0 is the default, and not written out.
+    expect(parsePlan(plan('kind: scalar\nfeature: steps\nwindow_days: 7\noffset_days: 0')).spec).toEqual({
+      kind: 'scalar',
+      feature: 'steps',
+      target: null,
+      windowDays: 7,
+    });
+  });
+
   test.each([
+    [
+      'a statistic that is not one of the list',
+      plan('kind: scalar\nstatistic: mode\nfeature: steps'),
+      /unknown statistic \(mode\)/,
+    ],
+    ['offset_days -1', plan('kind: scalar\nfeature: steps\nwindow_days: 7\noffset_days: -1'), /invalid offset_days/],
+    [
+      'offset_days over all days',
+      plan('kind: scalar\nfeature: steps\nwindow_days: all\noffset_days: 3'),
+      /offset_days without/,
+    ],
     ['no Approach', '== Spec ==\nkind: scalar\nfeature: steps', /no == Approach ==/],
     ['no Spec', '== Approach ==\nAverage the daily steps.', /no == Spec ==/],
     ['a kind that is not one of the three', plan('kind: correlation\nfeature: steps'), /no valid kind/],

@@ -1,5 +1,5 @@
 import { DAILY_METRICS, METRIC_SPECS, WORKOUT_TYPES, type DailyRow } from '../../platform/health-data/records';
-import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
+import { DEMO_HISTORY_DAYS, seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { createUserWithApiKey } from '../../platform/users';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -249,13 +249,17 @@ describe('seedDemoHealthData', () => {
     const { user: other } = await createUserWithApiKey(t.pool, 'other');
     await seedDemoHealthData(t.pool, other.id, { seed: 1, days: 30, endDate: END });
 
-    const expected = generateHealthData({ seed: 7, days: 180, endDate: END });
+    const expected = generateHealthData({ seed: 7, days: DEMO_HISTORY_DAYS, endDate: END });
     const counts = await seedDemoHealthData(t.pool, user.id, { endDate: END });
-    expect(counts).toEqual({ days: 180, workouts: expected.workouts.length, biomarkers: expected.biomarkers.length });
+    expect(counts).toEqual({
+      days: DEMO_HISTORY_DAYS,
+      workouts: expected.workouts.length,
+      biomarkers: expected.biomarkers.length,
+    });
     // A second run replaces instead of duplicating, and leaves other users alone.
     await seedDemoHealthData(t.pool, user.id, { endDate: END });
 
-    expect(await t.db.dailySummary.count({ where: { userId: user.id } })).toBe(180);
+    expect(await t.db.dailySummary.count({ where: { userId: user.id } })).toBe(DEMO_HISTORY_DAYS);
     expect(await t.db.workout.count({ where: { userId: user.id } })).toBe(expected.workouts.length);
     expect(await t.db.labBiomarker.count({ where: { userId: user.id } })).toBe(expected.biomarkers.length);
     expect(await t.db.dailySummary.count({ where: { userId: other.id } })).toBe(30);

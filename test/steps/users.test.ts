@@ -9,6 +9,7 @@ import {
 } from '../../platform/users';
 import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { DEMO_HISTORY_DAYS } from '../../dev/synthetic-data/demo-user';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -103,7 +104,7 @@ test('scripts/user-create.ts prints a working key once, seeds data, and refuses 
   expect(apiKey).toBeDefined();
   const userId = await findUserIdByApiKey(t.pool, apiKey!);
   expect(userId).not.toBeNull();
-  expect(await t.db.dailySummary.count({ where: { userId: userId! } })).toBe(180);
+  expect(await t.db.dailySummary.count({ where: { userId: userId! } })).toBe(DEMO_HISTORY_DAYS);
   expect(await t.db.healthProfile.count({ where: { userId: userId! } })).toBe(1);
 
   const [taken, invalid, bare] = await Promise.all([

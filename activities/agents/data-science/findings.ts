@@ -11,7 +11,7 @@
  */
 import { log } from '@temporalio/activity';
 import { z } from 'zod';
-import { findingSchema, type AgentFinding, type Finding } from '../../../contracts/findings';
+import { findingSchema, type AgentFinding, type AnalysisStatistic, type Finding } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
 import { withinTolerance } from '../../steps/fact-check';
 import { EXTRACT_SYSTEM, extractUserPrompt } from './prompt';
@@ -73,19 +73,39 @@ function allNumbers(value: unknown, out: number[] = []): number[] {
   return out;
 }
 
-export const windowLabel = (windowDays: number | null) =>
-  windowDays === null ? 'all available days' : `the last ${windowDays} days`;
+export function windowLabel(windowDays: number | null, offsetDays = 0): string {
+  if (windowDays === null) return 'all available days';
+  if (offsetDays > 0) return `the ${windowDays} days before the last ${offsetDays} days`;
+  return windowDays === 1 ? 'the last day' : `the last ${windowDays} days`;
+}
 
 const humanise = (column: string) => column.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 
 function specClaim(spec: AnalysisSpec): string {
-  const window = windowLabel(spec.windowDays);
+  const window = windowLabel(spec.windowDays, spec.offsetDays);
   if (spec.kind === 'association')
     return `${humanise(spec.feature)} and ${spec.target!.replace(/_/g, ' ')} over ${window}`;
   if (spec.kind === 'trend')
     return `Change in ${spec.feature.replace(/_/g, ' ')} over ${window} versus the period before`;
-  return `${humanise(spec.feature)} over ${window}`;
+  const level = spec.statistic ? LEVEL_WORDS[spec.statistic] : undefined;
+  return level
+    ? `${level} ${spec.feature.replace(/_/g, ' ')} over ${window}`
+    : `${humanise(spec.feature)} over ${window}`;
 }
+
+/** How a level's claim names what was computed (a scalar spec's statistic). */
+const LEVEL_WORDS: Partial<Record<AnalysisStatistic, string>> = {
+  mean: 'Average',
+  median: 'Median',
+  min: 'Lowest',
+  max: 'Highest',
+  total: 'Total',
+  sd: 'Day-to-day spread of',
+  count: 'Number of days with',
+  latest: 'Latest',
+  day_of_week: 'Day-of-week pattern of',
+  difference: 'Weekend-versus-weekday difference in',
+};
 
 /** The descriptive path: the result's numbers as one finding of the plan's kind, no model involved. */
 export function descriptiveFinding(id: string, spec: AnalysisSpec, result: unknown): Finding | null {
@@ -100,7 +120,7 @@ export function descriptiveFinding(id: string, spec: AnalysisSpec, result: unkno
     target: spec.target,
     numbers,
     n: typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0,
-    window: windowLabel(spec.windowDays),
+    window: windowLabel(spec.windowDays, spec.offsetDays),
     unit: spec.kind === 'association' ? null : columnUnit(spec.feature),
   });
 }
@@ -166,6 +186,7 @@ export function createExtractFindings(deps: StepDeps) {
     const scoped = (finding: Finding): AgentFinding => ({
       finding,
       windowDays: spec.windowDays,
+      ...(spec.offsetDays ? { offsetDays: spec.offsetDays } : {}),
       source: 'data_science',
     });
 
@@ -202,7 +223,7 @@ export function createExtractFindings(deps: StepDeps) {
         numbers,
         // A sample size is a number like any other: it must be one the code returned.
         n: Number.isInteger(item.n) && item.n! >= 0 && traceable.includes(item.n!) ? item.n : 0,
-        window: item.window ?? windowLabel(spec.windowDays),
+        window: item.window ?? windowLabel(spec.windowDays, spec.offsetDays),
         unit: item.unit ?? null,
       });
       if (parsed.success) findings.push(scoped(parsed.data));

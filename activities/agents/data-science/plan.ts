@@ -3,12 +3,18 @@
  * and a machine-readable `== Spec ==` (kind, feature, target, window) that fixes, before any code
  * exists, which of the user's series the findings will be validated on.
  */
-import { FINDING_KINDS, type FindingKind } from '../../../contracts/findings';
+import {
+  ANALYSIS_STATISTICS,
+  FINDING_KINDS,
+  type AnalysisStatistic,
+  type FindingKind,
+} from '../../../contracts/findings';
 import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
 import { withMemory } from '../../steps/prompts/memory';
 import { ModelOutputInvalidError } from '../../../platform/llm-errors';
 import type { StepDeps } from '../../runtime/step-deps';
+import { readDailyDateRange } from '../../../platform/health-data/store';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
@@ -19,6 +25,10 @@ export interface AnalysisSpec {
   target: string | null;
   /** Trailing window in days (a trend's recent window); null = all available days. */
   windowDays: number | null;
+  /** What is computed, when the plan says (older plans and histories do not). */
+  statistic?: AnalysisStatistic;
+  /** Days between the window's end and the data's last day ("the week before last": 7); absent = 0. */
+  offsetDays?: number;
 }
 
 export interface AnalysisPlan {
@@ -54,14 +64,29 @@ export function parsePlan(text: string, requestId: string | null = null): Analys
   if (windowDays !== null && !(Number.isInteger(windowDays) && windowDays > 0)) {
     throw invalid(`has an invalid window_days (${rawWindow})`);
   }
-  return {
-    approach,
-    spec: { kind: kind as FindingKind, feature, target: kind === 'association' ? target : null, windowDays },
+  const rawStatistic = specField(spec, 'statistic')?.toLowerCase();
+  if (rawStatistic !== undefined && !ANALYSIS_STATISTICS.includes(rawStatistic as AnalysisStatistic)) {
+    throw invalid(`names an unknown statistic (${rawStatistic})`);
+  }
+  const rawOffset = specField(spec, 'offset_days') ?? '0';
+  if (!/^\d+$/.test(rawOffset)) throw invalid(`has an invalid offset_days (${rawOffset})`);
+  const offsetDays = Number(rawOffset);
+  if (offsetDays > 0 && windowDays === null) throw invalid('has an offset_days without a window_days');
+  const parsed: AnalysisSpec = {
+    kind: kind as FindingKind,
+    feature,
+    target: kind === 'association' ? target : null,
+    windowDays,
   };
+  if (rawStatistic !== undefined) parsed.statistic = rawStatistic as AnalysisStatistic;
+  if (offsetDays > 0) parsed.offsetDays = offsetDays;
+  return { approach, spec: parsed };
 }
 
 export interface PlanAnalysisInput {
   turnId: string;
+  /** Whose data the plan is for: the plan is told the dates it covers. Absent in histories from before it was. */
+  userId?: string;
   /** The Data Science agent's (rephrased) question. */
   question: string;
   invocation: Invocation;
@@ -87,11 +112,12 @@ export function createPlanAnalysis(deps: StepDeps) {
       question,
       at: startedAt,
     });
+    const dataDays = input.userId ? await readDailyDateRange(deps.pool, input.userId) : null;
     return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ attempt, signal }) => {
       const response = await streamThoughts(deps, {
         turnId,
         modelCall: 'ds_plan',
-        inputs: { question },
+        inputs: { question, dataDays },
         attempt,
         signal,
         agent: 'data_science',
@@ -99,7 +125,7 @@ export function createPlanAnalysis(deps: StepDeps) {
           model: deps.models.dataScience,
           system: withMemory(PLAN_SYSTEM, input.memory),
           maxTokens: 600,
-          messages: [{ role: 'user', content: planUserPrompt({ question }) }],
+          messages: [{ role: 'user', content: planUserPrompt({ question, dataDays }) }],
         },
       });
       return {

@@ -4,6 +4,7 @@
  * describe exactly the frames and columns the sandbox wrapper provides (gates-py/sandbox/frames.py).
  */
 import { DAILY_METRICS } from '../../../platform/health-data/records';
+import { ANALYSIS_STATISTICS } from '../../../contracts/findings';
 import type { AnalysisSpec } from './plan';
 
 const COMPOSITES = [
@@ -27,10 +28,13 @@ Answer in exactly this format:
 <two to four sentences: what to compute, over which days, and how>
 == Spec ==
 kind: <scalar | trend | association>
+statistic: <${ANALYSIS_STATISTICS.join(' | ')}>
 feature: <the column the computation is about>
 target: <for an association, the other column; otherwise none>
 window_days: <the trailing window in days, or all>
-Use scalar for a level (mean, median, SD, a breakdown), trend for a recent-versus-prior change (window_days is the recent window; the prior window has the same length), association for a relationship between two columns.`;
+offset_days: <days between the window's end and the last date, usually 0>
+Use scalar for a level (mean, median, min, max, total, sd, count, latest, day_of_week, a weekend-versus-weekday difference), trend for a recent-versus-prior change or difference (window_days is the recent window; the prior window has the same length), association (statistic spearman) for a relationship between two columns.
+Windows count back from the last date in the data, not from today: "yesterday" is window_days 1 with offset_days 1, "the week before last" is 7 with offset 7, "since <date>" is the days from that date to the last date.`;
 
 export const CODE_SYSTEM = `You write the body of a Python function analysis(summary_df, activities_df, profile_df, population_df) that carries out the given plan with pandas and numpy.
 ${DATA_DESCRIPTION}
@@ -60,9 +64,14 @@ Rules: numbers MUST be copied from RESULT, never computed or invented; use "rho"
 export interface PlanPromptInputs {
   /** The Data Science agent's (rephrased) question. */
   question: string;
+  /** First and last date of the user's daily rows (YYYY-MM-DD), null when there are none: windows count back from `last`. */
+  dataDays: { first: string; last: string } | null;
 }
 
-export const planUserPrompt = ({ question }: PlanPromptInputs) => `QUESTION:\n${question}`;
+export const planUserPrompt = ({ question, dataDays }: PlanPromptInputs) =>
+  `QUESTION:\n${question}\n\nDATA:\n${
+    dataDays ? `Daily rows from ${dataDays.first} to ${dataDays.last}.` : 'No daily rows.'
+  }`;
 
 export interface CodePromptInputs {
   question: string;

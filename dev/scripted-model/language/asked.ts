@@ -302,8 +302,11 @@ export function askedStatistic(
   { metricCount, countable, window }: { metricCount: number; countable: boolean; window: SpecWindow | null },
 ): Asked {
   if (metricCount >= 2 && hasAny(text, ASSOCIATION)) return { statistic: 'spearman', target: null };
-  if (hasAny(text, WEEKEND) || hasAny(text, WEEKDAY)) return { statistic: 'difference', target: 'weekend' };
-  if (hasAny(text, DAY_OF_WEEK)) return { statistic: 'day_of_week', target: null };
+  // "Which weekday…" asks for the day-of-week breakdown; a weekday named against the weekend (or on its
+  // own, "during the week") asks for the weekday/weekend contrast.
+  const byDay = hasAny(text, DAY_OF_WEEK);
+  if (hasAny(text, WEEKEND) || (hasAny(text, WEEKDAY) && !byDay)) return { statistic: 'difference', target: 'weekend' };
+  if (byDay) return { statistic: 'day_of_week', target: null };
   if (hasAny(text, PREVIOUS_PERIOD) || PERIOD_AGAINST_PERIOD.test(text))
     return { statistic: 'difference', target: 'previous_period' };
   if (hasAny(text, ['median'])) return { statistic: 'median', target: null };

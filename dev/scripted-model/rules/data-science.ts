@@ -1,82 +1,127 @@
 /**
- * The Data Science agent's steps (seed 002): plan, code, debug, summary and findings extraction, for
- * the canonical asks the rephrase rule produces (analysis-ask.ts). The code is real pandas
- * (analysis-code.ts) and runs in the real sandbox; the numbers that come back are the data's.
+ * The Data Science agent's steps (seed 002): plan, code, debug, summary and findings extraction. The
+ * agent's question is read through the language layer: the rephrase rule hands it one spec sentence
+ * (../language/canonical.ts), and a question in the user's own words (a reflection follow-up, a direct
+ * call) is understood the way routing understood it, so what is computed is what was routed. The code
+ * is real pandas (../language/analysis-code.ts) and runs in the real sandbox; the numbers that come
+ * back are the data's.
  *
  * `brokenCode` makes the code step write a body that fails (a misspelt column, so a KeyError) to
  * exercise the debug loop: `first` repairs it at the first debug iteration, `always` never does, so
  * the agent ends in the "DS failed" state.
  */
+import type { AnalysisStatistic, FindingKind } from '../../../contracts/findings';
+import { analysisCodeFor } from '../language/analysis-code';
+import { readSpecSentence } from '../language/canonical';
+import { understand } from '../language/understand';
+import type { DataSpec, SpecWindow } from '../language/understanding';
 import type { ScriptedRule } from '../types';
-import { readAnalysisAsk, readCanonicalAsk, type AnalysisAsk } from './analysis-ask';
-import { analysisCode } from './analysis-code';
 
 export type BrokenCodeMode = 'never' | 'first' | 'always';
 
-const KIND: Record<AnalysisAsk['statistic'], 'scalar' | 'trend' | 'association'> = {
-  mean: 'scalar',
-  median: 'scalar',
-  sd: 'scalar',
-  day_of_week: 'scalar',
-  change: 'trend',
-  correlation: 'association',
-};
+/** The spec the agent's question names, or the one the language layer reads in it; null when none. */
+export function specOfQuestion(question: string): DataSpec | null {
+  return readSpecSentence(question) ?? understand([{ role: 'user', content: question }]).spec;
+}
+
+/**
+ * The production plan's kind (seed 002's three) for a language-layer spec: a period-against-period
+ * difference is measured as a trend (recent window against the one before), a weekday/weekend
+ * difference or a day-of-week breakdown as a level of the feature over the window.
+ */
+function findingKind(spec: DataSpec): FindingKind {
+  if (spec.kind === 'association') return 'association';
+  if (spec.kind === 'trend' || (spec.statistic === 'difference' && spec.target === 'previous_period')) return 'trend';
+  return 'scalar';
+}
+
+const DAY_MS = 86_400_000;
+
+/** Days from a "since MM-DD" date (the latest such date on or before `last`) to `last`, both included. */
+function daysSince(since: string, last: string): number {
+  const lastDay = new Date(`${last}T00:00:00Z`);
+  let start = new Date(`${lastDay.getUTCFullYear()}-${since}T00:00:00Z`);
+  if (start > lastDay) start = new Date(`${lastDay.getUTCFullYear() - 1}-${since}T00:00:00Z`);
+  return Math.round((lastDay.getTime() - start.getTime()) / DAY_MS) + 1;
+}
+
+/** The plan's window_days and offset_days; a "since" window needs the data's last date to be counted. */
+function planWindow(window: SpecWindow, dataDays: { last: string } | null): { days: number | null; offset: number } {
+  if ('since' in window) return { days: dataDays ? daysSince(window.since, dataDays.last) : null, offset: 0 };
+  return { days: window.days, offset: window.days === null ? 0 : (window.offset ?? 0) };
+}
 
 const readable = (column: string) => column.replace(/_/g, ' ');
 
-/** The agent's question, read as a canonical ask (or, failing that, as prose). */
-function askOf(question: string): AnalysisAsk | null {
-  return readCanonicalAsk(question) ?? readAnalysisAsk(question);
+function windowWords(days: number | null, offset: number): string {
+  if (days === null) return 'all available days';
+  return offset > 0 ? `the ${days} days ending ${offset} days before the last date` : `the last ${days} days`;
 }
 
-function approach(ask: AnalysisAsk): string {
-  const window = ask.windowDays === undefined ? 'all available days' : `the last ${ask.windowDays} days`;
-  switch (ask.statistic) {
-    case 'correlation':
-      return `Pair ${readable(ask.metric)} and ${readable(ask.other!)} day by day over ${window}, drop days missing either, and compute the Spearman correlation with the number of paired days.`;
+const SERIES_WORDS = (spec: DataSpec) =>
+  spec.feature === 'workouts'
+    ? `the durations of ${spec.workout_type ? `${spec.workout_type} ` : ''}workouts in activities_df`
+    : `${readable(spec.feature)} in summary_df`;
+
+function approach(spec: DataSpec, window: string): string {
+  const series = SERIES_WORDS(spec);
+  switch (spec.statistic) {
+    case 'spearman':
+      return `Pair ${readable(spec.feature)} and ${readable(spec.target ?? '')} day by day over ${window}, drop days missing either, and compute the Spearman correlation with the number of paired days.`;
     case 'change':
-      return `Compare the mean of ${readable(ask.metric)} over the last ${ask.windowDays} days with the mean over the ${ask.windowDays} days before, and report both means, their difference and the days used.`;
+    case 'difference':
+      return spec.target === 'weekend'
+        ? `Split ${series} over ${window} into weekend and weekday days and report both means and their difference, with the days used.`
+        : `Compare ${series} over ${window} with the same length of time just before it, and report both levels, their difference and the observations used.`;
     case 'day_of_week':
-      return `Group ${readable(ask.metric)} over ${window} by day of week and compute each day's mean, naming the highest and lowest day.`;
+      return `Group ${series} over ${window} by day of week and compute each day's mean, naming the highest and lowest day.`;
     default:
-      return `Take ${readable(ask.metric)} over ${window}, drop missing days, and compute its ${ask.statistic === 'sd' ? 'standard deviation' : ask.statistic} with the number of days used.`;
+      return `Take ${series} over ${window}, drop missing values, and compute its ${spec.statistic === 'sd' ? 'standard deviation' : spec.statistic} with the number of observations used.`;
   }
 }
 
 const plan: ScriptedRule<'ds_plan'> = {
   step: 'ds_plan',
   respond(req) {
-    const ask = askOf(req.inputs.question);
-    // Nothing in the daily data answers this (a lab value, say): a plan that computes nothing, so the
-    // agent reports no numbers rather than inventing a computation.
-    if (!ask) {
+    const spec = specOfQuestion(req.inputs.question);
+    // Nothing the data holds answers this: a plan that computes nothing, so the agent reports no
+    // numbers rather than inventing a computation.
+    if (!spec) {
       return {
         text:
-          '== Approach ==\nThe daily data has no column for what is asked, so there is nothing to compute.\n' +
+          '== Approach ==\nThe data has nothing that answers what is asked, so there is nothing to compute.\n' +
           '== Spec ==\nkind: scalar\nfeature: unavailable\ntarget: none\nwindow_days: all',
       };
     }
-    const spec = [
-      `kind: ${KIND[ask.statistic]}`,
-      `feature: ${ask.metric}`,
-      `target: ${ask.other ?? 'none'}`,
-      `window_days: ${ask.windowDays ?? 'all'}`,
+    const window = planWindow(spec.window, req.inputs.dataDays);
+    const kind = findingKind(spec);
+    // The language layer's statistics are the plan's: this fails to compile if they drift apart.
+    const statistic: AnalysisStatistic = spec.statistic;
+    const lines = [
+      `kind: ${kind}`,
+      `statistic: ${statistic}`,
+      `feature: ${spec.feature}`,
+      `target: ${kind === 'association' ? spec.target : 'none'}`,
+      `window_days: ${window.days ?? 'all'}`,
+      `offset_days: ${window.offset}`,
     ];
-    return { text: `== Approach ==\n${approach(ask)}\n== Spec ==\n${spec.join('\n')}` };
+    return {
+      text: `== Approach ==\n${approach(spec, windowWords(window.days, window.offset))}\n== Spec ==\n${lines.join('\n')}`,
+    };
   },
 };
 
 const fenced = (code: string) => ({ text: `\`\`\`python\n${code}\n\`\`\`` });
 /** The commonest real slip: a column name that is almost right. */
-const brokenCode = (ask: AnalysisAsk) => analysisCode({ ...ask, metric: `${ask.metric}_daily` });
+const brokenCode = (spec: DataSpec) => analysisCodeFor({ ...spec, feature: `${spec.feature}_daily` });
 
 function codeRule<Step extends 'ds_code' | 'ds_debug'>(step: Step, broken: boolean): ScriptedRule<Step> {
   return {
     step,
     respond(req) {
-      const ask = askOf(req.inputs.question);
-      if (!ask) return fenced('return {"computed": "nothing: no column in the data answers this question"}');
-      return fenced(broken ? brokenCode(ask) : analysisCode(ask));
+      const spec = specOfQuestion(req.inputs.question);
+      if (!spec) return fenced('return {"computed": "nothing: no data answers this question"}');
+      return fenced(broken ? brokenCode(spec) : analysisCodeFor(spec));
     },
   };
 }
@@ -100,16 +145,25 @@ const summary: ScriptedRule<'ds_summary'> = {
   },
 };
 
+const numberIn = (result: Record<string, unknown>, ...keys: string[]) =>
+  keys.map((key) => result[key]).find((v): v is number => typeof v === 'number' && Number.isFinite(v));
+
 /** One finding per computation, its numbers copied from the result under the keys the prompt asks for. */
 const extract: ScriptedRule<'ds_extract'> = {
   step: 'ds_extract',
   respond(req) {
     const { spec } = req.inputs;
     const result = resultOf(req.inputs.result);
-    const window = spec.windowDays === null ? 'all available days' : `last ${spec.windowDays} days`;
+    const window =
+      spec.windowDays === null
+        ? 'all available days'
+        : spec.offsetDays
+          ? `the ${spec.windowDays} days before the last ${spec.offsetDays} days`
+          : `last ${spec.windowDays} days`;
     const n = typeof result.n === 'number' ? result.n : 0;
-    if (spec.kind === 'association' && typeof result.rho === 'number') {
-      const direction = result.rho >= 0 ? 'higher' : 'lower';
+    const rho = numberIn(result, 'rho');
+    if (spec.kind === 'association' && rho !== undefined) {
+      const direction = rho >= 0 ? 'higher' : 'lower';
       return {
         text: JSON.stringify([
           {
@@ -117,7 +171,7 @@ const extract: ScriptedRule<'ds_extract'> = {
             kind: 'association',
             feature: spec.feature,
             target: spec.target,
-            numbers: { rho: result.rho },
+            numbers: { rho },
             n,
             window,
             unit: null,
@@ -125,8 +179,11 @@ const extract: ScriptedRule<'ds_extract'> = {
         ]),
       };
     }
-    if (spec.kind === 'trend' && typeof result.change === 'number') {
-      const direction = result.change < 0 ? 'fell' : 'rose';
+    const effect = numberIn(result, 'change', 'difference');
+    if (spec.kind === 'trend' && effect !== undefined) {
+      const recent = numberIn(result, 'recent_mean', 'current_mean', 'recent_count', 'current_count');
+      const prior = numberIn(result, 'prior_mean', 'previous_mean', 'prior_count', 'previous_count');
+      const direction = effect < 0 ? 'fell' : 'rose';
       return {
         text: JSON.stringify([
           {
@@ -134,7 +191,7 @@ const extract: ScriptedRule<'ds_extract'> = {
             kind: 'trend',
             feature: spec.feature,
             target: null,
-            numbers: { recent_mean: result.recent_mean, prior_mean: result.prior_mean, effect: result.change },
+            numbers: { recent_mean: recent, prior_mean: prior, effect },
             n,
             window,
             unit: null,

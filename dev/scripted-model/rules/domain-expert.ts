@@ -1,6 +1,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ScriptedRequest, ScriptedRule, ScriptedToolUse } from '../types';
-import { mentionedMetrics } from './analysis-ask';
+import { mentionedMetrics, type MetricMention } from '../language/metrics';
+import { normaliseMessage } from '../language/understand';
+
+/** The first daily metric a question names, as its column ("my resting heart rate" → resting_heart_rate). */
+const firstDailyMetric = (question: string) =>
+  mentionedMetrics(normaliseMessage(question)).find((m: MetricMention) => m.source === 'daily')?.feature;
 
 /**
  * The Domain Expert (seed 002): a two-round tool user. First it asks for the user's profile, for the
@@ -158,13 +163,20 @@ function rangeSentences(
   const chosen =
     comparison.classifications.find((c) => c.sex !== null && c.sex === sex) ?? comparison.classifications[0];
   const desirable = chosen.scale.filter((b) => b.position === 'within').map((b) => `${b.range} is ${b.band}`);
+  const labs = profile?.latest_biomarkers ?? [];
+  const labName = LAB_NAME[comparison.biomarker] ?? comparison.biomarker;
+  // The value compared is the user's own lab result (looked up in the second round), not one they quoted.
+  const compared = labs.find((b) => b.name === labName && b.value === value);
+  const reading = compared
+    ? `Your latest ${name} on file, ${value} ${unit} (${compared.taken_on}),`
+    : `A reading of ${value} ${unit} for ${name}`;
   const sentences = [
-    `A reading of ${value} ${unit} for ${name} is ${POSITION_WORDS[chosen.position]}: it falls in the "${chosen.band}" band ` +
+    `${reading} is ${POSITION_WORDS[chosen.position]}: it falls in the "${chosen.band}" band ` +
       `(${chosen.band_range}) for ${chosen.applies_to}` +
       (desirable.length > 0 ? `, where ${desirable.join(' and ')}.` : '.'),
   ];
   // With supporting insights the user's own numbers are the Data Science agent's to report.
-  const onFile = supported ? undefined : profile?.latest_biomarkers.find((b) => b.name === comparison.biomarker);
+  const onFile = supported || compared ? undefined : labs.find((b) => b.name === labName);
   if (onFile && onFile.value !== value) {
     sentences.push(`Your latest ${name} on file is ${onFile.value} ${onFile.unit} (${onFile.taken_on}).`);
   }
@@ -195,7 +207,7 @@ function finalAnswer(req: ScriptedRequest<'domain_expert'>): string {
   if (comparisons.length > 0) {
     parts.push(...comparisons.map((c) => rangeSentences(c, profile?.profile?.sex, profile, supported)));
   } else if (priors.length > 0) {
-    const metric = mentionedMetrics(question)[0];
+    const metric = firstDailyMetric(question);
     parts.push(priorSentence(priors.find((p) => metric !== undefined && p.feature === metric) ?? priors[0]));
   } else {
     parts.push(NO_SOURCE);
@@ -210,7 +222,7 @@ function firstRoundCalls(question: string): ScriptedToolUse[] {
   for (const { biomarker, value } of biomarkers) {
     if (value !== undefined) calls.push({ name: 'range_compare', input: { biomarker, value } });
   }
-  const term = biomarkers[0]?.biomarker ?? mentionedMetrics(question)[0];
+  const term = biomarkers[0]?.biomarker ?? firstDailyMetric(question);
   if (term !== undefined) calls.push({ name: 'literature_priors', input: { term } });
   return calls;
 }
@@ -218,10 +230,28 @@ function firstRoundCalls(question: string): ScriptedToolUse[] {
 const hasToolResults = (messages: Anthropic.MessageParam[]) =>
   messages.some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result'));
 
+/** The lab results' names (platform/health-data) for the names range_compare takes. */
+const LAB_NAME: Record<string, string> = { ldl: 'ldl_cholesterol', hdl: 'hdl_cholesterol' };
+
+/**
+ * The second round: a biomarker the question names without a value ("was my last LDL OK?") is looked up
+ * in the user's latest labs (from the first round's user_profile) and compared with its range.
+ */
+function onFileComparisons(question: string, exchanges: ToolExchange[]): ScriptedToolUse[] {
+  if (exchanges.some((e) => e.name === 'range_compare')) return [];
+  const labs = okResults<Profile>(exchanges, 'user_profile')[0]?.latest_biomarkers ?? [];
+  return mentionedBiomarkers(question).flatMap(({ biomarker, value }) => {
+    const lab = value === undefined ? labs.find((l) => l.name === (LAB_NAME[biomarker] ?? biomarker)) : undefined;
+    return lab ? [{ name: 'range_compare', input: { biomarker, value: lab.value, unit: lab.unit } }] : [];
+  });
+}
+
 export const domainExpert: ScriptedRule<'domain_expert'> = {
   step: 'domain_expert',
   respond(req) {
-    if (hasToolResults(req.messages)) return { text: finalAnswer(req) };
-    return { toolUse: firstRoundCalls(req.inputs.question.trim()) };
+    const question = req.inputs.question.trim();
+    if (!hasToolResults(req.messages)) return { toolUse: firstRoundCalls(question) };
+    const lookups = onFileComparisons(question, toolExchanges(req.messages));
+    return lookups.length > 0 ? { toolUse: lookups } : { text: finalAnswer(req) };
   },
 };

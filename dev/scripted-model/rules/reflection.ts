@@ -1,5 +1,6 @@
 import type { ScriptedRule } from '../types';
-import { canonicalQuestion, readAnalysisAsk } from './analysis-ask';
+import { specSentence } from '../language/canonical';
+import { understand } from '../language/understand';
 import { AGENT_LABELS } from '../../../contracts/steps';
 import { plainText } from './user-question';
 
@@ -15,14 +16,17 @@ export const reflection: ScriptedRule<'reflection'> = {
     const wantsCheck = /\b(double[- ]check|verify|cross[- ]check|compare (it )?(with|against) my data)\b/i.test(
       question,
     );
-    const ask = wantsCheck ? readAnalysisAsk(question) : null;
-    if (!ask) return { text: JSON.stringify({ decision: 'NO', reflection_questions: {} }) };
+    const spec = wantsCheck ? understand([{ role: 'user', content: question }]).spec : null;
+    if (!spec) return { text: JSON.stringify({ decision: 'NO', reflection_questions: {} }) };
     return {
       text: JSON.stringify({
         decision: 'YES',
         // The model names agents as the seed's prompt does.
         reflection_questions: {
-          [AGENT_LABELS.data_science]: canonicalQuestion({ ...ask, windowDays: ask.windowDays ?? 90 }),
+          // A check of a number is against the recent past when the question gives no window.
+          [AGENT_LABELS.data_science]: specSentence(
+            'days' in spec.window && spec.window.days === null ? { ...spec, window: { days: 90 } } : spec,
+          ),
         },
       }),
     };

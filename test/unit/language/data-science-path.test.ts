@@ -1,0 +1,131 @@
+/**
+ * Routing and computation agree: every data question of the phrasing corpus, carried through the
+ * scripted model's rephrase and Data Science plan rules, reaches the production plan parser as the
+ * spec the corpus expects (kind, statistic, feature, target and window), and the code rule computes
+ * that same spec.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { AGENT_LABELS, type ModelCallId } from '../../../contracts/steps';
+import { parsePlan } from '../../../activities/agents/data-science/plan';
+import { analysisCodeFor } from '../../../dev/scripted-model/language/analysis-code';
+import type { ConversationMessage } from '../../../dev/scripted-model/language/understand';
+import type { DataSpec, RoutingPattern } from '../../../dev/scripted-model/language/understanding';
+import { defaultRules } from '../../../dev/scripted-model/rules';
+import type { ScriptedRule } from '../../../dev/scripted-model/types';
+
+interface CorpusEntry {
+  id: string;
+  question: string;
+  history?: ConversationMessage[];
+  pattern: RoutingPattern;
+  spec: DataSpec | null;
+}
+
+const corpus = JSON.parse(
+  readFileSync(path.join(__dirname, '../../fixtures/phrasing-corpus.json'), 'utf8'),
+) as CorpusEntry[];
+
+/** The demo data's span as the plan step is told it: "since" windows are counted back from `last`. */
+const DATA_DAYS = { first: '2025-10-21', last: '2026-11-24' };
+
+function ask<Call extends ModelCallId>(step: Call, inputs: unknown): string {
+  const rule = defaultRules.find((r) => r.step === step) as ScriptedRule<Call>;
+  const response = rule.respond({ step, inputs, model: 'm', messages: [], tools: [] } as never);
+  if (!('text' in response) || response.text === undefined) throw new Error(`${step} answered without text`);
+  return response.text;
+}
+
+/** The Data Science agent's question, as the rephrase rule writes it for this conversation. */
+function dataScienceQuestion(entry: CorpusEntry): string {
+  const messages = [...(entry.history ?? []), { role: 'user' as const, content: entry.question }];
+  const agents = ['data_science'];
+  const answer = JSON.parse(ask('rephrase', { messages, agents })) as { main_agent_question: string };
+  return answer.main_agent_question;
+}
+
+const KIND = { description: 'scalar', trend: 'trend', association: 'association' } as const;
+
+/** What the production plan should say for a corpus spec. */
+function expectedPlanSpec(spec: DataSpec) {
+  const kind =
+    spec.kind === 'comparison'
+      ? spec.statistic === 'difference' && spec.target === 'previous_period'
+        ? 'trend'
+        : 'scalar'
+      : KIND[spec.kind];
+  const window = spec.window;
+  let windowDays: number | null;
+  let offsetDays = 0;
+  if ('since' in window) {
+    const last = new Date(`${DATA_DAYS.last}T00:00:00Z`);
+    let start = new Date(`${last.getUTCFullYear()}-${window.since}T00:00:00Z`);
+    if (start > last) start = new Date(`${last.getUTCFullYear() - 1}-${window.since}T00:00:00Z`);
+    windowDays = Math.round((last.getTime() - start.getTime()) / 86_400_000) + 1;
+  } else {
+    windowDays = window.days;
+    offsetDays = window.offset ?? 0;
+  }
+  return {
+    kind,
+    statistic: spec.statistic,
+    feature: spec.feature,
+    target: kind === 'association' ? spec.target : null,
+    windowDays,
+    ...(offsetDays > 0 ? { offsetDays } : {}),
+  };
+}
+
+const dataEntries = corpus.filter((entry) => entry.spec !== null);
+
+test('the corpus has data questions of every kind to carry through', () => {
+  expect(new Set(dataEntries.map((e) => e.spec!.kind))).toEqual(
+    new Set(['description', 'trend', 'comparison', 'association']),
+  );
+});
+
+test('every data question reaches the plan as the spec the corpus expects', () => {
+  const wrong: string[] = [];
+  for (const entry of dataEntries) {
+    const question = dataScienceQuestion(entry);
+    const { spec } = parsePlan(ask('ds_plan', { question, dataDays: DATA_DAYS }));
+    const expected = expectedPlanSpec(entry.spec!);
+    // An association's two metrics may come in either order.
+    const sameSpec =
+      isDeepStrictEqual(spec, expected) ||
+      (expected.kind === 'association' &&
+        isDeepStrictEqual(spec, { ...expected, feature: expected.target, target: expected.feature }));
+    if (!sameSpec)
+      wrong.push(
+        `${entry.id} "${entry.question}"\n    expected ${JSON.stringify(expected)}\n    got      ${JSON.stringify(spec)}`,
+      );
+  }
+  expect(wrong).toEqual([]);
+});
+
+test('the code rule computes the spec the corpus expects', () => {
+  const wrong: string[] = [];
+  for (const entry of dataEntries) {
+    const code = ask('ds_code', { question: dataScienceQuestion(entry), approach: 'as planned' });
+    const spec = entry.spec!;
+    const swapped = { ...spec, feature: spec.target!, target: spec.feature };
+    const expected = [spec, ...(spec.kind === 'association' ? [swapped] : [])].map(
+      (s) => `\`\`\`python\n${analysisCodeFor(s)}\n\`\`\``,
+    );
+    if (!expected.includes(code)) wrong.push(`${entry.id} "${entry.question}"`);
+  }
+  expect(wrong).toEqual([]);
+});
+
+test("the other agents get the user's own question, named as the seed names them", () => {
+  const [entry] = dataEntries;
+  const answer = JSON.parse(
+    ask('rephrase', {
+      messages: [{ role: 'user', content: entry.question }],
+      agents: ['domain_expert', 'data_science'],
+    }),
+  ) as { main_agent_question: string; supporting_agent_questions: Record<string, string> };
+  expect(answer.main_agent_question).toBe(`${entry.question.replace(/\?*$/, '')}?`);
+  expect(Object.keys(answer.supporting_agent_questions)).toEqual([AGENT_LABELS.data_science]);
+});
