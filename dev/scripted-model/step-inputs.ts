@@ -30,6 +30,7 @@ const analysisSpec = z.object({
   windowDays: nullableNumber,
   statistic: z.enum(ANALYSIS_STATISTICS).optional(),
   offsetDays: z.number().optional(),
+  since: z.string().optional(),
 });
 
 const personalAnchor = z.object({

@@ -161,6 +161,60 @@ describe('the six collaboration patterns', () => {
   });
 });
 
+/** A fact sheet value within the fact-check's tolerance of `expected`. */
+function expectSheetValue(turn: Turn, claim: string, expected: number) {
+  const entry = turn.result!.fact_sheet.find((e) => e.claim === claim);
+  expect({ claim, value: entry?.value }).toEqual({ claim, value: expect.any(Number) });
+  expect(Math.abs(entry!.value - expected)).toBeLessThanOrEqual(Math.max(0.02 * Math.abs(expected), 0.05));
+}
+
+describe("people's own words: what routing understood is what Data Science computes", () => {
+  test('a misspelt question with a "since" window: the mean over the days since that date, counted from the data', async () => {
+    const question = 'whats my avrage deep slep since june';
+    const asked = await ask(question);
+    await expectTrustworthy(asked, question);
+    expect(asked.turn.result!.agents_used).toEqual(['data_science']);
+    // Recomputed here from the rows: June 1 of the last date's year (or the year before) up to the last date.
+    const { rows } = await pool.query<{ mean: number }>(
+      `WITH last AS (SELECT max(date) AS d FROM daily_summaries WHERE user_id = $1),
+            since AS (SELECT CASE WHEN make_date(extract(year FROM d)::int, 6, 1) <= d
+                                  THEN make_date(extract(year FROM d)::int, 6, 1)
+                                  ELSE make_date(extract(year FROM d)::int - 1, 6, 1) END AS d FROM last)
+       SELECT avg(deep_sleep_minutes)::float8 AS mean FROM daily_summaries, since
+       WHERE user_id = $1 AND date >= since.d`,
+      [user.userId],
+    );
+    expectSheetValue(asked.turn, 'ds-001.mean', rows[0].mean);
+  });
+
+  test('weekends against weekdays: both means, from the rows', async () => {
+    const question = 'Do I sleep longer on weekends than on weekdays?';
+    const asked = await ask(question);
+    await expectTrustworthy(asked, question);
+    expect(asked.turn.result!.agents_used).toEqual(['data_science']);
+    const { rows } = await pool.query<{ weekend: number; weekday: number }>(
+      `SELECT avg(sleep_minutes) FILTER (WHERE extract(isodow FROM date) >= 6)::float8 AS weekend,
+              avg(sleep_minutes) FILTER (WHERE extract(isodow FROM date) < 6)::float8 AS weekday
+       FROM daily_summaries WHERE user_id = $1`,
+      [user.userId],
+    );
+    expectSheetValue(asked.turn, 'ds-001.weekend_mean', rows[0].weekend);
+    expectSheetValue(asked.turn, 'ds-001.weekday_mean', rows[0].weekday);
+  });
+
+  test('a lab asked about without a value: the Domain Expert reads the latest result on file against its range', async () => {
+    const question = 'What was my most recent LDL and is it in range?';
+    const asked = await ask(question);
+    await expectTrustworthy(asked, question);
+    expect(asked.turn.result!.agents_used).toEqual(['data_science', 'domain_expert']);
+    const { rows } = await pool.query<{ value: number }>(
+      `SELECT value FROM lab_biomarkers WHERE user_id = $1 AND name = 'ldl_cholesterol' ORDER BY taken_on DESC LIMIT 1`,
+      [user.userId],
+    );
+    expect(asked.turn.result!.answer).toContain(`Your latest LDL cholesterol on file, ${rows[0].value} mg/dL`);
+  });
+});
+
 describe('reflection', () => {
   test('a YES runs one Data Science follow-up with no debug retries, and its finding joins validation', async () => {
     const question =

@@ -80,6 +80,17 @@ describe('parsePlan', () => {
       windowDays: 7,
       offsetDays: 7,
     });
+    // A window given as a date keeps it, and counts window_days to the last date.
+    expect(
+      parsePlan(plan('kind: scalar\nstatistic: mean\nfeature: steps\nwindow_days: 177\nsince: 2026-06-01')).spec,
+    ).toEqual({
+      kind: 'scalar',
+      statistic: 'mean',
+      feature: 'steps',
+      target: null,
+      windowDays: 177,
+      since: '2026-06-01',
+    });
     // offset_days 0 is the default, and not written out.
     expect(parsePlan(plan('kind: scalar\nfeature: steps\nwindow_days: 7\noffset_days: 0')).spec).toEqual({
       kind: 'scalar',
@@ -96,6 +107,12 @@ describe('parsePlan', () => {
       /unknown statistic \(mode\)/,
     ],
     ['offset_days -1', plan('kind: scalar\nfeature: steps\nwindow_days: 7\noffset_days: -1'), /invalid offset_days/],
+    ['a since that is no date', plan('kind: scalar\nfeature: steps\nwindow_days: 9\nsince: June'), /invalid since/],
+    [
+      'a since over all days',
+      plan('kind: scalar\nfeature: steps\nwindow_days: all\nsince: 2026-06-01'),
+      /since without/,
+    ],
     [
       'offset_days over all days',
       plan('kind: scalar\nfeature: steps\nwindow_days: all\noffset_days: 3'),

@@ -73,8 +73,10 @@ function allNumbers(value: unknown, out: number[] = []): number[] {
   return out;
 }
 
-export function windowLabel(windowDays: number | null, offsetDays = 0): string {
+export function windowLabel(windowDays: number | null, offsetDays = 0, since?: string): string {
   if (windowDays === null) return 'all available days';
+  // A window the user gave as a date is named by it: its length in days is nobody's claim.
+  if (since) return `the days since ${since}`;
   if (offsetDays > 0) return `the ${windowDays} days before the last ${offsetDays} days`;
   return windowDays === 1 ? 'the last day' : `the last ${windowDays} days`;
 }
@@ -82,7 +84,7 @@ export function windowLabel(windowDays: number | null, offsetDays = 0): string {
 const humanise = (column: string) => column.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 
 function specClaim(spec: AnalysisSpec): string {
-  const window = windowLabel(spec.windowDays, spec.offsetDays);
+  const window = windowLabel(spec.windowDays, spec.offsetDays, spec.since);
   if (spec.kind === 'association')
     return `${humanise(spec.feature)} and ${spec.target!.replace(/_/g, ' ')} over ${window}`;
   if (spec.kind === 'trend')
@@ -120,7 +122,7 @@ export function descriptiveFinding(id: string, spec: AnalysisSpec, result: unkno
     target: spec.target,
     numbers,
     n: typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0,
-    window: windowLabel(spec.windowDays, spec.offsetDays),
+    window: windowLabel(spec.windowDays, spec.offsetDays, spec.since),
     unit: spec.kind === 'association' ? null : columnUnit(spec.feature),
   });
 }
@@ -223,7 +225,7 @@ export function createExtractFindings(deps: StepDeps) {
         numbers,
         // A sample size is a number like any other: it must be one the code returned.
         n: Number.isInteger(item.n) && item.n! >= 0 && traceable.includes(item.n!) ? item.n : 0,
-        window: item.window ?? windowLabel(spec.windowDays, spec.offsetDays),
+        window: item.window ?? windowLabel(spec.windowDays, spec.offsetDays, spec.since),
         unit: item.unit ?? null,
       });
       if (parsed.success) findings.push(scoped(parsed.data));

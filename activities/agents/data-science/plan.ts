@@ -29,6 +29,8 @@ export interface AnalysisSpec {
   statistic?: AnalysisStatistic;
   /** Days between the window's end and the data's last day ("the week before last": 7); absent = 0. */
   offsetDays?: number;
+  /** The window's first day (YYYY-MM-DD) when the question gave a date ("since June"); `windowDays` counts to it. */
+  since?: string;
 }
 
 export interface AnalysisPlan {
@@ -72,6 +74,13 @@ export function parsePlan(text: string, requestId: string | null = null): Analys
   if (!/^\d+$/.test(rawOffset)) throw invalid(`has an invalid offset_days (${rawOffset})`);
   const offsetDays = Number(rawOffset);
   if (offsetDays > 0 && windowDays === null) throw invalid('has an offset_days without a window_days');
+  const since = specField(spec, 'since');
+  if (since !== undefined && !/^(none|null|-)$/i.test(since)) {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))
+      throw invalid(`has an invalid since (${since})`);
+    if (windowDays === null || offsetDays > 0)
+      throw invalid('has a since without a window_days counted to the last date');
+  }
   const parsed: AnalysisSpec = {
     kind: kind as FindingKind,
     feature,
@@ -80,6 +89,7 @@ export function parsePlan(text: string, requestId: string | null = null): Analys
   };
   if (rawStatistic !== undefined) parsed.statistic = rawStatistic as AnalysisStatistic;
   if (offsetDays > 0) parsed.offsetDays = offsetDays;
+  if (since !== undefined && /^\d/.test(since)) parsed.since = since;
   return { approach, spec: parsed };
 }
 

@@ -33,8 +33,9 @@ feature: <the column the computation is about>
 target: <for an association, the other column; otherwise none>
 window_days: <the trailing window in days, or all>
 offset_days: <days between the window's end and the last date, usually 0>
+since: <for a window that starts on a date, that date as YYYY-MM-DD (window_days then counts from it to the last date); otherwise none>
 Use scalar for a level (mean, median, min, max, total, sd, count, latest, day_of_week, a weekend-versus-weekday difference), trend for a recent-versus-prior change or difference (window_days is the recent window; the prior window has the same length), association (statistic spearman) for a relationship between two columns.
-Windows count back from the last date in the data, not from today: "yesterday" is window_days 1 with offset_days 1, "the week before last" is 7 with offset 7, "since <date>" is the days from that date to the last date.`;
+Windows count back from the last date in the data, not from today: "yesterday" is window_days 1 with offset_days 1, "the week before last" is 7 with offset 7, "since <date>" is that date as since, with window_days the days from it to the last date, both included.`;
 
 export const CODE_SYSTEM = `You write the body of a Python function analysis(summary_df, activities_df, profile_df, population_df) that carries out the given plan with pandas and numpy.
 ${DATA_DESCRIPTION}

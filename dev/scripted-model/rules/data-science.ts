@@ -39,15 +39,29 @@ const DAY_MS = 86_400_000;
 
 /** Days from a "since MM-DD" date (the latest such date on or before `last`) to `last`, both included. */
 function daysSince(since: string, last: string): number {
-  const lastDay = new Date(`${last}T00:00:00Z`);
-  let start = new Date(`${lastDay.getUTCFullYear()}-${since}T00:00:00Z`);
-  if (start > lastDay) start = new Date(`${lastDay.getUTCFullYear() - 1}-${since}T00:00:00Z`);
-  return Math.round((lastDay.getTime() - start.getTime()) / DAY_MS) + 1;
+  const start = Date.parse(`${sinceDate(since, last)}T00:00:00Z`);
+  return Math.round((Date.parse(`${last}T00:00:00Z`) - start) / DAY_MS) + 1;
 }
 
-/** The plan's window_days and offset_days; a "since" window needs the data's last date to be counted. */
-function planWindow(window: SpecWindow, dataDays: { last: string } | null): { days: number | null; offset: number } {
-  if ('since' in window) return { days: dataDays ? daysSince(window.since, dataDays.last) : null, offset: 0 };
+/** The first day of a "since MM-DD" window: the latest such date on or before `last`. */
+function sinceDate(since: string, last: string): string {
+  const year = Number(last.slice(0, 4));
+  return `${`${year}-${since}` <= last ? year : year - 1}-${since}`;
+}
+
+interface PlanWindow {
+  days: number | null;
+  offset: number;
+  since?: string;
+}
+
+/** The plan's window_days, offset_days and since; a "since" window needs the data's last date to be counted. */
+function planWindow(window: SpecWindow, dataDays: { last: string } | null): PlanWindow {
+  if ('since' in window) {
+    return dataDays
+      ? { days: daysSince(window.since, dataDays.last), offset: 0, since: sinceDate(window.since, dataDays.last) }
+      : { days: null, offset: 0 };
+  }
   return { days: window.days, offset: window.days === null ? 0 : (window.offset ?? 0) };
 }
 
@@ -104,6 +118,7 @@ const plan: ScriptedRule<'ds_plan'> = {
       `target: ${kind === 'association' ? spec.target : 'none'}`,
       `window_days: ${window.days ?? 'all'}`,
       `offset_days: ${window.offset}`,
+      `since: ${window.since ?? 'none'}`,
     ];
     return {
       text: `== Approach ==\n${approach(spec, windowWords(window.days, window.offset))}\n== Spec ==\n${lines.join('\n')}`,
@@ -157,9 +172,11 @@ const extract: ScriptedRule<'ds_extract'> = {
     const window =
       spec.windowDays === null
         ? 'all available days'
-        : spec.offsetDays
-          ? `the ${spec.windowDays} days before the last ${spec.offsetDays} days`
-          : `last ${spec.windowDays} days`;
+        : spec.since
+          ? `the days since ${spec.since}`
+          : spec.offsetDays
+            ? `the ${spec.windowDays} days before the last ${spec.offsetDays} days`
+            : `last ${spec.windowDays} days`;
     const n = typeof result.n === 'number' ? result.n : 0;
     const rho = numberIn(result, 'rho');
     if (spec.kind === 'association' && rho !== undefined) {

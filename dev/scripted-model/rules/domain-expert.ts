@@ -34,8 +34,12 @@ const BIOMARKER_WORDS: Array<[RegExp, string]> = [
   [/\bresting heart rate\b|\brhr\b|\bresting hr\b/, 'resting_heart_rate'],
 ];
 
-/** The number a biomarker is given right after its name: "an LDL of 124", "HbA1c is 5.9%". */
-const VALUE_AFTER = /^[^\d.?!]{0,25}?(\d+(?:\.\d+)?)/;
+/**
+ * The number a biomarker is given right after its name: "an LDL of 124", "HbA1c is 5.9%" — but not a
+ * length of time ("my resting heart rate over the last 90 days").
+ */
+const VALUE_AFTER =
+  /^[^\d.?!]{0,25}?(\d+(?:\.\d+)?)(?![\d.])(?!\s*(?:days?|weeks?|months?|years?|nights?|hours?|minutes?)\b)/;
 const BLOOD_PRESSURE = /\b(?:blood pressure|bp)\b[^\d.?!]{0,25}?(\d{2,3})\s*\/\s*(\d{2,3})\b/;
 
 interface NamedValue {
@@ -157,6 +161,7 @@ function rangeSentences(
   sex: string | undefined,
   profile: Profile | undefined,
   supported: boolean,
+  fromAnalysis: boolean,
 ): string {
   const { value, unit } = comparison;
   const name = inProse(comparison.name);
@@ -167,9 +172,12 @@ function rangeSentences(
   const labName = LAB_NAME[comparison.biomarker] ?? comparison.biomarker;
   // The value compared is the user's own lab result (looked up in the second round), not one they quoted.
   const compared = labs.find((b) => b.name === labName && b.value === value);
-  const reading = compared
-    ? `Your latest ${name} on file, ${value} ${unit} (${compared.taken_on}),`
-    : `A reading of ${value} ${unit} for ${name}`;
+  // The level the supporting analysis computed is theirs to report: judged here, never restated.
+  const reading = fromAnalysis
+    ? `Your ${name} from the analysis above`
+    : compared
+      ? `Your latest ${name} on file, ${value} ${unit} (${compared.taken_on}),`
+      : `A reading of ${value} ${unit} for ${name}`;
   const sentences = [
     `${reading} is ${POSITION_WORDS[chosen.position]}: it falls in the "${chosen.band}" band ` +
       `(${chosen.band_range}) for ${chosen.applies_to}` +
@@ -205,7 +213,13 @@ function finalAnswer(req: ScriptedRequest<'domain_expert'>): string {
   const supported = req.inputs.supportingInsights.trim() !== '';
   const parts: string[] = [];
   if (comparisons.length > 0) {
-    parts.push(...comparisons.map((c) => rangeSentences(c, profile?.profile?.sex, profile, supported)));
+    const analysed = analysedLevel(req.inputs.supportingInsights);
+    const quoted = new Set(mentionedBiomarkers(question).map((b) => b.value));
+    parts.push(
+      ...comparisons.map((c) =>
+        rangeSentences(c, profile?.profile?.sex, profile, supported, c.value === analysed && !quoted.has(c.value)),
+      ),
+    );
   } else if (priors.length > 0) {
     const metric = firstDailyMetric(question);
     parts.push(priorSentence(priors.find((p) => metric !== undefined && p.feature === metric) ?? priors[0]));
@@ -216,11 +230,25 @@ function finalAnswer(req: ScriptedRequest<'domain_expert'>): string {
   return parts.join(' ');
 }
 
-function firstRoundCalls(question: string): ScriptedToolUse[] {
+/**
+ * The level the supporting Data Science analysis reported ("Data Science: The computation found: mean
+ * 62.11, …"), which a judgement question ("…and is it a concern?") asks to be read against a range.
+ */
+function analysedLevel(supportingInsights: string): number | undefined {
+  const match = /^Data Science: .*?\b(?:mean|median|value) (-?\d+(?:\.\d+)?)/m.exec(supportingInsights);
+  return match ? Number(match[1]) : undefined;
+}
+
+function firstRoundCalls(question: string, supportingInsights: string): ScriptedToolUse[] {
   const biomarkers = mentionedBiomarkers(question);
   const calls: ScriptedToolUse[] = [{ name: 'user_profile', input: {} }];
   for (const { biomarker, value } of biomarkers) {
     if (value !== undefined) calls.push({ name: 'range_compare', input: { biomarker, value } });
+  }
+  const analysed = analysedLevel(supportingInsights);
+  const unquoted = biomarkers.find((b) => b.value === undefined);
+  if (analysed !== undefined && unquoted) {
+    calls.push({ name: 'range_compare', input: { biomarker: unquoted.biomarker, value: analysed } });
   }
   const term = biomarkers[0]?.biomarker ?? firstDailyMetric(question);
   if (term !== undefined) calls.push({ name: 'literature_priors', input: { term } });
@@ -250,7 +278,7 @@ export const domainExpert: ScriptedRule<'domain_expert'> = {
   step: 'domain_expert',
   respond(req) {
     const question = req.inputs.question.trim();
-    if (!hasToolResults(req.messages)) return { toolUse: firstRoundCalls(question) };
+    if (!hasToolResults(req.messages)) return { toolUse: firstRoundCalls(question, req.inputs.supportingInsights) };
     const lookups = onFileComparisons(question, toolExchanges(req.messages));
     return lookups.length > 0 ? { toolUse: lookups } : { text: finalAnswer(req) };
   },

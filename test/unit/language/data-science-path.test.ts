@@ -58,11 +58,13 @@ function expectedPlanSpec(spec: DataSpec) {
   const window = spec.window;
   let windowDays: number | null;
   let offsetDays = 0;
+  let since: string | undefined;
   if ('since' in window) {
     const last = new Date(`${DATA_DAYS.last}T00:00:00Z`);
     let start = new Date(`${last.getUTCFullYear()}-${window.since}T00:00:00Z`);
     if (start > last) start = new Date(`${last.getUTCFullYear() - 1}-${window.since}T00:00:00Z`);
     windowDays = Math.round((last.getTime() - start.getTime()) / 86_400_000) + 1;
+    since = start.toISOString().slice(0, 10);
   } else {
     windowDays = window.days;
     offsetDays = window.offset ?? 0;
@@ -74,6 +76,7 @@ function expectedPlanSpec(spec: DataSpec) {
     target: kind === 'association' ? spec.target : null,
     windowDays,
     ...(offsetDays > 0 ? { offsetDays } : {}),
+    ...(since ? { since } : {}),
   };
 }
 
