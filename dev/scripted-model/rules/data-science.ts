@@ -10,6 +10,7 @@
  * exercise the debug loop: `first` repairs it at the first debug iteration, `always` never does, so
  * the agent ends in the "DS failed" state.
  */
+import { windowLabel } from '../../../activities/agents/data-science/findings';
 import type { AnalysisStatistic, FindingKind } from '../../../contracts/findings';
 import { analysisCodeFor } from '../language/analysis-code';
 import { readSpecSentence } from '../language/canonical';
@@ -169,14 +170,7 @@ const extract: ScriptedRule<'ds_extract'> = {
   respond(req) {
     const { spec } = req.inputs;
     const result = resultOf(req.inputs.result);
-    const window =
-      spec.windowDays === null
-        ? 'all available days'
-        : spec.since
-          ? `the days since ${spec.since}`
-          : spec.offsetDays
-            ? `the ${spec.windowDays} days before the last ${spec.offsetDays} days`
-            : `last ${spec.windowDays} days`;
+    const window = windowLabel(spec.windowDays, spec.offsetDays, spec.since);
     const n = typeof result.n === 'number' ? result.n : 0;
     const rho = numberIn(result, 'rho');
     if (spec.kind === 'association' && rho !== undefined) {
@@ -204,7 +198,7 @@ const extract: ScriptedRule<'ds_extract'> = {
       return {
         text: JSON.stringify([
           {
-            claim: `Your ${readable(spec.feature)} ${direction} over the ${window} compared with the period before`,
+            claim: `Your ${readable(spec.feature)} ${direction} over ${window} compared with the period before`,
             kind: 'trend',
             feature: spec.feature,
             target: null,
