@@ -10,6 +10,11 @@ const envSchema = z.object({
   SCRIPTED_MODEL_CHUNK_DELAY_MS: z.coerce.number().int().min(0).default(0),
   /** `first`: the Data Science code step writes failing code once (exercises the debug loop); `always`: never fixes it. */
   SCRIPTED_MODEL_BROKEN_CODE: z.enum(['never', 'first', 'always']).default('never'),
+  /**
+   * `number`: the code step's result is off (every float × 1.25 + 1, as if the code were talked into a
+   * number); `window`: it averages another window than planned. Reproduction must catch both.
+   */
+  SCRIPTED_MODEL_WRONG_RESULT: z.enum(['none', 'number', 'window']).default('none'),
 });
 
 async function run() {
@@ -18,7 +23,7 @@ async function run() {
     port: env.SCRIPTED_MODEL_PORT,
     host: env.SCRIPTED_MODEL_HOST,
     streamChunkDelayMs: env.SCRIPTED_MODEL_CHUNK_DELAY_MS,
-    rules: scriptedRules({ brokenCode: env.SCRIPTED_MODEL_BROKEN_CODE }),
+    rules: scriptedRules({ brokenCode: env.SCRIPTED_MODEL_BROKEN_CODE, wrongResult: env.SCRIPTED_MODEL_WRONG_RESULT }),
   });
   console.log(`scripted model listening on ${server.url} (set ANTHROPIC_BASE_URL=${server.url})`);
   const shutdown = () => {

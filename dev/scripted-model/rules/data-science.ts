@@ -19,6 +19,12 @@ import type { DataSpec, SpecWindow } from '../language/understanding';
 import type { ScriptedRule } from '../types';
 
 export type BrokenCodeMode = 'never' | 'first' | 'always';
+export type WrongResultMode = 'none' | 'number' | 'window';
+
+export interface DataScienceRuleOptions {
+  brokenCode?: BrokenCodeMode;
+  wrongResult?: WrongResultMode;
+}
 
 /** The spec the agent's question names, or the one the language layer reads in it; null when none. */
 export function specOfQuestion(question: string): DataSpec | null {
@@ -131,13 +137,42 @@ const fenced = (code: string) => ({ text: `\`\`\`python\n${code}\n\`\`\`` });
 /** The commonest real slip: a column name that is almost right. */
 const brokenCode = (spec: DataSpec) => analysisCodeFor({ ...spec, feature: `${spec.feature}_daily` });
 
-function codeRule<Step extends 'ds_code' | 'ds_debug'>(step: Step, broken: boolean): ScriptedRule<Step> {
+const indent = (code: string) =>
+  code
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
+
+/**
+ * Code that runs and returns the wrong thing: every float of the right result off by a quarter and one
+ * (`number`), or the statistic of another window than the plan's (`window`: all days, or a window twice
+ * as long when the plan said all days… of the last 30).
+ */
+function wrongCode(spec: DataSpec, mode: Exclude<WrongResultMode, 'none'>): string {
+  if (mode === 'window') {
+    const wider = 'days' in spec.window && spec.window.days === null ? { days: 30 } : { days: null };
+    return analysisCodeFor({ ...spec, window: wider });
+  }
+  return [
+    'def _right():',
+    indent(analysisCodeFor(spec)),
+    'result = _right()',
+    'return {k: (v * 1.25 + 1 if isinstance(v, float) else v) for k, v in result.items()}',
+  ].join('\n');
+}
+
+function codeRule<Step extends 'ds_code' | 'ds_debug'>(
+  step: Step,
+  broken: boolean,
+  wrongResult: WrongResultMode,
+): ScriptedRule<Step> {
   return {
     step,
     respond(req) {
       const spec = specOfQuestion(req.inputs.question);
       if (!spec) return fenced('return {"computed": "nothing: no data answers this question"}');
-      return fenced(broken ? brokenCode(spec) : analysisCodeFor(spec));
+      if (broken) return fenced(brokenCode(spec));
+      return fenced(wrongResult === 'none' ? analysisCodeFor(spec) : wrongCode(spec, wrongResult));
     },
   };
 }
@@ -214,11 +249,11 @@ const extract: ScriptedRule<'ds_extract'> = {
   },
 };
 
-export function dataScienceRules({ brokenCode: mode = 'never' }: { brokenCode?: BrokenCodeMode } = {}) {
+export function dataScienceRules({ brokenCode: mode = 'never', wrongResult = 'none' }: DataScienceRuleOptions = {}) {
   return {
     ds_plan: plan,
-    ds_code: codeRule('ds_code', mode !== 'never'),
-    ds_debug: codeRule('ds_debug', mode === 'always'),
+    ds_code: codeRule('ds_code', mode !== 'never', wrongResult),
+    ds_debug: codeRule('ds_debug', mode === 'always', wrongResult),
     ds_summary: summary,
     ds_extract: extract,
   };

@@ -3,7 +3,7 @@ import type { ScriptedRule } from '../types';
 import { assessment } from './assessment';
 import { classifyVagueness } from './classify-vagueness';
 import { critic } from './critic';
-import { dataScienceRules, type BrokenCodeMode } from './data-science';
+import { dataScienceRules, type DataScienceRuleOptions } from './data-science';
 import { domainExpert } from './domain-expert';
 import { fallbackReply } from './fallback-reply';
 import { healthCoachFinish, healthCoachGate, healthCoachMain, healthCoachSummary } from './health-coach';
@@ -19,9 +19,10 @@ export type ScriptedRuleTable = { [Call in ModelCallId]: ScriptedRule<Call> };
 
 /**
  * The rule for every model call of the pipeline, one module per step. `brokenCode` makes the Data
- * Science code step fail first (`first`) or always (`always`).
+ * Science code step fail first (`first`) or always (`always`); `wrongResult` makes it return a wrong
+ * number (`number`) or compute over another window than planned (`window`).
  */
-export function scriptedRules(options: { brokenCode?: BrokenCodeMode } = {}): ScriptedRule[] {
+export function scriptedRules(options: DataScienceRuleOptions = {}): ScriptedRule[] {
   const table: ScriptedRuleTable = {
     classify_vagueness: classifyVagueness,
     investigator_hypotheses: investigatorHypotheses,
