@@ -12,8 +12,9 @@ import { append, byId, fill, h } from './dom.js';
 import { factSheetNumbers } from './fact-numbers.js';
 import { formatCost, formatDateTime, formatDuration, formatFactValue } from './format.js';
 
-/** The seven gates in the seed's order (contracts/findings.ts GATE_NAMES): the columns of the gates table. */
+/** Reproduction, then the seven gates in the seed's order (contracts/findings.ts GATE_NAMES): the columns of the gates table. */
 export const GATES = [
+  ['reproduction', 'Reproduced'],
   ['sample_size', 'Sample size'],
   ['effect_vs_noise', 'Effect vs noise'],
   ['construct_validity', 'Construct validity'],

@@ -100,8 +100,13 @@ export const findingSeriesSchema = z
   });
 export type FindingSeries = z.infer<typeof findingSeriesSchema>;
 
-/** In the seed's order, which is the order they run and are reported in. */
+/**
+ * The gates in the order they run and are reported in: `reproduction` (an addition to seed 002: every
+ * number of the finding recomputed by our own code from the user's rows, see
+ * activities/steps/reproduction.ts), then the seed's seven in the seed's order.
+ */
 export const GATE_NAMES = [
+  'reproduction',
   'sample_size',
   'effect_vs_noise',
   'construct_validity',
@@ -112,8 +117,11 @@ export const GATE_NAMES = [
 ] as const;
 export type GateName = (typeof GATE_NAMES)[number];
 
+/** Seed 002's seven, which run in the gates process (gates-py) on inferences. */
+export const SEED_GATE_NAMES = GATE_NAMES.filter((gate) => gate !== 'reproduction');
+
 /** A failed hard gate rejects the finding outright, and the gates after it do not run. */
-export const HARD_GATES = ['sample_size', 'construct_validity'] as const satisfies readonly GateName[];
+export const HARD_GATES = ['reproduction', 'sample_size', 'construct_validity'] as const satisfies readonly GateName[];
 
 /** `skipped`: the gate does not apply to this finding's kind (`detail.applicable` is false). */
 export const GATE_RESULT_VERDICTS = ['passed', 'failed', 'skipped'] as const;
@@ -147,13 +155,18 @@ export type HardRejection = (typeof HARD_REJECTIONS)[number];
 export const gatesOutcomeSchema = z
   .object({
     finding_id: z.string(),
-    /** One result per gate that ran: fewer than seven when a hard gate failed or a gate crashed. */
+    /** One result per gate that ran: fewer than all when a hard gate failed or a gate crashed. */
     gates: z.array(gateResultSchema).min(1).max(GATE_NAMES.length),
     verdict: z.enum(GATE_VERDICTS),
     hard_rejection: z.enum(HARD_REJECTIONS).nullable(),
-    /** Applicable gates that passed, out of `applicable`; skipped gates count in neither. */
+    /** Applicable gates of the seed's seven that passed, out of `applicable`; skipped gates count in neither. */
     passes: z.number().int().nonnegative(),
     applicable: z.number().int().nonnegative(),
+    /**
+     * A description (a level of the user's own data over a stated window) whose every number was
+     * reproduced: a fact, reported as what it is; the seven gates, which judge inferences, did not run.
+     */
+    fact: z.boolean().optional(),
   })
   .strict()
   .refine((o) => o.hard_rejection === null || o.verdict === 'rejected', {
@@ -173,5 +186,7 @@ export interface AgentFinding {
   finding: Finding;
   windowDays: number | null;
   offsetDays?: number;
+  /** What was computed (the plan's statistic); absent: the kind's default (spearman, change, mean). */
+  statistic?: AnalysisStatistic;
   source: 'data_science' | 'investigator';
 }

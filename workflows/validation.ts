@@ -1,6 +1,7 @@
 /**
- * Step 6, validation (seed 002, "The validation phase"): the seven gates on every finding, then the
- * Critic on every finding the gates could judge, then the Assessment on what is not rejected. Each is
+ * Step 6, validation (seed 002, "The validation phase"): reproduction and the seven gates on every
+ * finding, then the Critic on every finding the gates could judge, then the Assessment on what is not
+ * rejected; neither runs on a reproduced description, a fact with no inference to critique or assess. Each is
  * its own step (`gates`, `critic`, `assessment`), inside the caller's `validation` or `pre_validation`;
  * the critic and the assessment are listed in progress once per finding.
  */
@@ -38,6 +39,8 @@ export async function validateFindings(
       const gates = outcomes?.[i] ?? null;
       if (gates === null) return { ...agentFinding, verdict: 'rejected', gates, critic: null, assessment: null };
       const { finding } = agentFinding;
+      // A reproduced description is a fact about the user's own rows: no inference to critique or assess.
+      if (gates.fact) return { ...agentFinding, verdict: gates.verdict, gates, critic: null, assessment: null };
       const critic = await step('critic', () => modelSteps.critiqueFinding({ turnId, userId, finding, gates }));
       const verdict = finalVerdict(gates.verdict, critic.decision);
       const assessment =

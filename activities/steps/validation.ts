@@ -1,8 +1,9 @@
 /**
  * Step 6, the deterministic half (seed 002, "The 7 deterministic gates"): each finding's series is cut
  * from the user's own rows, in Python, the same way the sandbox wrapper builds `summary_df` (composite
- * features included); the seven gates run on it in the warm gates process; every gate's result goes
- * out as one `validator.gate` event with its numbers in `detail`.
+ * features included); its numbers are recomputed from that series (the `reproduction` gate, an addition
+ * to the seed); the seven gates run on it in the warm gates process where they apply; every gate's
+ * result goes out as one `validator.gate` event with its numbers in `detail`.
  */
 import { log } from '@temporalio/activity';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
@@ -11,6 +12,7 @@ import type { CriticVerdict } from './critic';
 import { readUserHealthData } from '../../platform/health-data/store';
 import type { StepDeps } from '../runtime/step-deps';
 import { runStepAttempt } from '../runtime/step-attempt';
+import { isDescription, reproduceFinding, reproductionGate, type Reproduction } from './reproduction';
 
 /** A finding after validation, as synthesis, the result and memory see it. */
 export interface ValidatedFinding extends AgentFinding {
@@ -28,6 +30,57 @@ export interface RunGatesInput {
   findings: AgentFinding[];
 }
 
+const DAY_MS = 86_400_000;
+
+/** The day `offsetDays` before the rows' last day (YYYY-MM-DD); '' without rows. */
+function windowEnd(daily: ReadonlyArray<{ date: string }>, offsetDays = 0): string {
+  if (daily.length === 0) return '';
+  const last = daily.reduce((latest, row) => (row.date > latest ? row.date : latest), daily[0].date);
+  return new Date(Date.parse(`${last}T00:00:00Z`) - offsetDays * DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * Reproduction first (./reproduction.ts), then seed 002's seven gates on what it leaves them:
+ * - a number that does not reproduce rejects the finding (a hard gate: the seven do not run);
+ * - a description whose numbers all reproduce is a fact: validated, and the seven, which judge
+ *   inferences, do not run — however few days the window holds (its n says so);
+ * - an inference that reproduces is judged by the seven as before;
+ * - a finding we cannot reproduce is judged by the seven and is at most `conditional`.
+ */
+function combine(
+  reproduction: Reproduction,
+  fact: boolean,
+  findingId: string,
+  seven: GatesOutcome | null,
+): GatesOutcome {
+  const gate = reproductionGate(reproduction);
+  if (reproduction.status === 'mismatch') {
+    return {
+      finding_id: findingId,
+      gates: [gate],
+      verdict: 'rejected',
+      hard_rejection: 'reproduction',
+      passes: 0,
+      applicable: 0,
+    };
+  }
+  if (fact) {
+    return {
+      finding_id: findingId,
+      gates: [gate],
+      verdict: 'validated',
+      hard_rejection: null,
+      passes: 0,
+      applicable: 0,
+      fact: true,
+    };
+  }
+  const judged = seven!;
+  const capped =
+    reproduction.status === 'unreproducible' && judged.verdict === 'validated' ? 'conditional' : judged.verdict;
+  return { ...judged, gates: [gate, ...judged.gates], verdict: capped };
+}
+
 export function createRunGates(deps: StepDeps) {
   return async function runGates(input: RunGatesInput): Promise<GatesOutcome[]> {
     const { turnId, findings } = input;
@@ -38,15 +91,28 @@ export function createRunGates(deps: StepDeps) {
         daily,
         findings.map(({ finding, windowDays, offsetDays }) => ({ finding, windowDays, offsetDays })),
       );
-      for (const { series, missingColumns } of built) {
+      const reproductions = findings.map((agentFinding, i) => {
+        const { series, missingColumns } = built[i];
         if (missingColumns.length > 0) {
-          log.warn('a finding names columns the data does not have', {
-            findingId: series.finding.id,
-            missingColumns,
-          });
+          log.warn('a finding names columns the data does not have', { findingId: series.finding.id, missingColumns });
         }
-      }
-      const outcomes = await deps.gates.run(built.map((b) => b.series));
+        const reproduction = reproduceFinding(
+          agentFinding,
+          series,
+          windowEnd(daily, agentFinding.offsetDays),
+          missingColumns,
+        );
+        const fact = reproduction.status === 'reproduced' && isDescription(agentFinding);
+        return { reproduction, fact };
+      });
+      const judgedIndexes = findings.flatMap((_, i) =>
+        reproductions[i].reproduction.status === 'mismatch' || reproductions[i].fact ? [] : [i],
+      );
+      const judged = await deps.gates.run(judgedIndexes.map((i) => built[i].series));
+      const sevenOf = new Map(judgedIndexes.map((findingIndex, k) => [findingIndex, judged[k]]));
+      const outcomes = findings.map(({ finding }, i) =>
+        combine(reproductions[i].reproduction, reproductions[i].fact, finding.id, sevenOf.get(i) ?? null),
+      );
       const claims = new Map(findings.map(({ finding }) => [finding.id, finding.claim]));
       await deps.events.append(
         turnId,

@@ -21,7 +21,8 @@ import { startDemoService, type DemoService } from '../support/service';
 
 jest.setTimeout(90_000);
 
-const DATA_QUESTION = 'What is my average resting heart rate over the last 90 days?';
+// An inference (a planted association): every gate and the Critic have something to say about it.
+const DATA_QUESTION = 'Are my active zone minutes related to my deep sleep minutes?';
 /** A fallback turn: one streamed model reply (step `fallback_reply`), the quickest turn there is. */
 const SMALL_TALK = 'thanks!';
 
@@ -95,7 +96,7 @@ describe('a data question, asked and watched', () => {
     const { result } = await amy.turns.get(turnId);
     expect(run.stdout.split(result!.answer.trim())).toHaveLength(2);
     expect(run.stdout.split('\n').filter((line) => line === 'Answer')).toHaveLength(1);
-    expect(run.stdout).toMatch(/^ {2}ds-\d+ +[✓–✗·]( [✓–✗·]){6} +critic (accept|downgrade|reject) /m);
+    expect(run.stdout).toMatch(/^ {2}ds-\d+ +[✓–✗·]( [✓–✗·]){7} +critic (accept|downgrade|reject) /m);
     expect(run.stdout).toMatch(/^Cost \$\d+\.\d{4} · /m);
   });
 
@@ -310,7 +311,7 @@ describe('the live view in a terminal', () => {
     const [, turnId] = /● (turn_\w+) started/.exec(screen.join('\n'))!;
     const { result } = await amy.turns.get(turnId);
     expect(screen.join('\n')).toContain(result!.answer.trim());
-    expect(screen).toContainEqual(expect.stringMatching(/^ {2}ds-\d+ +✓( [✓–✗·]){6} +critic accept /));
+    expect(screen).toContainEqual(expect.stringMatching(/^ {2}ds-\d+ +✓( [✓–✗·]){7} +critic accept /));
     expect(screen).toContain('Fact sheet');
     // Nothing of the live tail is left: no spinner row survives the end.
     expect(screen.filter((row) => /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /.test(row))).toEqual([]);

@@ -26,7 +26,8 @@ import { silentLogger, startDemoService, type DemoService } from '../support/ser
 
 jest.setTimeout(300_000);
 
-const DATA_QUESTION = 'What is my average resting heart rate over the last 90 days?';
+// An inference (a planted association): every gate and the Critic have something to say about it.
+const DATA_QUESTION = 'Are my active zone minutes related to my deep sleep minutes?';
 const TURN_TIMEOUT_MS = 150_000;
 const KEY_STORAGE = 'amy.apiKey';
 
@@ -257,7 +258,7 @@ describe('a data question, watched live', () => {
     }
   });
 
-  test('the gates table: a row per finding, the seven gates in the seed’s order, each as the log says', async () => {
+  test('the gates table: a row per finding, reproduction and the seven gates in order, each as the log says', async () => {
     const { page } = session;
     const header = await page
       .locator('#gates thead th[data-gate]')
@@ -274,7 +275,7 @@ describe('a data question, watched live', () => {
     const marks: Record<string, string> = { passed: '✓', failed: '✗', skipped: '–' };
     for (const finding of findings) {
       const cells = page.locator(`#gates tr[data-finding="${finding}"] td.gate`);
-      expect(await cells.count()).toBe(7);
+      expect(await cells.count()).toBe(GATE_NAMES.length);
       const shown = await cells.allTextContents();
       const expected = GATE_NAMES.map((gate) => {
         const event = gates.find((g) => g.finding_id === finding && g.gate === gate);

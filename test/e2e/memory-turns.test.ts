@@ -78,7 +78,9 @@ test('the next turn’s agents see it in their system prompts, with the tested h
   svc.scripted.requests.clear();
   await ask('What is my average steps over the last 30 days?');
   const [plan] = agentSystemPrompts();
-  expect(plan.system).toMatch(/## Tested hypotheses[\s\S]*\[validated\] Deep sleep minutes over all available days/);
+  expect(plan.system).toMatch(
+    /## Tested hypotheses[\s\S]*\[validated\] Average deep sleep minutes over the last 30 days/,
+  );
   expect(plan.system).toContain('I want to get more deep sleep.');
 });
 

@@ -68,6 +68,10 @@ type GateSpec = Pick<GateResult, 'verdict' | 'detail'>;
 
 /** An association whose gates all pass; `detail.applicable` follows the verdict. */
 const PASSING_ASSOCIATION: Record<GateName, GateSpec> = {
+  reproduction: {
+    verdict: 'passed',
+    detail: { applicable: true, statistic: 'spearman', numbers: [{ key: 'rho', claimed: 0.42, recomputed: 0.42 }] },
+  },
   sample_size: { verdict: 'passed', detail: { applicable: true, n: 87, min_required: 20 } },
   effect_vs_noise: {
     verdict: 'skipped',
@@ -147,7 +151,7 @@ describe('following the gates', () => {
     const verdict = await runCritic(h.deps, await critique(turnId, finding), env);
 
     expect(verdict).toMatchObject({ finding_id: 'ds-001', decision: 'accept', concerns: [], fallback: false });
-    expect(verdict.rationale).toContain('6 of 6 applicable gates passed');
+    expect(verdict.rationale).toContain('7 of 7 applicable gates passed');
     expect(heartbeats).toBeGreaterThan(0);
     const [event] = await criticEvents(h, turnId);
     expect(expectSchema(eventDataSchemas['validator.critic'], event.data)).toEqual({
@@ -158,7 +162,8 @@ describe('following the gates', () => {
     });
     const prompt = lastCriticPrompt(h);
     expect(promptBlock(prompt, 'GATES')).toEqual([
-      'Gate verdict: validated (6 of 6 applicable gates passed; hard rejection: none)',
+      'Gate verdict: validated (7 of 7 applicable gates passed; hard rejection: none)',
+      '- reproduction: ✓ passed (statistic="spearman", numbers=[{"key":"rho","claimed":0.42,"recomputed":0.42}])',
       '- sample_size: ✓ passed (n=87, min_required=20)',
       '- effect_vs_noise: – skipped — reason: applies to trend and scalar findings only',
       '- construct_validity: ✓ passed (rho=0.42, max_abs_rho=0.85, n=87)',

@@ -492,7 +492,7 @@ const promptOf = (harness: StepHarness, step: string) => {
 const keyOf = (h: Pick<Hypothesis, 'kind' | 'feature_to_test' | 'target_to_test'>) =>
   `${h.kind}:${h.feature_to_test}:${h.target_to_test}`;
 
-// Independent of activities/agents/investigator/statistics.ts: ranks by counting, windows by date strings.
+// Independent of platform/statistics.ts: ranks by counting, windows by date strings.
 function naiveRanks(values: number[]): number[] {
   return values.map((v) => values.filter((w) => w < v).length + (values.filter((w) => w === v).length + 1) / 2);
 }

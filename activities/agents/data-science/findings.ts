@@ -189,6 +189,7 @@ export function createExtractFindings(deps: StepDeps) {
       finding,
       windowDays: spec.windowDays,
       ...(spec.offsetDays ? { offsetDays: spec.offsetDays } : {}),
+      ...(spec.statistic ? { statistic: spec.statistic } : {}),
       source: 'data_science',
     });
 

@@ -8,7 +8,15 @@
 import { findingSchema, type AgentFinding, type Finding } from '../../../contracts/findings';
 import { columnUnit, type DailyRow } from '../../../platform/health-data/records';
 import { hypothesisKey, type Hypothesis } from './hypotheses';
-import { mean, observed, pairedValues, recentAndPrior, roundTo, sampleSd, spearman } from './statistics';
+import {
+  mean,
+  observed,
+  pairedValues,
+  recentAndPrior,
+  roundTo,
+  sampleSd,
+  spearman,
+} from '../../../platform/statistics';
 
 export const TREND_WINDOW_DAYS = 30;
 

@@ -42,7 +42,7 @@ export { readProposals, topHypotheses } from './hypotheses';
 export { augmentBriefingWithVerdicts } from './briefing';
 export { computeDigest, renderDigest } from './digest';
 export { hypothesisToFinding } from './findings';
-export { averageRanks, spearman } from './statistics';
+export { averageRanks, spearman } from '../../../platform/statistics';
 
 const AGENT = 'investigator' as const;
 /** The Investigator runs once per turn, as its whole answer. */

@@ -116,12 +116,17 @@ function ownsMetric(reading: Reading): boolean {
   });
 }
 
-/** Greetings, thanks and goodbyes (when they carry no ask of their own), small talk about Amy, device help. */
+/**
+ * Greetings, thanks and goodbyes (when they carry no ask of their own), small talk about Amy, device
+ * help. Thanks followed by something the user tells about themselves ("Thanks! I only work out in the
+ * mornings.") ask nothing, whatever metric they mention.
+ */
 const isConversation = ({ text, metrics, wordCount, asks }: Reading) =>
   hasAny(text, ABOUT_AMY) ||
   hasAny(text, DEVICE) ||
   (hasAny(text, [...GREETING, ...THANKS, ...GOODBYE]) &&
     (wordCount <= 2 ||
+      (!asks && !hasAny(text, [...COACHING, ...DATA_ASK])) ||
       (metrics.length === 0 &&
         !hasAny(text, [...COACHING, ...DATA_ASK]) &&
         (!asks || !hasAny(text, [...KNOWLEDGE, ...JUDGEMENT])))));

@@ -145,8 +145,8 @@ const indent = (code: string) =>
 
 /**
  * Code that runs and returns the wrong thing: every float of the right result off by a quarter and one
- * (`number`), or the statistic of another window than the plan's (`window`: all days, or a window twice
- * as long when the plan said all days… of the last 30).
+ * (`number`), or the statistic of another window than the plan's (`window`: every day instead of the
+ * planned window, or the last 30 days when the plan said every day).
  */
 function wrongCode(spec: DataSpec, mode: Exclude<WrongResultMode, 'none'>): string {
   if (mode === 'window') {

@@ -1,0 +1,236 @@
+/**
+ * The `reproduction` gate (an addition to seed 002's seven, issue 15): every number a finding carries is
+ * recomputed here, by our own code, from the same series of the user's rows the gates judge (cut by the
+ * gates process, gates-py/gates/finding_series.py), using the finding's machine-readable spec — kind,
+ * statistic, feature, target, window — and compared with the fact-check's tolerance. Model-written code
+ * that averaged the wrong window, or was talked into returning 999, does not reproduce.
+ *
+ * Outcomes:
+ * - `reproduced`: every number matched its recomputation.
+ * - `mismatch`: at least one number did not; the finding is rejected (a hard gate).
+ * - `unreproducible`: a number we have no recomputation for (a key the spec does not produce, a CI
+ *   pair, a column the daily data does not hold); the finding is at most conditional, and says why.
+ *
+ * What each statistic produces, under the keys the Data Science code returns (analysis-code in the
+ * scripted model, and the plan prompt's names): mean, median, min, max, total, sd, count, latest
+ * (`value`); change (`recent_mean`, `prior_mean`, `effect` / `change`); a period against the one before
+ * (`current_mean`, `previous_mean`, `difference`); weekends against weekdays (`weekend_mean`,
+ * `weekday_mean`, `difference`); day of week (`by_day_<day>`, `highest_mean`, `lowest_mean`); spearman
+ * (`rho`); and `n`, the observations used, for all of them.
+ */
+import type { AgentFinding, AnalysisStatistic, FindingSeries, GateResult } from '../../contracts/findings';
+import { mean, sampleSd, spearman } from '../../platform/statistics';
+import { withinTolerance } from './fact-check';
+
+export interface NumberCheck {
+  key: string;
+  claimed: number | [number, number];
+  /** null when there is no recomputation for this key. */
+  recomputed: number | null;
+  reproduced: boolean;
+}
+
+export type Reproduction =
+  | { status: 'reproduced'; statistic: AnalysisStatistic; checks: NumberCheck[] }
+  | { status: 'mismatch'; statistic: AnalysisStatistic; checks: NumberCheck[] }
+  | { status: 'unreproducible'; statistic: AnalysisStatistic; checks: NumberCheck[]; reason: string };
+
+/** The levels of a window of the user's own data: a finding that reports one is a description. */
+export const DESCRIPTIVE_STATISTICS: readonly AnalysisStatistic[] = [
+  'mean',
+  'median',
+  'min',
+  'max',
+  'total',
+  'sd',
+  'count',
+  'latest',
+];
+
+/** What a finding computed: its plan's statistic, or its kind's default (the Investigator's tests). */
+export function statisticOf(finding: Pick<AgentFinding, 'finding' | 'statistic'>): AnalysisStatistic {
+  if (finding.statistic) return finding.statistic;
+  return finding.finding.kind === 'association' ? 'spearman' : finding.finding.kind === 'trend' ? 'change' : 'mean';
+}
+
+/** A description: a level of a window of the user's own data, not an inference beyond it. */
+export const isDescription = (finding: Pick<AgentFinding, 'finding' | 'statistic'>) =>
+  finding.finding.kind === 'scalar' && DESCRIPTIVE_STATISTICS.includes(statisticOf(finding));
+
+const DAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+const DAY_MS = 86_400_000;
+
+const observed = (values: ReadonlyArray<number | null>) => values.filter((v): v is number => v !== null);
+
+function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** Each value with its calendar day of the week, the series ending on `lastDay` (YYYY-MM-DD). */
+function byWeekday(values: ReadonlyArray<number | null>, lastDay: string): Array<{ day: number; value: number }> {
+  const last = Date.parse(`${lastDay}T00:00:00Z`);
+  return values.flatMap((value, i) =>
+    value === null ? [] : [{ day: new Date(last - (values.length - 1 - i) * DAY_MS).getUTCDay(), value }],
+  );
+}
+
+/** The numbers the spec produces, recomputed from the series; keys absent when undefined for this data. */
+function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay: string): Record<string, number> {
+  const out: Record<string, number | null> = {};
+  const values = series.feature_values;
+  const xs = observed(values);
+  switch (statistic) {
+    case 'mean':
+    case 'median':
+    case 'min':
+    case 'max':
+    case 'total':
+    case 'sd':
+    case 'count':
+    case 'latest': {
+      out.n = xs.length;
+      out.mean = mean(xs);
+      out.median = median(xs);
+      out.min = xs.length ? Math.min(...xs) : null;
+      out.max = xs.length ? Math.max(...xs) : null;
+      out.total = xs.reduce((a, b) => a + b, 0);
+      out.sd = sampleSd(xs);
+      out.count = xs.length;
+      if (statistic === 'latest') {
+        out.value = xs.length ? xs[xs.length - 1] : null;
+        out.n = xs.length ? 1 : 0;
+      }
+      break;
+    }
+    case 'change':
+    case 'difference': {
+      if (series.recent_start !== undefined) {
+        const recent = observed(values.slice(series.recent_start));
+        const prior = observed(values.slice(0, series.recent_start));
+        const [r, p] = [mean(recent), mean(prior)];
+        const delta = r !== null && p !== null ? r - p : null;
+        Object.assign(out, {
+          recent_mean: r,
+          current_mean: r,
+          prior_mean: p,
+          previous_mean: p,
+          effect: delta,
+          change: delta,
+          difference: delta,
+          n: recent.length + prior.length,
+        });
+      } else {
+        // Weekends against weekdays, over the window.
+        const days = byWeekday(values, lastDay);
+        const weekend = days.filter((d) => d.day === 0 || d.day === 6).map((d) => d.value);
+        const weekday = days.filter((d) => d.day !== 0 && d.day !== 6).map((d) => d.value);
+        const [we, wd] = [mean(weekend), mean(weekday)];
+        Object.assign(out, {
+          weekend_mean: we,
+          weekday_mean: wd,
+          difference: we !== null && wd !== null ? we - wd : null,
+          n: xs.length,
+        });
+      }
+      break;
+    }
+    case 'day_of_week': {
+      const days = byWeekday(values, lastDay);
+      const means = DAY_NAMES.map((name, day) => ({
+        name,
+        m: mean(days.filter((d) => d.day === day).map((d) => d.value)),
+      }));
+      for (const { name, m } of means) out[`by_day_${name}`] = m;
+      const present = means.flatMap(({ m }) => (m === null ? [] : [m]));
+      out.highest_mean = present.length ? Math.max(...present) : null;
+      out.lowest_mean = present.length ? Math.min(...present) : null;
+      out.n = xs.length;
+      break;
+    }
+    case 'spearman': {
+      const x: number[] = [];
+      const y: number[] = [];
+      values.forEach((a, i) => {
+        const b = series.target_values?.[i] ?? null;
+        if (a !== null && b !== null) {
+          x.push(a);
+          y.push(b);
+        }
+      });
+      out.rho = spearman(x, y);
+      out.n = x.length;
+      break;
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(out).filter((entry): entry is [string, number] => entry[1] !== null && Number.isFinite(entry[1])),
+  );
+}
+
+/** Within the fact-check's tolerance, and of the same sign: a flipped correlation is another claim. */
+const matches = (claimed: number, recomputed: number) =>
+  withinTolerance(claimed, recomputed) && (Math.sign(claimed) === Math.sign(recomputed) || Math.abs(recomputed) < 0.05);
+
+/**
+ * Recomputes a finding's numbers from its series. `lastDay` is the last day of the series (the data's
+ * last day less the window's offset), which places the series' positions on the calendar.
+ */
+export function reproduceFinding(
+  agentFinding: Pick<AgentFinding, 'finding' | 'statistic'>,
+  series: FindingSeries,
+  lastDay: string,
+  missingColumns: readonly string[] = [],
+): Reproduction {
+  const statistic = statisticOf(agentFinding);
+  const expected = recompute(statistic, series, lastDay);
+  const checks: NumberCheck[] = Object.entries(agentFinding.finding.numbers).map(([key, claimed]) => {
+    const recomputed = expected[key] ?? null;
+    const reproduced = typeof claimed === 'number' && recomputed !== null && matches(claimed, recomputed);
+    return { key, claimed, recomputed, reproduced };
+  });
+  if (checks.some((c) => c.recomputed !== null && !c.reproduced)) return { status: 'mismatch', statistic, checks };
+  // Nothing observed in the window: nothing to report as a fact (the sample_size gate says so).
+  if (expected.n === 0) return { status: 'unreproducible', statistic, checks, reason: 'no observations in the window' };
+  if (missingColumns.length > 0) {
+    return { status: 'unreproducible', statistic, checks, reason: `no daily column ${missingColumns.join(', ')}` };
+  }
+  const unknown = checks.filter((c) => c.recomputed === null).map((c) => c.key);
+  if (unknown.length > 0) {
+    return {
+      status: 'unreproducible',
+      statistic,
+      checks,
+      reason: `no recomputation of ${unknown.join(', ')} for a ${statistic} finding`,
+    };
+  }
+  if (checks.length === 0) return { status: 'unreproducible', statistic, checks, reason: 'the finding has no numbers' };
+  return { status: 'reproduced', statistic, checks };
+}
+
+/** The gate's result as a `validator.gate` event carries it: claimed and recomputed values side by side. */
+export function reproductionGate(reproduction: Reproduction): GateResult {
+  const detail = {
+    statistic: reproduction.statistic,
+    numbers: reproduction.checks.map(({ key, claimed, recomputed, reproduced }) => ({
+      key,
+      claimed,
+      recomputed,
+      reproduced,
+    })),
+  };
+  if (reproduction.status === 'unreproducible') {
+    return {
+      gate: 'reproduction',
+      verdict: 'skipped',
+      detail: { applicable: false, reason: reproduction.reason, ...detail },
+    };
+  }
+  return {
+    gate: 'reproduction',
+    verdict: reproduction.status === 'reproduced' ? 'passed' : 'failed',
+    detail: { applicable: true, ...detail },
+  };
+}
