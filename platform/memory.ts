@@ -143,7 +143,15 @@ export interface TestedHypothesisEntry {
   scope: 'user' | 'turn';
   text: string;
   confidence: number;
-  meta: { finding_id: string; feature: string; target: string | null; verdict: string; effect: number | null };
+  meta: {
+    finding_id: string;
+    feature: string;
+    target: string | null;
+    verdict: string;
+    effect: number | null;
+    /** What was tested — kind, feature, target and window — the key a hypothesis is remembered under once. */
+    tested?: string;
+  };
 }
 
 /** Inserts a turn's entries in one statement (the rows travel as one JSON array). */
@@ -161,9 +169,11 @@ async function insertTurnEntries(
 }
 
 /**
- * Writes one `tested_hypothesis` entry per processed finding of a turn, deduplicated by finding id
- * within its scope (seed 002: "appendMany dedupes by meta.finding_id"): a retried memory step, or a
- * hypothesis tested again in a later turn, adds nothing.
+ * Writes one `tested_hypothesis` entry per processed finding of a turn, one per hypothesis across turns:
+ * an entry whose `meta.tested` (kind, feature, target, window) is already remembered replaces that
+ * entry's outcome rather than adding another, so asking the same thing every day keeps one entry with
+ * the latest verdict. Without a `tested` key (entries from before it), finding ids deduplicate within
+ * their scope (seed 002: "appendMany dedupes by meta.finding_id"). A retried memory step adds nothing.
  */
 export async function recordTestedHypotheses(
   pool: Pool,
@@ -171,20 +181,42 @@ export async function recordTestedHypotheses(
 ): Promise<number> {
   if (entries.length === 0) return 0;
   return inTransaction(pool, async (client) => {
-    const existing = await client.query<{ finding_id: string | null; source_turn_id: string | null }>(
-      `SELECT meta->>'finding_id' AS finding_id, source_turn_id FROM memory_entries
-       WHERE user_id = $1 AND category = $2`,
+    const existing = await client.query<{
+      id: string;
+      finding_id: string | null;
+      tested: string | null;
+      source_turn_id: string | null;
+    }>(
+      `SELECT id, meta->>'finding_id' AS finding_id, meta->>'tested' AS tested, source_turn_id FROM memory_entries
+       WHERE user_id = $1 AND category = $2 FOR UPDATE`,
       [userId, TESTED_HYPOTHESIS],
     );
+    const byTested = new Map(existing.rows.filter((row) => row.tested).map((row) => [row.tested!, row]));
     const forUser = new Set(existing.rows.map((row) => row.finding_id));
     const forTurn = new Set(existing.rows.filter((row) => row.source_turn_id === turnId).map((row) => row.finding_id));
-    const fresh = entries.filter((entry) => !(entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id));
+    const fresh: TestedHypothesisEntry[] = [];
+    let updated = 0;
+    for (const entry of entries) {
+      const known = entry.meta.tested ? byTested.get(entry.meta.tested) : undefined;
+      if (known) {
+        // The same hypothesis tested again: a retried step changes nothing, a later turn brings it up to date.
+        if (known.source_turn_id === turnId) continue;
+        await client.query(
+          `UPDATE memory_entries SET text = $2, confidence = $3, meta = $4::jsonb, source_turn_id = $5, created_at = now()
+           WHERE id = $1`,
+          [known.id, entry.text, entry.confidence, JSON.stringify(entry.meta), turnId],
+        );
+        updated++;
+      } else if (!(entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id)) {
+        fresh.push(entry);
+      }
+    }
     await insertTurnEntries(
       client,
       { userId, turnId },
       fresh.map(({ text, confidence, meta }) => ({ category: TESTED_HYPOTHESIS, text, confidence, meta })),
     );
-    return fresh.length;
+    return fresh.length + updated;
   });
 }
 
@@ -195,9 +227,18 @@ export interface ExtractedMemory {
   confidence: number;
 }
 
+/** Text as memory compares it: case, spacing and closing punctuation aside. */
+const sameText = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[\s.!?]+$/, '')
+    .trim();
+
 /**
  * Writes what the extractor found in a turn, once: a retried memory step finds the turn's entries
- * already there and writes nothing. Returns the entries written.
+ * already there and writes nothing, and an entry the user's memory already holds (the same category
+ * and text, from any turn) is not written again. Returns the entries written.
  */
 export async function recordExtractedMemories(
   pool: Pool,
@@ -210,12 +251,23 @@ export async function recordExtractedMemories(
       [userId, turnId, [...MEMORY_CATEGORIES]],
     );
     if (already.rowCount !== 0) return [];
+    const remembered = await client.query<{ category: string; text: string }>(
+      'SELECT category, text FROM memory_entries WHERE user_id = $1 AND category = ANY($2::text[])',
+      [userId, [...MEMORY_CATEGORIES]],
+    );
+    const known = new Set(remembered.rows.map((row) => `${row.category}:${sameText(row.text)}`));
+    const fresh = entries.filter((entry) => {
+      const key = `${entry.category}:${sameText(entry.text)}`;
+      if (known.has(key)) return false;
+      known.add(key);
+      return true;
+    });
     await insertTurnEntries(
       client,
       { userId, turnId },
-      entries.map(({ category, text, confidence }) => ({ category, text, confidence, meta: null })),
+      fresh.map(({ category, text, confidence }) => ({ category, text, confidence, meta: null })),
     );
-    return entries;
+    return fresh;
   });
 }
 

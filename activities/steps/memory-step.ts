@@ -35,6 +35,10 @@ function effectOf(numbers: ValidatedFinding['finding']['numbers']): number | nul
   return null;
 }
 
+/** What a finding tested, as memory keys it: the same kind, feature, target and window is the same hypothesis. */
+export const testedKey = (finding: Pick<ValidatedFinding['finding'], 'kind' | 'feature' | 'target' | 'window'>) =>
+  [finding.kind, finding.feature, finding.target ?? '-', finding.window].join('|');
+
 export function testedHypothesis({ finding, verdict, source }: ValidatedFinding): TestedHypothesisEntry {
   return {
     scope: source === 'investigator' ? 'user' : 'turn',
@@ -46,6 +50,7 @@ export function testedHypothesis({ finding, verdict, source }: ValidatedFinding)
       target: finding.target,
       verdict,
       effect: effectOf(finding.numbers),
+      tested: testedKey(finding),
     },
   };
 }
