@@ -1,6 +1,6 @@
 import { createAssessFinding } from './steps/assessment';
 import { createClassifyVagueness } from './steps/classify-vagueness';
-import { createCritiqueFinding } from './steps/critic';
+import { createCritiqueFinding, createRecordCriticFallback } from './steps/critic';
 import { createDataScienceActivities } from './agents/data-science';
 import { createConsultDomainExpert } from './agents/domain-expert';
 import { createReplyConversationally } from './steps/fallback-reply';
@@ -32,6 +32,7 @@ export function createActivities(deps: StepDeps) {
     coachUser: createCoachUser(deps),
     reflect: createReflect(deps),
     critiqueFinding: createCritiqueFinding(deps),
+    recordCriticFallback: createRecordCriticFallback(deps),
     assessFinding: createAssessFinding(deps),
     synthesise: createSynthesise(deps),
     checkAnswer: createCheckAnswer(deps),

@@ -35,6 +35,7 @@ export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
   reflect: 'reflection',
   runGates: 'gates',
   critiqueFinding: 'critic',
+  recordCriticFallback: 'critic',
   assessFinding: 'assessment',
   proposeHypotheses: 'investigator_hypotheses',
   testHypotheses: 'investigator_test',
@@ -49,7 +50,8 @@ export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
 
 const findingId = (input: Input) => {
   const finding = input?.finding as { id?: unknown } | undefined;
-  return typeof finding?.id === 'string' ? finding.id : 'a finding';
+  const id = finding?.id ?? input?.findingId;
+  return typeof id === 'string' ? id : 'a finding';
 };
 const count = (input: Input, key: string) => (Array.isArray(input?.[key]) ? (input[key] as unknown[]).length : 0);
 
@@ -57,6 +59,7 @@ const count = (input: Input, key: string) => (Array.isArray(input?.[key]) ? (inp
 const DETAILS: Partial<Record<ActivityName, (input: Input) => string>> = {
   runGates: (i) => `on ${count(i, 'findings')} finding(s)`,
   critiqueFinding: (i) => `on ${findingId(i)}`,
+  recordCriticFallback: (i) => `on ${findingId(i)} (unreachable: downgraded)`,
   assessFinding: (i) => `of ${findingId(i)}`,
   testHypotheses: (i) => `(${count(i, 'hypotheses')})`,
   failTurn: (i) => {

@@ -5,12 +5,13 @@
  * its own step (`gates`, `critic`, `assessment`), inside the caller's `validation` or `pre_validation`;
  * the critic and the assessment are listed in progress once per finding.
  */
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, log } from '@temporalio/workflow';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../contracts/findings';
 import type { ValidatorCounts } from '../contracts/turn';
-import type { CriticDecision } from '../activities/steps/critic';
+import type { AssessFindingInput, Assessment } from '../activities/steps/assessment';
+import type { CriticDecision, CritiqueFindingInput, CriticVerdict } from '../activities/steps/critic';
 import type { ValidatedFinding } from '../activities/steps/validation';
-import { computeSteps, modelSteps } from './activities';
+import { bookkeeping, computeSteps, modelSteps } from './activities';
 import type { StepRunner } from './progress';
 
 /** Seed 002: the Critic's reject is final; its downgrade turns validated into conditional. */
@@ -20,9 +21,41 @@ export function finalVerdict(gates: GateVerdict, critic: CriticDecision): GateVe
   return gates;
 }
 
+/**
+ * The Critic's verdict: its activity is retried by Temporal while the model is unreachable; once the
+ * retry budget is spent, the conservative downgrade (announced like any verdict), never a failed turn.
+ */
+async function critique(input: CritiqueFindingInput): Promise<CriticVerdict> {
+  try {
+    return await modelSteps.critiqueFinding(input);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('the Critic could not be reached; the finding is downgraded', { findingId: input.finding.id });
+    return bookkeeping.recordCriticFallback({ turnId: input.turnId, findingId: input.finding.id });
+  }
+}
+
+/** The Assessment, retried the same way; once the budget is spent the finding goes on without one. */
+async function assess(input: AssessFindingInput): Promise<Assessment | null> {
+  try {
+    return await modelSteps.assessFinding(input);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('the Assessment could not be reached; the finding goes on without one', { findingId: input.finding.id });
+    return null;
+  }
+}
+
+export interface ValidationScope {
+  turnId: string;
+  userId: string;
+  /** `context.include_memory`: false keeps memory from the Critic too. Absent: true. */
+  includeMemory?: boolean;
+}
+
 export async function validateFindings(
   step: StepRunner,
-  { turnId, userId }: { turnId: string; userId: string },
+  { turnId, userId, includeMemory }: ValidationScope,
   findings: AgentFinding[],
 ): Promise<ValidatedFinding[]> {
   if (findings.length === 0) return [];
@@ -41,12 +74,12 @@ export async function validateFindings(
       const { finding } = agentFinding;
       // A reproduced description is a fact about the user's own rows: no inference to critique or assess.
       if (gates.fact) return { ...agentFinding, verdict: gates.verdict, gates, critic: null, assessment: null };
-      const critic = await step('critic', () => modelSteps.critiqueFinding({ turnId, userId, finding, gates }));
+      const critic = await step('critic', () =>
+        critique({ turnId, userId, finding, gates, ...(includeMemory === false ? { includeMemory } : {}) }),
+      );
       const verdict = finalVerdict(gates.verdict, critic.decision);
       const assessment =
-        verdict === 'rejected'
-          ? null
-          : await step('assessment', () => modelSteps.assessFinding({ turnId, finding, critic }));
+        verdict === 'rejected' ? null : await step('assessment', () => assess({ turnId, finding, critic }));
       return { ...agentFinding, verdict, gates, critic, assessment };
     }),
   );

@@ -12,7 +12,7 @@ import type { CriticVerdict } from './critic';
 import { priorsFor, type LiteraturePrior } from '../data/literature-priors';
 import { ASSESSMENT_SYSTEM, assessmentUserPrompt } from './prompts/assessment';
 import { parseModelJson } from '../../platform/llm';
-import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../platform/llm-errors';
+import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import type { StepDeps } from '../runtime/step-deps';
 
 const NOVELTY_LEVELS = ['established', 'supported', 'emerging', 'user_specific'] as const;
@@ -85,8 +85,10 @@ export function createAssessFinding(deps: StepDeps) {
         citations: citationsFromPriors(answer.citations, priors),
       };
     } catch (err) {
-      // Cancellation (LlmCallAbortedError) and refused requests (a configuration error) propagate.
-      if (!(err instanceof ModelOutputInvalidError || err instanceof UpstreamUnavailableError)) throw err;
+      // Malformed output: no assessment, and the turn goes on. An unreachable model is transient: it
+      // propagates so Temporal retries, and the workflow goes on without an assessment only when the
+      // retry budget is spent. Cancellation and refused requests propagate too.
+      if (!(err instanceof ModelOutputInvalidError)) throw err;
       log.warn('assessment skipped', { findingId: finding.id, error: err.message });
       return null;
     }

@@ -13,7 +13,7 @@ import { completeStep } from '../runtime/complete-step';
 import { priorsFor } from '../data/literature-priors';
 import { CRITIC_SYSTEM, criticUserPrompt, type CriticPromptInputs } from './prompts/critic';
 import { parseModelJson } from '../../platform/llm';
-import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../platform/llm-errors';
+import { ModelOutputInvalidError } from '../../platform/llm-errors';
 import { recentMemory } from '../../platform/memory';
 import type { StepDeps } from '../runtime/step-deps';
 
@@ -61,6 +61,8 @@ export interface CritiqueFindingInput {
   gates: GatesOutcome;
   /** Whose memory the Critic reads. */
   userId: string;
+  /** `context.include_memory`: false, and the Critic reads no memory at all. Absent in older histories: true. */
+  includeMemory?: boolean;
 }
 
 /** Seed 002: the memory kinds that can explain a finding away; goals and hypotheses cannot. */
@@ -85,14 +87,9 @@ function enforceHardRules(answer: CriticAnswer): CriticAnswer {
   };
 }
 
-function conservativeDefault(
-  findingId: string,
-  err: ModelOutputInvalidError | UpstreamUnavailableError,
-): CriticVerdict {
+function conservativeDefault(findingId: string, cause: 'invalid_answer' | 'unreachable'): CriticVerdict {
   const why =
-    err instanceof ModelOutputInvalidError
-      ? "the Critic's answer was not a valid review"
-      : 'the Critic model could not be reached';
+    cause === 'invalid_answer' ? "the Critic's answer was not a valid review" : 'the Critic model could not be reached';
   return {
     finding_id: findingId,
     decision: 'downgrade',
@@ -108,10 +105,13 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
     finding,
     gates: input.gates,
     priors: priorsFor(finding),
-    memory: await recentMemory(deps.pool, input.userId, {
-      categories: CRITIC_MEMORY_CATEGORIES,
-      limit: CRITIC_MEMORY_LIMIT,
-    }),
+    memory:
+      input.includeMemory === false
+        ? []
+        : await recentMemory(deps.pool, input.userId, {
+            categories: CRITIC_MEMORY_CATEGORIES,
+            limit: CRITIC_MEMORY_LIMIT,
+          }),
   };
   let answer: CriticAnswer;
   try {
@@ -126,31 +126,54 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
     });
     answer = parseModelJson(response.text, criticAnswerSchema, response.requestId);
   } catch (err) {
-    // Seed 002: on malformed output or call failure the Critic defaults to downgrade, and the turn goes
-    // on. Cancellation (LlmCallAbortedError) and refused requests (a configuration error) propagate.
-    if (!(err instanceof ModelOutputInvalidError || err instanceof UpstreamUnavailableError)) throw err;
+    // Seed 002: on malformed output the Critic defaults to downgrade, and the turn goes on. An
+    // unreachable model (529, 5xx, a timeout) is transient: it propagates so Temporal retries the
+    // activity, and only when the retry budget is spent does the workflow fall back to the same
+    // downgrade (recordCriticFallback). Cancellation and refused requests propagate too.
+    if (!(err instanceof ModelOutputInvalidError)) throw err;
     log.warn('critic fell back to downgrade', { findingId: finding.id, error: err.message });
-    return conservativeDefault(finding.id, err);
+    return conservativeDefault(finding.id, 'invalid_answer');
   }
   return { finding_id: finding.id, ...enforceHardRules(answer), fallback: false };
+}
+
+/** One `validator.critic` event per finding: keyed by it, so a retried or repeated run never announces twice. */
+async function announceVerdict(deps: StepDeps, turnId: string, verdict: CriticVerdict): Promise<void> {
+  await deps.events.append(turnId, [
+    {
+      type: 'validator.critic',
+      data: {
+        finding_id: verdict.finding_id,
+        verdict: verdict.decision,
+        reasoning: verdict.rationale,
+        concerns: verdict.concerns,
+      },
+      dedupeKey: `validator.critic:${verdict.finding_id}`,
+    },
+  ]);
+}
+
+export interface RecordCriticFallbackInput {
+  turnId: string;
+  findingId: string;
+}
+
+/**
+ * The Critic's verdict when its model could not be reached within the retry budget: the conservative
+ * downgrade (an unreviewed finding is never presented as validated), announced like any verdict.
+ */
+export function createRecordCriticFallback(deps: StepDeps) {
+  return async function recordCriticFallback(input: RecordCriticFallbackInput): Promise<CriticVerdict> {
+    const verdict = conservativeDefault(input.findingId, 'unreachable');
+    await announceVerdict(deps, input.turnId, verdict);
+    return verdict;
+  };
 }
 
 export function createCritiqueFinding(deps: StepDeps) {
   return async function critiqueFinding(input: CritiqueFindingInput): Promise<CriticVerdict> {
     const verdict = await reviewFinding(deps, input);
-    // Keyed by finding, so a retried or repeated run of this activity never announces a second verdict.
-    await deps.events.append(input.turnId, [
-      {
-        type: 'validator.critic',
-        data: {
-          finding_id: verdict.finding_id,
-          verdict: verdict.decision,
-          reasoning: verdict.rationale,
-          concerns: verdict.concerns,
-        },
-        dedupeKey: `validator.critic:${verdict.finding_id}`,
-      },
-    ]);
+    await announceVerdict(deps, input.turnId, verdict);
     return verdict;
   };
 }

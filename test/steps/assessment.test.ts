@@ -154,18 +154,24 @@ test('citations are kept only when they are one of the priors, in the priors fil
   });
 });
 
-test.each([
-  { fault: 'malformed' as const, why: 'malformed output' },
-  { fault: 'server_error' as const, why: 'an unavailable model API' },
-])('$why: null, so synthesis goes on without it', async ({ fault }) => {
+test('malformed output: null, so synthesis goes on without it', async () => {
   const turnId = await h.newTurn();
-  h.scripted.faults.inject({ kind: fault, step: 'assessment', times: 1 });
+  h.scripted.faults.inject({ kind: 'malformed', step: 'assessment', times: 1 });
 
   const assessment = await runAssessment(h.deps, { turnId, finding: finding(), critic: verdict('accept') });
 
   expect(assessment).toBeNull();
   const rows = await h.database.db.llmCall.findMany({ where: { turnId } });
   expect(rows.map((r) => r.step)).toEqual(['assessment']);
+});
+
+test('an unavailable model API is transient: the activity fails, for Temporal to retry it', async () => {
+  const turnId = await h.newTurn();
+  h.scripted.faults.inject({ kind: 'server_error', step: 'assessment', times: 1 });
+
+  await expect(runAssessment(h.deps, { turnId, finding: finding(), critic: verdict('accept') })).rejects.toMatchObject({
+    name: 'UpstreamUnavailableError',
+  });
 });
 
 test('a finding the Critic rejected is refused before any model call', async () => {

@@ -17,7 +17,12 @@ import {
   type GatesOutcome,
 } from '../../contracts/findings';
 import { eventDataSchemas } from '../../contracts/events';
-import { createCritiqueFinding, type CriticVerdict, type CritiqueFindingInput } from '../../activities/steps/critic';
+import {
+  createCritiqueFinding,
+  createRecordCriticFallback,
+  type CriticVerdict,
+  type CritiqueFindingInput,
+} from '../../activities/steps/critic';
 import { LITERATURE_PRIORS, priorsFor } from '../../activities/data/literature-priors';
 import type { StepDeps } from '../../activities/runtime/step-deps';
 import { createAnthropicClient, createLlm } from '../../platform/llm';
@@ -326,17 +331,45 @@ describe('when the model fails', () => {
     expect(event.data).toMatchObject({ verdict: 'downgrade', reasoning: verdict.rationale, concerns: [] });
   });
 
-  test('an unavailable model API: the same conservative downgrade, and the turn goes on', async () => {
+  test('an unavailable model API is transient: the activity fails for Temporal to retry, announcing nothing', async () => {
     const turnId = await h.newTurn();
     h.scripted.faults.inject({ kind: 'server_error', step: 'critic', times: 1 });
 
-    const verdict = await runCritic(h.deps, await critique(turnId, association()));
+    await expect(runCritic(h.deps, await critique(turnId, association()))).rejects.toMatchObject({
+      name: 'UpstreamUnavailableError',
+    });
 
-    expect(verdict).toMatchObject({ decision: 'downgrade', fallback: true });
-    expect(verdict.rationale).toContain('could not be reached');
     const rows = await h.database.db.llmCall.findMany({ where: { turnId } });
     expect(rows.map((r) => [r.step, r.outcome])).toEqual([['critic', 'server_error']]);
-    expect(await criticEvents(h, turnId)).toHaveLength(1);
+    expect(await criticEvents(h, turnId)).toHaveLength(0);
+  });
+
+  test('once the retry budget is spent: the conservative downgrade, announced once', async () => {
+    const turnId = await h.newTurn();
+    const fallback = createRecordCriticFallback(h.deps);
+
+    const verdict = await fallback({ turnId, findingId: 'ds-001' });
+    await fallback({ turnId, findingId: 'ds-001' }); // a retried bookkeeping activity
+
+    expect(verdict).toMatchObject({ finding_id: 'ds-001', decision: 'downgrade', fallback: true, concerns: [] });
+    expect(verdict.rationale).toContain('could not be reached');
+    expect((await criticEvents(h, turnId)).map((e) => e.data)).toEqual([
+      { finding_id: 'ds-001', verdict: 'downgrade', reasoning: verdict.rationale, concerns: [] },
+    ]);
+  });
+
+  test('include_memory false: the Critic reads no memory at all', async () => {
+    const turnId = await h.newTurn();
+    await h.deps.pool.query(
+      `INSERT INTO memory_entries (id, user_id, category, text) VALUES ($1, $2, 'barrier', 'I work night shifts.')`,
+      [`mem_${turnId.slice(5)}`, await userOf(turnId)],
+    );
+    const input = await critique(turnId, association());
+
+    await runCritic(h.deps, input);
+    expect(promptBlock(lastCriticPrompt(h), 'USER MEMORY')).toEqual(['- [barrier] I work night shifts.']);
+    await runCritic(h.deps, { ...input, finding: association({ id: 'ds-002' }), includeMemory: false });
+    expect(promptBlock(lastCriticPrompt(h), 'USER MEMORY')).toEqual(['- none']);
   });
 
   test('cancellation propagates: no verdict, no event', async () => {

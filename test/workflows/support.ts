@@ -254,6 +254,13 @@ export function baseFakes(): Fakes {
     reflect: async () => ({ dataScience: null, domainExpert: null }),
     runGates: gatesSaying(),
     critiqueFinding: criticSaying(),
+    recordCriticFallback: async ({ findingId }) => ({
+      finding_id: findingId,
+      decision: 'downgrade',
+      concerns: [],
+      rationale: 'Canned fallback: the Critic could not be reached.',
+      fallback: true,
+    }),
     assessFinding: async ({ finding }) => ({
       mechanism: `Mechanism of ${finding.id}`,
       novelty: 'supported',

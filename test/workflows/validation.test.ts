@@ -3,6 +3,7 @@
  * gates judged, then the Assessment on what is not rejected; the coach's pre-validation hop; every
  * finding validated exactly once; a gate runner that cannot run rejects instead of failing the turn.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import {
   AGENT,
   agentFinding,
@@ -154,4 +155,46 @@ test('no findings: no validation activity runs at all', async () => {
   expect(run.calls.names).not.toContain('runGates');
   expect(run.calls.only('synthesise').findings).toEqual([]);
   expect(completed(run).validator.findings_total).toBe(0);
+});
+
+describe('a Critic or an Assessment whose model is unreachable', () => {
+  const overloaded = () =>
+    ApplicationFailure.create({ type: 'UpstreamUnavailableError', message: 'Anthropic returned 529 overloaded' });
+
+  test('is retried by Temporal, and a verdict that comes within the budget is the verdict', async () => {
+    let attempts = 0;
+    const run = await runTurn({
+      route: async () => routing(DS),
+      critiqueFinding: async (input) => {
+        if (++attempts < 3) throw overloaded();
+        return criticSaying()(input);
+      },
+    });
+
+    expect(attempts).toBe(3);
+    expect(run.calls.names).not.toContain('recordCriticFallback');
+    expect(run.calls.only('synthesise').findings.map((f) => f.verdict)).toEqual(['validated']);
+  });
+
+  test('falls back to the conservative downgrade only once the budget is spent, and the turn completes', async () => {
+    const run = await runTurn({
+      route: async () => routing(DS),
+      extractFindings: threeFindings,
+      critiqueFinding: async () => {
+        throw upstreamUnavailable();
+      },
+      assessFinding: async () => {
+        throw upstreamUnavailable();
+      },
+    });
+
+    expect(run.calls.inputsOf('recordCriticFallback').map((c) => c.findingId)).toEqual(['ds-001', 'ds-002', 'ds-003']);
+    expect(run.calls.only('synthesise').findings.map((f) => [f.verdict, f.assessment ?? null])).toEqual([
+      ['conditional', null],
+      ['conditional', null],
+      ['conditional', null],
+    ]);
+    expect(run.calls.names).not.toContain('failTurn');
+    expect(completed(run).validator.findings_conditional).toBe(3);
+  });
 });
