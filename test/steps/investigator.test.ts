@@ -577,6 +577,19 @@ describe('proposeHypotheses', () => {
     ]);
     // The model was told, so the deterministic drop had nothing to do.
     expect(warnings).toEqual([]);
+
+    // include_memory: false isolates the turn from memory, tested hypotheses included.
+    h.scripted.requests.clear();
+    const isolated = await h.newTurn();
+    await h.database.db.turn.update({ where: { id: isolated }, data: { userId } });
+    const blind = await run(activities.proposeHypotheses, {
+      turnId: isolated,
+      userId,
+      question: QUESTION,
+      includeMemory: false,
+    });
+    expect(promptOf(h, 'investigator_hypotheses').prompt).not.toContain('[validated]');
+    expect(blind.hypotheses.map(keyOf)).toContain('association:active_zone_minutes:deep_sleep_minutes');
   });
 
   test('defence in depth: a model that proposes a tested hypothesis anyway has it dropped, with a warning', async () => {

@@ -54,6 +54,8 @@ export interface ProposeHypothesesInput {
   question: string;
   /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
   memory?: string;
+  /** `context.include_memory`: false, and no remembered tested hypothesis is read either. Absent: true. */
+  includeMemory?: boolean;
 }
 
 export interface ProposeHypothesesOutput {
@@ -92,7 +94,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
     await announceAgentStarted(deps.events, { turnId, agent: AGENT, invocation: INVOCATION, question, at: startedAt });
     const [{ daily, workouts }, tested] = await Promise.all([
       readUserHealthData(deps.pool, userId),
-      readTestedHypotheses(deps.pool, userId),
+      input.includeMemory === false ? [] : readTestedHypotheses(deps.pool, userId),
     ]);
     const inputs: HypothesesPromptInputs = { question, digest: computeDigest(daily, workouts), tested };
     const digest = renderDigest(inputs.digest);
