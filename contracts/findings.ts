@@ -12,19 +12,13 @@ export type FindingKind = (typeof FINDING_KINDS)[number];
 
 /**
  * What a Data Science plan computes, named in its spec (an addition to seed 002's kind / feature /
- * target / window, so that what was computed can be recomputed): a level (`mean` … `latest`), a
+ * target / window, so that what was computed can be recomputed): a level (`DESCRIPTIVE_STATISTICS`), a
  * `change` against the period before, a `difference` between groups of days or periods, the means by
  * `day_of_week`, or a `spearman` correlation.
  */
+export const DESCRIPTIVE_STATISTICS = ['mean', 'median', 'min', 'max', 'total', 'sd', 'count', 'latest'] as const;
 export const ANALYSIS_STATISTICS = [
-  'mean',
-  'median',
-  'min',
-  'max',
-  'total',
-  'sd',
-  'count',
-  'latest',
+  ...DESCRIPTIVE_STATISTICS,
   'change',
   'difference',
   'day_of_week',

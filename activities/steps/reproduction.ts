@@ -18,7 +18,13 @@
  * `weekday_mean`, `difference`); day of week (`by_day_<day>`, `highest_mean`, `lowest_mean`); spearman
  * (`rho`); and `n`, the observations used, for all of them.
  */
-import type { AgentFinding, AnalysisStatistic, FindingSeries, GateResult } from '../../contracts/findings';
+import {
+  DESCRIPTIVE_STATISTICS,
+  type AgentFinding,
+  type AnalysisStatistic,
+  type FindingSeries,
+  type GateResult,
+} from '../../contracts/findings';
 import { mean, sampleSd, spearman } from '../../platform/statistics';
 import { withinTolerance } from './fact-check';
 
@@ -35,18 +41,6 @@ export type Reproduction =
   | { status: 'mismatch'; statistic: AnalysisStatistic; checks: NumberCheck[] }
   | { status: 'unreproducible'; statistic: AnalysisStatistic; checks: NumberCheck[]; reason: string };
 
-/** The levels of a window of the user's own data: a finding that reports one is a description. */
-export const DESCRIPTIVE_STATISTICS: readonly AnalysisStatistic[] = [
-  'mean',
-  'median',
-  'min',
-  'max',
-  'total',
-  'sd',
-  'count',
-  'latest',
-];
-
 /** What a finding computed: its plan's statistic, or its kind's default (the Investigator's tests). */
 export function statisticOf(finding: Pick<AgentFinding, 'finding' | 'statistic'>): AnalysisStatistic {
   if (finding.statistic) return finding.statistic;
@@ -55,7 +49,8 @@ export function statisticOf(finding: Pick<AgentFinding, 'finding' | 'statistic'>
 
 /** A description: a level of a window of the user's own data, not an inference beyond it. */
 export const isDescription = (finding: Pick<AgentFinding, 'finding' | 'statistic'>) =>
-  finding.finding.kind === 'scalar' && DESCRIPTIVE_STATISTICS.includes(statisticOf(finding));
+  finding.finding.kind === 'scalar' &&
+  (DESCRIPTIVE_STATISTICS as readonly AnalysisStatistic[]).includes(statisticOf(finding));
 
 const DAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const DAY_MS = 86_400_000;

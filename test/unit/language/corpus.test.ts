@@ -4,29 +4,16 @@
  * every one; when it is not, the failure prints a confusion table (expected pattern × understood
  * pattern) and the misread questions, so the fix goes into the vocabulary, not into one sentence.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { AGENT_LABELS } from '../../../contracts/steps';
 import { readSpecSentence, specSentence } from '../../../dev/scripted-model/language/canonical';
 import { defaultRules } from '../../../dev/scripted-model/rules';
 import { PATTERN_ROUTES } from '../../../dev/scripted-model/language/patterns';
 import { EXAMPLE_QUESTIONS, clarifyingReply, unavailableReply } from '../../../dev/scripted-model/language/replies';
-import { understand, type ConversationMessage } from '../../../dev/scripted-model/language/understand';
+import { understand } from '../../../dev/scripted-model/language/understand';
 import type { DataSpec, RoutingPattern } from '../../../dev/scripted-model/language/understanding';
+import { phrasingCorpus } from './phrasing-corpus';
 
-interface CorpusEntry {
-  id: string;
-  question: string;
-  history?: ConversationMessage[];
-  pattern: RoutingPattern;
-  spec: DataSpec | null;
-  missing?: string[];
-  note?: string;
-}
-
-const corpus = JSON.parse(
-  readFileSync(path.join(__dirname, '../../fixtures/phrasing-corpus.json'), 'utf8'),
-) as CorpusEntry[];
+const corpus = phrasingCorpus;
 
 const understood = corpus.map((entry) => ({
   entry,

@@ -4,28 +4,16 @@
  * spec the corpus expects (kind, statistic, feature, target and window), and the code rule computes
  * that same spec.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { AGENT_LABELS, type ModelCallId } from '../../../contracts/steps';
 import { parsePlan } from '../../../activities/agents/data-science/plan';
 import { analysisCodeFor } from '../../../dev/scripted-model/language/analysis-code';
-import type { ConversationMessage } from '../../../dev/scripted-model/language/understand';
-import type { DataSpec, RoutingPattern } from '../../../dev/scripted-model/language/understanding';
+import type { DataSpec } from '../../../dev/scripted-model/language/understanding';
+import { phrasingCorpus, type CorpusEntry } from './phrasing-corpus';
 import { defaultRules } from '../../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../../dev/scripted-model/types';
 
-interface CorpusEntry {
-  id: string;
-  question: string;
-  history?: ConversationMessage[];
-  pattern: RoutingPattern;
-  spec: DataSpec | null;
-}
-
-const corpus = JSON.parse(
-  readFileSync(path.join(__dirname, '../../fixtures/phrasing-corpus.json'), 'utf8'),
-) as CorpusEntry[];
+const corpus = phrasingCorpus;
 
 /** The demo data's span as the plan step is told it: "since" windows are counted back from `last`. */
 const DATA_DAYS = { first: '2025-10-21', last: '2026-11-24' };
