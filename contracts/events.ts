@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AGENTS, turnResultSchema } from './turn';
+import { AGENTS, factCheckOutcomeSchema, turnResultSchema } from './turn';
 import { errorBodySchema } from './errors';
 import { GATE_NAMES } from './findings';
 import { TURN_EVENT_TYPES, type TurnEventType } from './event-types';
@@ -50,7 +50,8 @@ export const eventDataSchemas = {
   }),
   'step.retry': z.object({ step: z.string(), attempt: z.number().int().min(2), reason: z.string(), at: z.string() }),
   cost_warning: z.object({ cost_usd: z.number(), threshold_usd: z.number(), at: z.string() }),
-  fact_check: z.object({ issues: z.array(z.object({ value: z.number(), severity: z.literal('warn') })) }),
+  /** The turn's `result.fact_check`; events logged before the check was binding carry `issues` only. */
+  fact_check: factCheckOutcomeSchema.partial({ numbers_checked: true, repairs: true }),
   'turn.completed': z.object({ turn_id: z.string(), result: turnResultSchema }),
   /** `cost_usd` (beyond seed 001): what the failed turn's model calls cost, failed attempts included. */
   'turn.failed': z.object({ turn_id: z.string(), error: errorBodySchema, cost_usd: z.number() }),

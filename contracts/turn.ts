@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorBodySchema } from './errors';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 import { AGENTS } from './steps';
+import { storableText } from './text';
 
 export const MAX_MESSAGES = 100;
 export const MAX_MESSAGE_CHARS = 20_000;
@@ -9,7 +10,7 @@ export const MAX_MESSAGE_CHARS = 20_000;
 export const messageSchema = z
   .object({
     role: z.enum(['user', 'assistant']),
-    content: z.string().min(1).max(MAX_MESSAGE_CHARS),
+    content: storableText().min(1).max(MAX_MESSAGE_CHARS),
   })
   .strict();
 export type Message = z.infer<typeof messageSchema>;
@@ -54,6 +55,38 @@ export const validatorCountsSchema = z.object({
 });
 export type ValidatorCounts = z.infer<typeof validatorCountsSchema>;
 
+/** A number of the answer as first written that traces to no reference (seed 002, step 7b). */
+export const factCheckIssueSchema = z.object({ value: z.number(), severity: z.literal('warn') });
+export type FactCheckIssue = z.infer<typeof factCheckIssueSchema>;
+
+/** A number still untraced after the repair, and what was done so the answer no longer states it. */
+export const factCheckRemovalSchema = z.object({
+  value: z.number(),
+  /** The sentence that held it, as the answer had it. */
+  sentence: z.string(),
+  /** `dropped_sentence`: the sentence is gone; `hedged_number`: dropping it would have left no answer, so the number was replaced by a hedge. */
+  action: z.enum(['dropped_sentence', 'hedged_number']),
+});
+export type FactCheckRemoval = z.infer<typeof factCheckRemovalSchema>;
+
+/**
+ * The binding fact-check's outcome (step 7b): what the check found in the answer as first written, and
+ * how the answer was repaired. Whatever it found, the answer the Turn holds states no untraced number.
+ */
+export const factCheckOutcomeSchema = z.object({
+  /** How many numbers of the first answer were checked (list indices, years, dates, ids, links and citations are not). */
+  numbers_checked: z.number().int().min(0),
+  /** The numbers of the first answer that traced to nothing. */
+  issues: z.array(factCheckIssueSchema),
+  repairs: z.object({
+    /** Synthesis ran once more, told which numbers were not in the Fact Sheet. */
+    resynthesised: z.boolean(),
+    /** What was still untraced after that (or, for the fallback reply and the Investigator's briefing, at once). */
+    removed: z.array(factCheckRemovalSchema),
+  }),
+});
+export type FactCheckOutcome = z.infer<typeof factCheckOutcomeSchema>;
+
 export const turnResultSchema = z.object({
   answer: z.string().min(1),
   fact_sheet: z.array(factEntrySchema),
@@ -61,6 +94,8 @@ export const turnResultSchema = z.object({
   validator: validatorCountsSchema,
   cost_usd: z.number(),
   duration_ms: z.number().int(),
+  /** The fact-check's outcome; turns completed before the check was binding have none. */
+  fact_check: factCheckOutcomeSchema.optional(),
 });
 export type TurnResult = z.infer<typeof turnResultSchema>;
 

@@ -1,8 +1,9 @@
 /**
  * The Investigator path (seed 002, vagueness = high, bypasses routing): digest and hypotheses → the
  * top three tested on the user's own rows (no number from the model) → the same validation as every
- * finding → a briefing with the verdicts appended → fact-check → memory. Synthesis does not run: the
- * briefing is the answer.
+ * finding → a briefing with the verdicts appended → fact-check (binding: a number that traces to
+ * nothing is removed with its sentence) → memory. Synthesis does not run: the checked briefing is the
+ * answer.
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
@@ -48,14 +49,18 @@ export async function investigatorTurn(
       findings: validated.map(({ finding, verdict, source }) => ({ finding, verdict, source })),
     }),
   );
-  await step('memory', () => remember(briefing, validated));
+  // The briefing as checked, with any number that traces to nothing removed. Histories recorded before the
+  // check was binding replay a result without it: their answer is the briefing, as it was then.
+  const answer = (checked as Partial<typeof checked>).answer ?? briefing;
+  await step('memory', () => remember(answer, validated));
   return await step('complete_turn', () =>
     bookkeeping.completeTurn({
       turnId,
-      answer: briefing,
+      answer,
       factSheet: checked.factSheet,
       agentsUsed: ['investigator'],
       validator: validatorCounts(validated),
+      factCheck: checked.factCheck,
     }),
   );
 }

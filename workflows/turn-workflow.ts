@@ -78,7 +78,9 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
     }
     const routing = withAgentIds(await step('route', () => modelSteps.route({ turnId, messages })));
     if (routing.main_agent === '') {
-      const { answer } = await step('fallback_reply', () => modelSteps.replyConversationally({ turnId, messages }));
+      const { answer, factCheck } = await step('fallback_reply', () =>
+        modelSteps.replyConversationally({ turnId, messages }),
+      );
       const userMessage = lastUserMessage(messages);
       await step('memory', () => rememberTurn({ turnId, userId: input.userId, userMessage, answer, validated: [] }));
       return await step('complete_turn', () =>
@@ -88,6 +90,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
           factSheet: [],
           agentsUsed: [],
           validator: validatorCounts([]),
+          factCheck,
         }),
       );
     }
@@ -272,6 +275,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
       factSheet: synthesis.factSheet,
       agentsUsed: AGENT_ORDER.filter((agent) => agentsUsed.has(agent)),
       validator: validatorCounts(validated),
+      factCheck: synthesis.factCheck,
     }),
   );
 }

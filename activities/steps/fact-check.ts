@@ -1,50 +1,233 @@
 /**
- * Step 7b, the numeric fact-check (seed 002, "Tolerance window"): every number in the rendered reply
- * must trace to the fact sheet (2 % relative, 0.05 absolute floor), to a ratio of two sheet values,
- * to the user's own message, or to the Domain Expert's prose. Deterministic, no model call.
- * Anything else is flagged `warn`.
+ * Step 7b, the numeric fact-check (seed 002, "Tolerance window"), binding: every number an answer
+ * states must trace to the Fact Sheet (2 % relative, 0.05 absolute floor), to a ratio of two sheet
+ * values, to the user's own message, or to the Domain Expert's prose. Deterministic, no model call.
+ *
+ * - **What is checked**: every number, whatever its size. Only what is plainly not a quantity is
+ *   left alone, the non-quantities seed 002 lists: list indices ("1." at a line start, "(2)", "2)"),
+ *   years, ids ("ds-001", "#12"), dates (ISO, "1 June", "June 1st"), links, arXiv ids and other
+ *   citations, `N=…` sample notes. A number with a unit or a metric word right after it
+ *   (`UNIT_WORDS`: "58 bpm", "45 minutes", "7 nights") is a quantity even where it would look like
+ *   an index or a year ("(2 nights)", "2019 steps").
+ * - **What a number that does not trace costs**: the step that wrote the answer repairs it (synthesis
+ *   writes it once more, told which numbers; see ./synthesis.ts), and whatever is still untraced is
+ *   removed here (`removeUntraced`): the sentence that holds it is dropped, or, when that would leave
+ *   no answer, the number is replaced by a hedge. An answer that leaves this module states no number
+ *   that does not trace, and is never empty.
  */
+import type { FactCheckIssue, FactCheckRemoval } from '../../contracts/turn';
 import type { FactSheet } from './fact-sheet';
 
-export interface FactCheckIssue {
-  value: number;
-  severity: 'warn';
+export type { FactCheckIssue, FactCheckRemoval };
+
+/** What an answer's numbers may trace to (seed 002, step 7b). */
+export interface FactCheckReferences {
+  sheet: FactSheet;
+  /** The user's own message: an answer may echo its numbers ("your 7.3% drop"). */
+  userMessage: string;
+  /** The Domain Expert's prose: literature reference values it gave (PSQI MCID = 4.4). */
+  expertProse?: string;
 }
 
-/** Text that holds digits but no claims: links, arXiv ids, N=1,234 sample notes, ISO dates. */
+/**
+ * The words after a number that make it a measured quantity, so it is checked whatever its size.
+ * Matched case-insensitively, as a whole word, with at most one space between number and word; the
+ * longer wins ("mg/dL" over "mg", "of deep sleep" over "of sleep"). Single letters that are also
+ * words or other units ("s", "m") are left out; "h" is in, since nothing else reads "7.5 h".
+ */
+const UNIT_WORDS = [
+  // heart, breathing, HRV
+  'bpm',
+  'beats per minute',
+  'beats',
+  'brpm',
+  'breaths per minute',
+  'breaths',
+  'ms',
+  'milliseconds',
+  // time and counts of days
+  'seconds',
+  'second',
+  'secs',
+  'sec',
+  'minutes',
+  'minute',
+  'mins',
+  'min',
+  'hours',
+  'hour',
+  'hrs',
+  'hr',
+  'h',
+  'nights',
+  'night',
+  'days',
+  'day',
+  'weeks',
+  'week',
+  'months',
+  'month',
+  'years',
+  'year',
+  'times',
+  // sleep amounts written without a time unit ("7.5 of sleep" never reads well, but a model writes it)
+  'of sleep',
+  'of deep sleep',
+  'of rem sleep',
+  'of light sleep',
+  // activity
+  'steps',
+  'step',
+  'workouts',
+  'workout',
+  'sessions',
+  'session',
+  'floors',
+  'km',
+  'kilometres',
+  'kilometers',
+  'miles',
+  'mi',
+  'kcal',
+  'calories',
+  'cal',
+  // scores and shares
+  'points',
+  'point',
+  'pts',
+  '%',
+  'percent',
+  'per cent',
+  // body and labs
+  'kg',
+  'lb',
+  'lbs',
+  'pounds',
+  'g',
+  'mg',
+  'mcg',
+  'µg',
+  'mg/dl',
+  'g/dl',
+  'mmol/l',
+  'µmol/l',
+  'umol/l',
+  'nmol/l',
+  'ng/ml',
+  'pg/ml',
+  'miu/l',
+  'iu/l',
+  'u/l',
+  'iu',
+  '°c',
+  '°f',
+];
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const UNIT = new RegExp(
+  `^[ \\u00a0\\u202f]?(${[...UNIT_WORDS]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join('|')})(?![\\p{L}\\d])`,
+  'iu',
+);
+const PERCENT_WORDS = new Set(['%', 'percent', 'per cent']);
+
+/** Text that holds digits but no claims: links, arXiv ids, DOIs, PMIDs, citation marks, N=… notes, ISO dates, ids. */
 const STRIPPED_PATTERNS: RegExp[] = [
   /\[[^\]]*\]\([^)]*\)/g, // markdown links
   /https?:\/\/\S+/g,
   /\barXiv:\s*\d{4}\.\d{4,5}(v\d+)?/gi,
+  /\b(?:doi:\s*)?10\.\d{4,9}\/\S+/gi,
+  /\bPMID:?\s*\d+/gi,
+  /\[\d+(?:\s*[,–-]\s*\d+)*\]/g, // citation marks: [1], [2, 3], [4–6]
   /\b[Nn]\s*=\s*[\d,]+/g,
   /\b\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?\b/g,
+  /\b\d{1,2}\/\d{1,2}\/\d{2,4}\b/g, // 6/1/2026
+  /\b[A-Za-z][A-Za-z0-9]*[-_]\d[\w-]*/g, // ids: ds-001, dsr-002, COVID-19
+  /#\d+\b/g,
 ];
 
 const NUMBER = /(?<![\w.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|(?<![\w.])[-−]?\d+(?:\.\d+)?%?/g;
+
+const MONTHS =
+  '(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)';
+/** "1 June", "1st of June", "June 1": the day of a written date. */
+const MONTH_AFTER = new RegExp(`^(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTHS}\\b`);
+const MONTH_BEFORE = new RegExp(`\\b${MONTHS}\\.?\\s+(?:the\\s+)?$`);
+const ORDINAL_SUFFIX = /^(?:st|nd|rd|th)\b/i;
+/** Before a line's list number: nothing but indentation, bullets, quote marks or heading hashes. */
+const LINE_PREFIX = /(?:^|\n)[ \t>#*•-]*$/;
+
+/** Why a number is not a quantity; never set on a number with a unit. */
+export type NonQuantity = 'list_index' | 'year' | 'date';
 
 export interface NumberToken {
   value: number;
   isInteger: boolean;
   isPercent: boolean;
+  /** The unit or metric word right after it, as written ("bpm", "%", "of deep sleep"), or null. */
+  unit: string | null;
+  notAQuantity: NonQuantity | null;
+  /** Where the number and its unit are in the text: [start, end). */
+  start: number;
+  end: number;
+  /** The number and its unit as written ("58 bpm"). */
+  text: string;
 }
 
+/** A small integer standing as a list index: "1. Sleep" at a line start, "(2)", or "2) steps" in a run of items. */
+function isListIndex(text: string, start: number, end: number, value: number): boolean {
+  const before = text.slice(0, start);
+  const after = text.slice(end);
+  if (LINE_PREFIX.test(before) && /^[.)](?:\s|$)/.test(after)) return true;
+  if (value > 20) return false;
+  if (before.endsWith('(') && after.startsWith(')')) return true;
+  return /(?:^|[\s:;,])$/.test(before) && /^\)(?:\s|$)/.test(after);
+}
+
+function nonQuantity(text: string, token: Omit<NumberToken, 'notAQuantity' | 'text'>): NonQuantity | null {
+  if (token.unit !== null || !token.isInteger || token.isPercent) return null;
+  const { start, end, value } = token;
+  if (value >= 0 && value < 1000 && isListIndex(text, start, end, value)) return 'list_index';
+  const after = text.slice(end);
+  if (value >= 1 && value <= 31 && (MONTH_AFTER.test(after) || MONTH_BEFORE.test(text.slice(0, start)))) return 'date';
+  // "the 3rd", "your 2nd-best night": a rank or the day of a date, not an amount.
+  if (ORDINAL_SUFFIX.test(after)) return 'date';
+  if (value >= 1900 && value <= 2100) return 'year';
+  return null;
+}
+
+/** Every number of `text` (digits inside links, ids, ISO dates and the like are not numbers here). */
 export function extractNumbers(text: string): NumberToken[] {
   let cleaned = text;
-  for (const pattern of STRIPPED_PATTERNS) cleaned = cleaned.replace(pattern, ' ');
+  // Blanked, not cut: positions in `cleaned` are positions in `text`.
+  for (const pattern of STRIPPED_PATTERNS) cleaned = cleaned.replace(pattern, (m) => ' '.repeat(m.length));
   const tokens: NumberToken[] = [];
   for (const match of cleaned.matchAll(NUMBER)) {
     const raw = match[0].replace('−', '-');
-    const isPercent = raw.endsWith('%');
+    const start = match.index;
+    let end = start + match[0].length;
     const digits = raw.replace(/[,%]/g, '');
-    tokens.push({ value: Number(digits), isInteger: !digits.includes('.'), isPercent });
+    let unit: string | null = raw.endsWith('%') ? '%' : null;
+    if (unit === null) {
+      const word = UNIT.exec(cleaned.slice(end));
+      if (word) {
+        unit = word[1];
+        end += word[0].length;
+      }
+    }
+    const base = {
+      value: Number(digits),
+      isInteger: !digits.includes('.'),
+      isPercent: unit !== null && PERCENT_WORDS.has(unit.toLowerCase()),
+      unit,
+      start,
+      end,
+    };
+    tokens.push({ ...base, notAQuantity: nonQuantity(cleaned, base), text: text.slice(start, end) });
   }
   return tokens;
-}
-
-/** Numbers the fact-check never flags: list indices and small counts, and publication years. */
-function isExempt(token: NumberToken): boolean {
-  if (token.isInteger && !token.isPercent && Math.abs(token.value) < 100) return true;
-  return token.isInteger && !token.isPercent && token.value >= 1900 && token.value <= 2100;
 }
 
 export function withinTolerance(value: number, reference: number): boolean {
@@ -52,13 +235,39 @@ export function withinTolerance(value: number, reference: number): boolean {
   return Math.abs(value - reference) <= tolerance || Math.abs(value - Math.abs(reference)) <= tolerance;
 }
 
-function referenceValues(sheet: FactSheet, userMessage: string, expertProse: string): number[] {
+/** The Fact Sheet's key for the lengths a finding's window states (./fact-sheet.ts): `<id>.window_days`, `_2`, … */
+export const WINDOW_DAYS_KEY = 'window_days';
+export const isWindowLength = (claim: string) => new RegExp(`\\.${WINDOW_DAYS_KEY}(_\\d+)?$`).test(claim);
+
+function referenceValues({ sheet, userMessage, expertProse = '' }: FactCheckReferences): number[] {
   const values = Object.values(sheet);
+  // A window's length is where a value was measured, not a measurement: no ratio is taken with it.
+  const measured = Object.entries(sheet).flatMap(([claim, value]) => (isWindowLength(claim) ? [] : [value]));
   const ratios: number[] = [];
-  for (const a of values) for (const b of values) if (b !== 0 && a !== b) ratios.push(a / b);
+  for (const a of measured) for (const b of measured) if (b !== 0 && a !== b) ratios.push(a / b);
   const echoed = [...extractNumbers(userMessage), ...extractNumbers(expertProse)].map((t) => t.value);
   return [...values, ...ratios, ...echoed];
 }
+
+export interface NumberCheck {
+  /** The numbers the check read: every quantity of the text. */
+  checked: NumberToken[];
+  /** Those that trace to no reference. */
+  untraced: NumberToken[];
+}
+
+export function checkNumbers(text: string, references: FactCheckReferences): NumberCheck {
+  const values = referenceValues(references);
+  const checked = extractNumbers(text).filter((token) => token.notAQuantity === null);
+  const untraced = checked.filter((token) => {
+    // "7.3 %" may be a sheet fraction 0.073 rendered as a percentage.
+    const candidates = token.isPercent ? [token.value, token.value / 100] : [token.value];
+    return !candidates.some((v) => values.some((r) => withinTolerance(v, r)));
+  });
+  return { checked, untraced };
+}
+
+export const toIssue = (token: NumberToken): FactCheckIssue => ({ value: token.value, severity: 'warn' });
 
 export function factCheckReply(
   reply: string,
@@ -66,14 +275,131 @@ export function factCheckReply(
   userMessage: string,
   expertProse = '',
 ): FactCheckIssue[] {
-  const references = referenceValues(sheet, userMessage, expertProse);
-  const issues: FactCheckIssue[] = [];
-  for (const token of extractNumbers(reply)) {
-    if (isExempt(token)) continue;
-    // "7.3 %" may be a sheet fraction 0.073 rendered as a percentage.
-    const candidates = token.isPercent ? [token.value, token.value / 100] : [token.value];
-    const traced = candidates.some((v) => references.some((r) => withinTolerance(v, r)));
-    if (!traced) issues.push({ value: token.value, severity: 'warn' });
+  return checkNumbers(reply, { sheet, userMessage, expertProse }).untraced.map(toIssue);
+}
+
+/** "58 bpm, 45 minutes": the numbers as the answer wrote them, each once. */
+export function describeNumbers(tokens: NumberToken[]): string {
+  return [...new Set(tokens.map((t) => t.text.trim()))].join(', ');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Removal: what is still untraced after the repair leaves the answer.
+
+/** Stands where a number was when dropping its sentence would leave no answer. */
+export const UNVERIFIED_NUMBER = 'a figure I could not verify';
+
+/** The answer when nothing of it is left to say: no number, so nothing in it can fail the check. */
+export const UNVERIFIED_ANSWER =
+  "I couldn't verify the numbers behind this answer against your data, so I'd rather not state them. " +
+  'Could you ask about one metric over a specific period, so I can check it properly?';
+
+/** Words whose trailing period does not end a sentence. */
+const ABBREVIATION = /(?:^|[\s(])(?:e\.g|i\.e|vs|approx|ca|cf|etc|Dr|Mr|Mrs|Ms|Prof|St|et al|No|Fig)\.$/i;
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+/**
+ * The sentences of `text`, each with the spaces after it: a sentence ends at `.`, `!` or `?` (and any
+ * closing quote or bracket) before whitespace, and at every line break, so a list item is its own.
+ */
+function sentenceSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  let start = 0;
+  const close = (end: number) => {
+    let stop = end;
+    while (stop < text.length && (text[stop] === ' ' || text[stop] === '\t')) stop++;
+    if (stop > start) spans.push({ start, end: stop });
+    start = stop;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      close(i);
+      spans.push({ start: i, end: i + 1 });
+      start = i + 1;
+    } else if (c === '.' || c === '!' || c === '?') {
+      let end = i + 1;
+      while (end < text.length && /[.!?"'”’)\]]/.test(text[end])) end++;
+      const atBoundary = end >= text.length || /\s/.test(text[end]);
+      if (atBoundary && !(c === '.' && ABBREVIATION.test(text.slice(start, i + 1)))) {
+        close(end);
+        i = start - 1;
+      }
+    }
   }
-  return issues;
+  if (start < text.length) spans.push({ start, end: text.length });
+  return spans;
+}
+
+const hasWords = (text: string) => /[\p{L}\p{N}]/u.test(text.replace(/^[ \t>#*•-]*(?:\d+[.)])?/gm, ''));
+
+/** The text without the given sentences; a line left with nothing but its list marker goes too. */
+function withoutSentences(text: string, dropped: Span[]): string {
+  const lines: string[] = [];
+  let line = '';
+  let touched = false;
+  const endLine = () => {
+    if (!(touched && !hasWords(line))) lines.push(touched ? line.trimEnd() : line);
+    line = '';
+    touched = false;
+  };
+  for (const span of sentenceSpans(text)) {
+    const piece = text.slice(span.start, span.end);
+    if (piece === '\n') {
+      endLine();
+      continue;
+    }
+    if (dropped.some((d) => d.start === span.start)) touched = true;
+    else line += piece;
+  }
+  endLine();
+  return lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+function withHedges(text: string, untraced: NumberToken[]): string {
+  let out = text;
+  for (const token of [...untraced].sort((a, b) => b.start - a.start)) {
+    out = out.slice(0, token.start) + UNVERIFIED_NUMBER + out.slice(token.end);
+  }
+  return out.trim();
+}
+
+export interface CheckedAnswer {
+  /** The answer with no untraced number in it; never empty. */
+  answer: string;
+  removed: FactCheckRemoval[];
+}
+
+/**
+ * Removes every number that does not trace: the sentence holding it is dropped; when that would leave
+ * nothing, the numbers are replaced by `UNVERIFIED_NUMBER` instead; an answer with nothing to say is
+ * `UNVERIFIED_ANSWER`. Checked again after each pass, so what it returns passes `checkNumbers`.
+ */
+export function removeUntraced(answer: string, references: FactCheckReferences): CheckedAnswer {
+  const removed: FactCheckRemoval[] = [];
+  let text = answer.trim();
+  // One pass suffices; a second covers a number whose reading changed with its neighbours gone.
+  for (let pass = 0; pass < 3 && hasWords(text); pass++) {
+    const { untraced } = checkNumbers(text, references);
+    if (untraced.length === 0) return { answer: pass === 0 ? answer : text, removed };
+    const spans = sentenceSpans(text);
+    const holding = (token: NumberToken) => spans.find((s) => token.start >= s.start && token.start < s.end)!;
+    const dropped = [...new Set(untraced.map(holding))];
+    const shorter = withoutSentences(text, dropped);
+    const action = hasWords(shorter) ? 'dropped_sentence' : 'hedged_number';
+    for (const token of untraced) {
+      const span = holding(token);
+      removed.push({ value: token.value, sentence: text.slice(span.start, span.end).trim(), action });
+    }
+    text = action === 'dropped_sentence' ? shorter : withHedges(text, untraced);
+  }
+  if (hasWords(text) && checkNumbers(text, references).untraced.length === 0) return { answer: text, removed };
+  return { answer: UNVERIFIED_ANSWER, removed };
 }

@@ -1,36 +1,73 @@
-import type { Message } from '../../contracts/turn';
+import type { FactCheckOutcome, Message } from '../../contracts/turn';
 import { lastUserMessage } from '../runtime/conversation';
+import { checkNumbers, removeUntraced, type FactCheckReferences } from './fact-check';
+import { factCheckOutcome, firstTextAttempt, publishCheckedAnswer, recordFactCheck } from './fact-check-step';
 import { FALLBACK_SYSTEM, fallbackMessages } from './prompts/fallback';
 import type { StepDeps } from '../runtime/step-deps';
 import { runStepAttempt } from '../runtime/step-attempt';
-import { streamAgentReply } from '../runtime/stream-agent-reply';
+import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../runtime/stream-agent-reply';
 
 export interface FallbackReplyInput {
   turnId: string;
   messages: Message[];
 }
 
-/** Routing named no agent: one cheap streamed reply, no pipeline, no validator. */
+export interface FallbackReplyOutput {
+  /** The reply as checked: no number in it fails the fact-check. */
+  answer: string;
+  factCheck: FactCheckOutcome;
+}
+
+/**
+ * Routing named no agent: one cheap streamed reply, no pipeline, no validator. Its numbers go through
+ * the same binding fact-check as synthesis's (step 7b), against an empty Fact Sheet: only the user's own
+ * numbers may be echoed, any other is removed with its sentence (no second writing: the reply is small
+ * talk, and a reply that needs a number it cannot have is better without it).
+ */
 export function createReplyConversationally(deps: StepDeps) {
-  return async function replyConversationally(input: FallbackReplyInput): Promise<{ answer: string }> {
+  return async function replyConversationally(input: FallbackReplyInput): Promise<FallbackReplyOutput> {
     const step = 'fallback_reply';
-    const answer = await runStepAttempt(deps.events, input.turnId, step, ({ attempt, signal }) =>
-      streamAgentReply(deps, {
-        turnId: input.turnId,
-        step,
+    const agent = 'synthesis';
+    const { turnId } = input;
+    const question = lastUserMessage(input.messages);
+    const references: FactCheckReferences = { sheet: {}, userMessage: question };
+    return runStepAttempt(deps.events, turnId, step, async ({ attempt: activityAttempt, signal }) => {
+      const startedAt = deps.clock();
+      await announceAgentStarted(deps.events, { turnId, agent, invocation: step, question, at: startedAt });
+      const attempt = await firstTextAttempt(deps.events, turnId, step, activityAttempt);
+      const response = await streamThoughts(deps, {
+        turnId,
+        modelCall: step,
         inputs: { messages: input.messages },
         attempt,
         signal,
-        agent: 'synthesis',
-        question: lastUserMessage(input.messages),
+        agent,
         request: {
           model: deps.models.fast,
           system: FALLBACK_SYSTEM,
           maxTokens: 300,
           messages: fallbackMessages({ messages: input.messages }),
         },
-      }),
-    );
-    return { answer };
+      });
+      const checked = removeUntraced(response.text, references);
+      if (checked.answer !== response.text) {
+        await publishCheckedAnswer(deps.events, turnId, { agent, step, attempt: attempt + 1, ...checked });
+      }
+      const factCheck = factCheckOutcome(checkNumbers(response.text, references), {
+        resynthesised: false,
+        removed: checked.removed,
+      });
+      await recordFactCheck(deps.events, turnId, factCheck);
+      await announceAgentCompleted(deps.events, {
+        turnId,
+        agent,
+        invocation: step,
+        startedAt,
+        at: deps.clock(),
+        costUsd: response.costUsd,
+        output: checked.answer,
+      });
+      return { answer: checked.answer, factCheck };
+    });
   };
 }

@@ -1,17 +1,37 @@
 /**
  * Step 7 and 7b (seed 002): synthesis streams the answer under the `synthesis` channel, constrained to
- * the fact sheet built here from the validated findings; then the deterministic fact-check flags any
- * number in the answer that does not trace back, as a `fact_check` event.
+ * the fact sheet built here from the validated findings; then the deterministic fact-check binds it.
+ * An answer with numbers that trace to nothing is written once more, the model told which numbers
+ * (a repair inside this activity, so the workflow's commands are unchanged and every recorded history
+ * replays); whatever is still untraced is removed (./fact-check.ts). The repaired text replaces the first
+ * on the stream as the step's next attempt (./fact-check-step.ts). The `fact_check` event and the
+ * returned outcome say what was found and done.
  */
 import { AGENT_LABELS, type RoutableAgent } from '../../contracts/steps';
-import type { FactEntry } from '../../contracts/turn';
-import { factCheckReply, type FactCheckIssue } from './fact-check';
-import { buildFactSheet, type BuiltFactSheet, type FactSheetFinding } from './fact-sheet';
+import type { FactCheckOutcome, FactEntry } from '../../contracts/turn';
+import { checkNumbers, removeUntraced, type FactCheckReferences } from './fact-check';
+import {
+  announceRevision,
+  factCheckOutcome,
+  firstTextAttempt,
+  nextTextAttempt,
+  publishCheckedAnswer,
+  recordFactCheck,
+  resynthesisReason,
+} from './fact-check-step';
+import {
+  buildFactSheet,
+  hasWindowLength,
+  windowEntries,
+  type BuiltFactSheet,
+  type FactSheetFinding,
+} from './fact-sheet';
 import { withMemory } from './prompts/memory';
-import { DS_FAILED_WARNING, FINAL_SYNTHESIS_SYSTEM } from './prompts/synthesis';
+import { DS_FAILED_WARNING, FINAL_SYNTHESIS_SYSTEM, factCheckRepair } from './prompts/synthesis';
+import type { LlmRequest } from '../../platform/llm';
 import type { StepDeps } from '../runtime/step-deps';
 import { runStepAttempt } from '../runtime/step-attempt';
-import { streamAgentReply } from '../runtime/stream-agent-reply';
+import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../runtime/stream-agent-reply';
 
 export interface SynthesisFinding extends FactSheetFinding {
   finding: FactSheetFinding['finding'] & { claim: string };
@@ -46,29 +66,29 @@ export interface SynthesisInput {
 
 const ANCHOR_SOURCE = 'personal_anchor';
 
-/** The Fact Sheet: the findings' numbers, then the anchors as `anchor.<key>`. */
+/** The Fact Sheet: the findings' numbers, then the anchors as `anchor.<key>`, each with its window's length. */
 export function synthesisFactSheet(input: Pick<SynthesisInput, 'findings' | 'anchors'>): BuiltFactSheet {
   const built = buildFactSheet(input.findings);
   for (const anchor of input.anchors) {
     if (!Number.isFinite(anchor.value)) continue;
     const claim = `anchor.${anchor.key}`;
+    const provenance = { source: ANCHOR_SOURCE, n: anchor.n, window: anchor.window };
     built.sheet[claim] = anchor.value;
-    built.entries.push({
-      claim,
-      value: anchor.value,
-      unit: anchor.unit,
-      source: ANCHOR_SOURCE,
-      n: anchor.n,
-      window: anchor.window,
-    });
+    built.entries.push({ claim, value: anchor.value, unit: anchor.unit, ...provenance });
+    for (const entry of windowEntries(claim, provenance)) {
+      if (hasWindowLength(built.sheet, entry.value)) continue;
+      built.sheet[entry.claim] = entry.value;
+      built.entries.push(entry);
+    }
   }
   return built;
 }
 
 export interface SynthesisOutput {
+  /** The answer as checked: no number in it fails the fact-check. */
   answer: string;
   factSheet: FactEntry[];
-  factCheckIssues: FactCheckIssue[];
+  factCheck: FactCheckOutcome;
 }
 
 function findingsBlurb(findings: SynthesisFinding[]): string {
@@ -102,6 +122,14 @@ export interface SynthesisPromptInputs extends Pick<
 > {
   /** The Fact Sheet: every number the answer may cite. */
   factSheet: FactEntry[];
+  /** Only when synthesis writes the answer again after the fact-check: its first answer and the numbers that failed. */
+  repair?: SynthesisRepair;
+}
+
+export interface SynthesisRepair {
+  previousAnswer: string;
+  /** Each number as the answer wrote it ("58 bpm"). */
+  untraced: Array<{ value: number; text: string }>;
 }
 
 export function synthesisPrompt(inputs: SynthesisPromptInputs): string {
@@ -118,10 +146,24 @@ export function synthesisPrompt(inputs: SynthesisPromptInputs): string {
     .join('\n\n');
 }
 
+/** The conversation of a synthesis call: the prompt, and for a repair, the first answer and what the check found. */
+export function synthesisMessages(inputs: SynthesisPromptInputs): LlmRequest['messages'] {
+  const prompt = { role: 'user' as const, content: synthesisPrompt(inputs) };
+  if (!inputs.repair) return [prompt];
+  return [
+    prompt,
+    { role: 'assistant', content: inputs.repair.previousAnswer },
+    { role: 'user', content: factCheckRepair(inputs.repair.untraced.map((n) => n.text)) },
+  ];
+}
+
 export function createSynthesise(deps: StepDeps) {
   return async function synthesise(input: SynthesisInput): Promise<SynthesisOutput> {
     const step = 'synthesis';
+    const agent = 'synthesis';
+    const { turnId } = input;
     const { sheet, entries } = synthesisFactSheet(input);
+    const references: FactCheckReferences = { sheet, userMessage: input.userMessage, expertProse: input.expertProse };
     const { userMessage, mainAgent, mainAgentDraft, supportingInsights, findings, dataScienceFailed } = input;
     const inputs: SynthesisPromptInputs = {
       userMessage,
@@ -132,36 +174,65 @@ export function createSynthesise(deps: StepDeps) {
       dataScienceFailed,
       factSheet: entries,
     };
-    const answer = await runStepAttempt(deps.events, input.turnId, step, ({ attempt, signal }) =>
-      streamAgentReply(deps, {
-        turnId: input.turnId,
-        step,
-        inputs,
-        attempt,
-        signal,
-        agent: 'synthesis',
-        question: input.userMessage,
-        request: {
-          model: deps.models.main,
-          system: withMemory(FINAL_SYNTHESIS_SYSTEM, input.memory),
-          maxTokens: 1500,
-          messages: [{ role: 'user', content: synthesisPrompt(inputs) }],
-        },
-      }),
-    );
-    const factCheckIssues = await recordFactCheck(
-      deps,
-      input.turnId,
-      factCheckReply(answer, sheet, input.userMessage, input.expertProse),
-    );
-    return { answer, factSheet: entries, factCheckIssues };
-  };
-}
+    return runStepAttempt(deps.events, turnId, step, async ({ attempt: activityAttempt, signal }) => {
+      const startedAt = deps.clock();
+      await announceAgentStarted(deps.events, {
+        turnId,
+        agent,
+        invocation: step,
+        question: userMessage,
+        at: startedAt,
+      });
+      let attempt = await firstTextAttempt(deps.events, turnId, step, activityAttempt);
+      let costUsd = 0;
+      const write = async (callInputs: SynthesisPromptInputs) => {
+        const response = await streamThoughts(deps, {
+          turnId,
+          modelCall: step,
+          inputs: callInputs,
+          attempt,
+          signal,
+          agent,
+          request: {
+            model: deps.models.main,
+            system: withMemory(FINAL_SYNTHESIS_SYSTEM, input.memory),
+            maxTokens: 1500,
+            messages: synthesisMessages(callInputs),
+          },
+        });
+        costUsd += response.costUsd;
+        return response.text;
+      };
 
-/** Step 7b's event: the fact-check's issues, once per turn. */
-async function recordFactCheck(deps: StepDeps, turnId: string, issues: FactCheckIssue[]): Promise<FactCheckIssue[]> {
-  await deps.events.append(turnId, [{ type: 'fact_check', data: { issues }, dedupeKey: 'fact_check' }]);
-  return issues;
+      const first = await write(inputs);
+      const firstCheck = checkNumbers(first, references);
+      let answer = first;
+      const resynthesised = firstCheck.untraced.length > 0;
+      if (resynthesised) {
+        attempt += 1;
+        await announceRevision(deps.events, turnId, { step, attempt, reason: resynthesisReason(firstCheck.untraced) });
+        const untraced = firstCheck.untraced.map(({ value, text }) => ({ value, text }));
+        answer = await write({ ...inputs, repair: { previousAnswer: first, untraced } });
+      }
+      const checked = removeUntraced(answer, references);
+      if (checked.answer !== answer) {
+        attempt += 1;
+        await publishCheckedAnswer(deps.events, turnId, { agent, step, attempt, ...checked });
+      }
+      const factCheck = factCheckOutcome(firstCheck, { resynthesised, removed: checked.removed });
+      await recordFactCheck(deps.events, turnId, factCheck);
+      await announceAgentCompleted(deps.events, {
+        turnId,
+        agent,
+        invocation: step,
+        startedAt,
+        at: deps.clock(),
+        costUsd,
+        output: checked.answer,
+      });
+      return { answer: checked.answer, factSheet: entries, factCheck };
+    });
+  };
 }
 
 export interface CheckAnswerInput {
@@ -171,20 +242,38 @@ export interface CheckAnswerInput {
   findings: FactSheetFinding[];
 }
 
+export interface CheckAnswerOutput {
+  /** The briefing as checked: no number in it fails the fact-check. */
+  answer: string;
+  factSheet: FactEntry[];
+  factCheck: FactCheckOutcome;
+}
+
 /**
  * Step 7b for an answer that synthesis did not write (the Investigator's briefing): its Fact Sheet,
- * built by the same rules, and the same deterministic fact-check.
+ * built by the same rules, the same deterministic fact-check and the same removal (no second writing:
+ * the briefing's own step has ended). A briefing with numbers removed replaces the streamed one as the
+ * briefing step's next attempt.
  */
 export function createCheckAnswer(deps: StepDeps) {
-  return async function checkAnswer(
-    input: CheckAnswerInput,
-  ): Promise<{ factSheet: FactEntry[]; factCheckIssues: FactCheckIssue[] }> {
+  return async function checkAnswer(input: CheckAnswerInput): Promise<CheckAnswerOutput> {
+    const { turnId } = input;
     const { sheet, entries } = buildFactSheet(input.findings);
-    const factCheckIssues = await recordFactCheck(
-      deps,
-      input.turnId,
-      factCheckReply(input.answer, sheet, input.userMessage),
-    );
-    return { factSheet: entries, factCheckIssues };
+    const references: FactCheckReferences = { sheet, userMessage: input.userMessage };
+    const firstCheck = checkNumbers(input.answer, references);
+    const checked = removeUntraced(input.answer, references);
+    if (checked.answer !== input.answer) {
+      const step = 'investigator_briefing';
+      const attempt = await nextTextAttempt(deps.events, turnId, step);
+      await publishCheckedAnswer(
+        deps.events,
+        turnId,
+        { agent: 'investigator', step, attempt, ...checked },
+        { once: true },
+      );
+    }
+    const factCheck = factCheckOutcome(firstCheck, { resynthesised: false, removed: checked.removed });
+    await recordFactCheck(deps.events, turnId, factCheck);
+    return { answer: checked.answer, factSheet: entries, factCheck };
   };
 }

@@ -4,7 +4,7 @@
  * retry after a crash between its two writes finishes the job instead of repeating it.
  */
 import type { ErrorBody } from '../../contracts/errors';
-import type { AgentName, FactEntry, TurnResult, ValidatorCounts } from '../../contracts/turn';
+import type { AgentName, FactCheckOutcome, FactEntry, TurnResult, ValidatorCounts } from '../../contracts/turn';
 import { newId } from '../../platform/ids';
 import type { StepDeps } from '../runtime/step-deps';
 
@@ -14,6 +14,8 @@ export interface CompleteTurnInput {
   factSheet: FactEntry[];
   agentsUsed: AgentName[];
   validator: ValidatorCounts;
+  /** The fact-check's outcome (step 7b); absent when a history recorded before the check was binding replays. */
+  factCheck?: FactCheckOutcome;
 }
 
 export interface FailTurnInput {
@@ -63,6 +65,7 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
         validator: input.validator,
         cost_usd: await turnCostUsd(pool, turnId),
         duration_ms: now.getTime() - startedAt.getTime(),
+        ...(input.factCheck ? { fact_check: input.factCheck } : {}),
       };
       await pool.query(
         `UPDATE turns SET status = 'completed', result = $2, completed_at = $3 WHERE id = $1 AND status = 'running'`,

@@ -15,6 +15,11 @@ const envSchema = z.object({
    * number); `window`: it averages another window than planned. Reproduction must catch both.
    */
   SCRIPTED_MODEL_WRONG_RESULT: z.enum(['none', 'number', 'window']).default('none'),
+  /**
+   * `first`: synthesis states a number that traces to nothing, and leaves it out when told to write the
+   * answer again (the fact-check's repair); `always`: states it again (the check removes the sentence).
+   */
+  SCRIPTED_MODEL_UNTRACED_NUMBER: z.enum(['never', 'first', 'always']).default('never'),
 });
 
 async function run() {
@@ -23,7 +28,11 @@ async function run() {
     port: env.SCRIPTED_MODEL_PORT,
     host: env.SCRIPTED_MODEL_HOST,
     streamChunkDelayMs: env.SCRIPTED_MODEL_CHUNK_DELAY_MS,
-    rules: scriptedRules({ brokenCode: env.SCRIPTED_MODEL_BROKEN_CODE, wrongResult: env.SCRIPTED_MODEL_WRONG_RESULT }),
+    rules: scriptedRules({
+      brokenCode: env.SCRIPTED_MODEL_BROKEN_CODE,
+      wrongResult: env.SCRIPTED_MODEL_WRONG_RESULT,
+      untracedNumber: env.SCRIPTED_MODEL_UNTRACED_NUMBER,
+    }),
   });
   console.log(`scripted model listening on ${server.url} (set ANTHROPIC_BASE_URL=${server.url})`);
   const shutdown = () => {

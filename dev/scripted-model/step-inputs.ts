@@ -178,6 +178,12 @@ export const STEP_INPUT_SCHEMAS = {
     findings: z.array(synthesisFinding),
     factSheet: z.array(factEntrySchema),
     dataScienceFailed: z.boolean(),
+    repair: z
+      .object({
+        previousAnswer: z.string(),
+        untraced: z.array(z.object({ value: z.number(), text: z.string() })),
+      })
+      .optional(),
   }),
   memory: z.object({ userMessage: z.string(), answer: z.string() }),
 } satisfies { [Call in ModelCallId]: z.ZodType<ModelCallInputs[Call]> };

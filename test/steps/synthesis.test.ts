@@ -1,9 +1,25 @@
 /**
  * Synthesis (step 7) and the fact-check (7b) through the real LLM layer and the scripted model:
  * the answer is built from the fact sheet, conditional findings are hedged, rejected ones never
- * appear, a DS failure yields no numbers, and the fact_check event reports what does not trace.
+ * appear, a DS failure yields no numbers, and the fact_check event reports what the check found.
+ * The check binds: with the scripted synthesis made to state a number that traces to nothing
+ * (`untracedNumber`), the answer is written again, told which number, and what is still untraced is
+ * removed; the stream's text is the checked answer, and the Turn keeps the outcome.
  */
-import { createSynthesise, type SynthesisFinding, type SynthesisInput } from '../../activities/steps/synthesis';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { checkNumbers } from '../../activities/steps/fact-check';
+import {
+  createSynthesise,
+  type SynthesisFinding,
+  type SynthesisInput,
+  type SynthesisOutput,
+} from '../../activities/steps/synthesis';
+import { createTurnLifecycle } from '../../activities/steps/turn-lifecycle';
+import type { TurnEvent } from '../../contracts/events';
+import type { TurnResult } from '../../contracts/turn';
+import { scriptedRules } from '../../dev/scripted-model/rules';
+import type { TurnStreamEvent } from '../../sdk/src/events';
+import { AgentTranscripts } from '../../sdk/src/streaming/transcripts';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 let h: StepHarness;
@@ -53,16 +69,19 @@ test('the answer cites fact-sheet numbers only; the fact check finds nothing to 
     ]),
   );
   expect(out.answer).toContain('60.39');
-  expect(out.factCheckIssues).toEqual([]);
+  // "the last 90 days" and "60.39 bpm": both checked, both traced (the window's length is on the sheet).
+  expect(out.factCheck).toEqual({ numbers_checked: 2, issues: [], repairs: { resynthesised: false, removed: [] } });
   expect(out.factSheet.map((e) => [e.claim, e.value])).toEqual([
     ['ds-001.mean', 60.3912],
     ['ds-001.n', 88],
+    ['ds-001.window_days', 90],
   ]);
   const events = await h.deps.events.readAfter(turnId, 0);
   expect(events.map((e) => e.type)).toEqual(
     expect.arrayContaining(['agent.started', 'agent.thought', 'agent.completed', 'fact_check']),
   );
-  expect(events.find((e) => e.type === 'fact_check')?.data).toEqual({ issues: [] });
+  expect(events.find((e) => e.type === 'fact_check')?.data).toEqual(out.factCheck);
+  expect(events.filter((e) => e.type === 'step.retry')).toEqual([]);
   expect(
     events
       .filter((e) => e.type === 'agent.thought')
@@ -82,7 +101,12 @@ test('conditional findings are hedged and rejected findings never reach the answ
   );
   expect(out.answer).toMatch(/preliminary signal/i);
   expect(out.answer).not.toContain('REM');
-  expect(out.factSheet.map((e) => e.claim)).toEqual(['ds-001.rho', 'ds-001.ci_low', 'ds-001.ci_high']);
+  expect(out.factSheet.map((e) => e.claim)).toEqual([
+    'ds-001.rho',
+    'ds-001.ci_low',
+    'ds-001.ci_high',
+    'ds-001.window_days',
+  ]);
   expect(out.factSheet.every((e) => e.verdict === 'conditional')).toBe(true);
 });
 
@@ -128,5 +152,147 @@ test("the coach's draft leads after the findings, and its personal anchors are i
   });
   expect(out.answer.startsWith('More active minutes, more deep sleep (rho 0.52).')).toBe(true);
   expect(out.answer.endsWith('What time do you usually go to bed?')).toBe(true);
-  expect(out.factCheckIssues).toEqual([]);
+  expect(out.factCheck.issues).toEqual([]);
+});
+
+describe('the binding fact-check, with a synthesis that states a number in no reference', () => {
+  const RHR = finding(
+    'ds-001',
+    'Your average resting heart rate over the last 90 days',
+    { mean: 60.3912, n: 88 },
+    'validated',
+    'bpm',
+  );
+  /** The answer the scripted synthesis writes for RHR when it states nothing untraced. */
+  const CLEAN_ANSWER = 'Your average resting heart rate over the last 90 days (mean 60.39 bpm).';
+  const WRONG_SENTENCE = /^Compared with the month before, that is [\d.]+ bpm higher\.$/;
+
+  let first: StepHarness;
+  let always: StepHarness;
+  beforeAll(async () => {
+    [first, always] = await Promise.all([
+      startStepHarness({ rules: scriptedRules({ untracedNumber: 'first' }) }),
+      startStepHarness({ rules: scriptedRules({ untracedNumber: 'always' }) }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([first?.close(), always?.close()]);
+  });
+
+  /** The synthesis text as a client rebuilds it: the SDK's transcripts, which drop superseded attempts. */
+  function streamedText(events: TurnEvent[]): string {
+    const transcripts = new AgentTranscripts();
+    for (const { id, type, data } of events) transcripts.record({ id, type, ...data } as TurnStreamEvent);
+    return transcripts.text('synthesis');
+  }
+
+  const synthesisCalls = (harness: StepHarness) =>
+    harness.scripted.requests.entries().filter((r) => r.step === 'synthesis');
+
+  test('first: the number is flagged, synthesis writes again told which number, and the repair is the answer', async () => {
+    const turnId = await first.newTurn();
+    const out = await first.run(createSynthesise(first.deps), input(turnId, [RHR]));
+    expect(out.answer).toBe(CLEAN_ANSWER);
+    expect(out.factCheck.numbers_checked).toBe(3);
+    expect(out.factCheck.issues).toHaveLength(1);
+    expect(out.factCheck.repairs).toEqual({ resynthesised: true, removed: [] });
+    const wrong = out.factCheck.issues[0].value;
+
+    // The second call is the same conversation, then the first answer and the numbers that failed, by name.
+    const calls = synthesisCalls(first).slice(-2);
+    expect(calls).toHaveLength(2);
+    const repairPrompt = JSON.stringify(calls[1].messages);
+    expect(repairPrompt).toContain(`${wrong} bpm`);
+    expect(repairPrompt).toMatch(/not in the FACT SHEET/);
+
+    const events = await first.deps.events.readAfter(turnId, 0);
+    const retries = events.filter((e) => e.type === 'step.retry');
+    expect(retries.map((e) => e.data)).toEqual([
+      expect.objectContaining({ step: 'synthesis', attempt: 2, reason: expect.stringMatching(/^fact-check: /) }),
+    ]);
+    const deltas = (attempt: number) =>
+      events.filter((e) => e.type === 'agent.thought' && e.data.attempt === attempt).map((e) => String(e.data.delta));
+    expect(deltas(1).join('')).toContain(`${wrong} bpm`);
+    expect(deltas(2).join('')).toBe(out.answer);
+    // The repair's deltas follow its announcement; a client shows the repaired answer only.
+    const firstRepairDelta = events.find((e) => e.type === 'agent.thought' && e.data.attempt === 2)!;
+    expect(firstRepairDelta.id).toBeGreaterThan(retries[0].id);
+    expect(streamedText(events)).toBe(out.answer);
+    expect(events.find((e) => e.type === 'fact_check')?.data).toEqual(out.factCheck);
+    // One agent bracket around both writings, closed after the repair, with both calls' cost.
+    expect(events.filter((e) => e.type === 'agent.completed')).toHaveLength(1);
+    expect(events.at(-1)?.type).toBe('agent.completed');
+
+    // Both calls are on the ledger, under the attempt the stream gives them.
+    const ledger = await first.deps.pool.query<{ attempt: number }>(
+      `SELECT attempt FROM llm_calls WHERE turn_id = $1 AND step = 'synthesis' ORDER BY created_at`,
+      [turnId],
+    );
+    expect(ledger.rows.map((r) => r.attempt)).toEqual([1, 2]);
+  });
+
+  test("first, retried by Temporal after its repair streamed: the retry's text numbers continue above the repair's", async () => {
+    const turnId = await first.newTurn();
+    const synthesise = createSynthesise(first.deps);
+    await first.run(synthesise, input(turnId, [RHR]));
+    // As if the activity failed after its repair and Temporal ran it again, as attempt 2.
+    const out: SynthesisOutput = await new MockActivityEnvironment({ attempt: 2 }).run(
+      synthesise,
+      input(turnId, [RHR]),
+    );
+    const events = await first.deps.events.readAfter(turnId, 0);
+    const versions = events.filter((e) => e.type === 'step.retry').map((e) => e.data.attempt);
+    // 2: the first run's repair; 2: Temporal's retry; 4: the retry's own repair (its first writing is 3).
+    expect(versions).toEqual([2, 2, 4]);
+    const attempts = [...new Set(events.filter((e) => e.type === 'agent.thought').map((e) => e.data.attempt))];
+    expect(attempts).toEqual([1, 2, 3, 4]);
+    expect(streamedText(events)).toBe(out.answer);
+    expect(out.answer).toBe(CLEAN_ANSWER);
+  });
+
+  test('always: the sentence still holding the number is removed, the answer states no untraced number, and the Turn keeps the outcome', async () => {
+    const turnId = await always.newTurn();
+    const out = await always.run(createSynthesise(always.deps), input(turnId, [RHR]));
+    // Exactly the offending sentence is gone: what is left is the answer without it.
+    expect(out.answer).toBe(CLEAN_ANSWER);
+    const sheet = Object.fromEntries(out.factSheet.map((e) => [e.claim, e.value]));
+    expect(checkNumbers(out.answer, { sheet, userMessage: input(turnId, []).userMessage }).untraced).toEqual([]);
+    expect(out.factCheck.repairs.resynthesised).toBe(true);
+    expect(out.factCheck.repairs.removed).toEqual([
+      { value: expect.any(Number), sentence: expect.stringMatching(WRONG_SENTENCE), action: 'dropped_sentence' },
+    ]);
+    expect(out.factCheck.issues.map((i) => i.value)).toEqual(out.factCheck.repairs.removed.map((r) => r.value));
+
+    const events = await always.deps.events.readAfter(turnId, 0);
+    // Three versions of the text: the first, the repair, and the checked answer as one delta.
+    expect(events.filter((e) => e.type === 'step.retry').map((e) => e.data.attempt)).toEqual([2, 3]);
+    const published = events.filter((e) => e.type === 'agent.thought' && e.data.attempt === 3);
+    expect(published.map((e) => e.data.delta)).toEqual([out.answer]);
+    expect(streamedText(events)).toBe(out.answer);
+    expect(events.find((e) => e.type === 'fact_check')?.data).toEqual(out.factCheck);
+
+    // The Turn keeps the outcome as `result.fact_check`, and turn.completed carries it.
+    const result = await createTurnLifecycle(always.deps).completeTurn({
+      turnId,
+      answer: out.answer,
+      factSheet: out.factSheet,
+      agentsUsed: ['data_science'],
+      validator: { findings_total: 1, findings_validated: 1, findings_conditional: 0, findings_rejected: 0 },
+      factCheck: out.factCheck,
+    });
+    expect(result.fact_check).toEqual(out.factCheck);
+    const row = await always.deps.pool.query<{ result: TurnResult }>('SELECT result FROM turns WHERE id = $1', [
+      turnId,
+    ]);
+    expect(row.rows[0].result.fact_check).toEqual(out.factCheck);
+    expect(row.rows[0].result.answer).toBe(out.answer);
+  });
+
+  test('always, when Data Science failed: the wrong sentence goes, and the answer states no number at all', async () => {
+    const turnId = await always.newTurn();
+    const out = await always.run(createSynthesise(always.deps), input(turnId, [], true));
+    expect(out.answer).not.toMatch(/\d/);
+    expect(out.answer).toMatch(/^I couldn't complete the analysis/);
+    expect(out.factCheck.repairs.removed.map((r) => r.action)).toEqual(['dropped_sentence']);
+  });
 });

@@ -1,7 +1,12 @@
 import { buildFactSheet, type FactSheetFinding } from '../../activities/steps/fact-sheet';
 
-const finding = (id: string, numbers: Record<string, unknown>, verdict: FactSheetFinding['verdict'] = 'validated') => ({
-  finding: { id, numbers, n: 87, window: 'last 90 days', unit: null },
+const finding = (
+  id: string,
+  numbers: Record<string, unknown>,
+  verdict: FactSheetFinding['verdict'] = 'validated',
+  window = 'all available days',
+) => ({
+  finding: { id, numbers, n: 87, window, unit: null },
   verdict,
   source: 'data_science',
 });
@@ -45,6 +50,33 @@ describe('buildFactSheet', () => {
       finding('ds-001', { mean: 3 }),
     ]);
     expect(sheet).toEqual({ 'ds-001.mean': 1, 'ds-001-2.mean': 2, 'ds-001-3.mean': 3 });
+  });
+
+  test("a window's lengths are entries of their own, once per length; dates in a window are not lengths", () => {
+    const { sheet, entries } = buildFactSheet([
+      finding('ds-001', { mean: 60.4 }, 'validated', 'the last 90 days'),
+      finding('ds-002', { mean: 7.1 }, 'conditional', 'the 30 days before the last 7 days'),
+      finding('ds-003', { mean: 61.2 }, 'validated', 'the last 90 days'),
+      finding('ds-004', { mean: 55 }, 'validated', 'the days since 2026-06-01'),
+    ]);
+    expect(sheet).toEqual({
+      'ds-001.mean': 60.4,
+      'ds-001.window_days': 90,
+      'ds-002.mean': 7.1,
+      'ds-002.window_days': 30,
+      'ds-002.window_days_2': 7,
+      'ds-003.mean': 61.2,
+      'ds-004.mean': 55,
+    });
+    expect(entries.find((e) => e.claim === 'ds-002.window_days')).toEqual({
+      claim: 'ds-002.window_days',
+      value: 30,
+      unit: 'days',
+      source: 'data_science',
+      n: 87,
+      window: 'the 30 days before the last 7 days',
+      verdict: 'conditional',
+    });
   });
 
   test('entries carry claim, value, unit, source, n and window', () => {

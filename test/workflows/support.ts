@@ -15,7 +15,7 @@ import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type LogEntry } fro
 import type { TurnActivities } from '../../activities';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
 import type { RoutableAgent } from '../../contracts/steps';
-import type { TurnResult } from '../../contracts/turn';
+import type { FactCheckOutcome, TurnResult } from '../../contracts/turn';
 import type { CriticDecision } from '../../activities/steps/critic';
 import type { Hypothesis } from '../../activities/agents/investigator';
 import type { TurnWorkflowInput } from '../../workflows/definitions';
@@ -204,6 +204,13 @@ export const hypothesis = (id: string): Hypothesis => ({
   target_to_test: null,
 });
 
+/** A fact-check that found every number traced: what the answer-writing fakes report. */
+export const CLEAN_FACT_CHECK: FactCheckOutcome = {
+  numbers_checked: 0,
+  issues: [],
+  repairs: { resynthesised: false, removed: [] },
+};
+
 export const ANCHOR = { key: 'sleep_avg_14d', label: 'Sleep', value: 401, unit: 'min', n: 14, window: '14 days' };
 
 /** Sensible answers for every activity: a pattern-2 turn (Data Science alone) that completes. */
@@ -212,7 +219,10 @@ export function baseFakes(): Fakes {
     startTurn: async () => undefined,
     classifyVagueness: async () => ({ vagueness: 'low' }),
     route: async () => routing(DS),
-    replyConversationally: async () => ({ answer: 'Happy to chat! Ask me about your data any time.' }),
+    replyConversationally: async () => ({
+      answer: 'Happy to chat! Ask me about your data any time.',
+      factCheck: CLEAN_FACT_CHECK,
+    }),
     rephraseQuestions: async ({ routing: { main_agent, supporting_agents } }) =>
       Object.fromEntries(
         [main_agent, ...supporting_agents].filter((a): a is Agent => a !== '').map((a) => [a, questionFor(a)]),
@@ -277,8 +287,9 @@ export function baseFakes(): Fakes {
       findings: hypotheses.map((h) => agentFinding(`inv-${h.id}`, 'investigator')),
     }),
     writeBriefing: async ({ validated }) => ({ briefing: `Briefing on ${validated.length} findings.`, costUsd: 0.03 }),
-    synthesise: async () => ({ answer: 'Synthesised answer.', factSheet: [], factCheckIssues: [] }),
-    checkAnswer: async ({ findings }) => ({
+    synthesise: async () => ({ answer: 'Synthesised answer.', factSheet: [], factCheck: CLEAN_FACT_CHECK }),
+    checkAnswer: async ({ answer, findings }) => ({
+      answer,
       factSheet: findings.map(({ finding, source }) => ({
         claim: `Claim ${finding.id}`,
         value: 412,
@@ -287,7 +298,7 @@ export function baseFakes(): Fakes {
         n: finding.n,
         window: finding.window,
       })),
-      factCheckIssues: [],
+      factCheck: CLEAN_FACT_CHECK,
     }),
     rememberTurn: async () => ({ added: 1 }),
     completeTurn: async ({ answer, factSheet, agentsUsed, validator }) => ({

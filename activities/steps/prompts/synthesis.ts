@@ -10,3 +10,16 @@ Rules:
 7. Focused: answer the asked thing first.`;
 
 export const DS_FAILED_WARNING = `⚠ DATA SCIENCE STATUS: FAILED. The data analysis sandbox did NOT complete successfully this turn. There is no validated quantitative result. You MUST be honest, NOT invent numbers, NOT cite a "result", and offer a narrower follow-up.`;
+
+/**
+ * The repair turn after the fact-check (step 7b): the model is told exactly which numbers of its answer
+ * are not in the Fact Sheet, as it wrote them, and writes the whole answer again without them.
+ */
+export function factCheckRepair(untraced: string[]): string {
+  return [
+    `FACT-CHECK: these numbers in your answer are not in the FACT SHEET: ${untraced.join('; ')}.`,
+    'Write the whole answer again. None of these numbers may appear in it, in any rounding or unit. ' +
+      'Every number you state must be a FACT SHEET value; where the answer needs a number the FACT SHEET does not have, ' +
+      "say we'd need to look more closely instead. Keep everything else that was right.",
+  ].join('\n');
+}

@@ -12,7 +12,7 @@ import { memoryExtract } from './memory-extract';
 import { reflection } from './reflection';
 import { rephrase } from './rephrase';
 import { route } from './route';
-import { synthesis } from './synthesis';
+import { synthesisRule, type UntracedNumberMode } from './synthesis';
 
 /** One rule per model call, keyed by its id (contracts/steps.ts): a call without a rule does not compile. */
 export type ScriptedRuleTable = { [Call in ModelCallId]: ScriptedRule<Call> };
@@ -20,9 +20,13 @@ export type ScriptedRuleTable = { [Call in ModelCallId]: ScriptedRule<Call> };
 /**
  * The rule for every model call of the pipeline, one module per step. `brokenCode` makes the Data
  * Science code step fail first (`first`) or always (`always`); `wrongResult` makes it return a wrong
- * number (`number`) or compute over another window than planned (`window`).
+ * number (`number`) or compute over another window than planned (`window`). `untracedNumber` makes
+ * synthesis state a number that traces to nothing, on its first writing (`first`) or also when told to
+ * write the answer again (`always`).
  */
-export function scriptedRules(options: DataScienceRuleOptions = {}): ScriptedRule[] {
+export function scriptedRules(
+  options: DataScienceRuleOptions & { untracedNumber?: UntracedNumberMode } = {},
+): ScriptedRule[] {
   const table: ScriptedRuleTable = {
     classify_vagueness: classifyVagueness,
     investigator_hypotheses: investigatorHypotheses,
@@ -39,7 +43,7 @@ export function scriptedRules(options: DataScienceRuleOptions = {}): ScriptedRul
     reflection,
     critic,
     assessment,
-    synthesis,
+    synthesis: synthesisRule(options.untracedNumber),
     memory: memoryExtract,
   };
   return Object.values(table);

@@ -1,10 +1,16 @@
 import type { ModelCallInputs } from '../../../activities/runtime/model-call-inputs';
+import { checkNumbers, isWindowLength } from '../../../activities/steps/fact-check';
 import type { ScriptedRule } from '../types';
 
 /**
  * Step 7 (seed 002): the answer, built only from the Fact Sheet and the findings it is given, so every
  * number it states is a fact-sheet value. With Data Science failed it states no number at all.
+ *
+ * `untracedNumber` makes it state one number that is in no reference, in a sentence of its own, to
+ * exercise the binding fact-check: `first` on the first writing only (the repair, told which number,
+ * leaves it out), `always` in the repair too (so the check removes the sentence).
  */
+export type UntracedNumberMode = 'never' | 'first' | 'always';
 
 type SynthesisInputs = ModelCallInputs['synthesis'];
 
@@ -14,9 +20,12 @@ interface Fact {
   unit: string | null;
 }
 
-/** The findings' numbers; the coach's personal anchors are the coach's to cite, not the answer's paragraphs. */
+/**
+ * The findings' numbers; the coach's personal anchors are the coach's to cite, not the answer's
+ * paragraphs, and a window's length is already in the finding's claim.
+ */
 const findingFacts = (inputs: SynthesisInputs): Fact[] =>
-  inputs.factSheet.filter((entry) => entry.source !== 'personal_anchor');
+  inputs.factSheet.filter((entry) => entry.source !== 'personal_anchor' && !isWindowLength(entry.claim));
 
 /** The findings synthesis may state: the validated and the conditional ones. */
 const shownFindings = (inputs: SynthesisInputs) => inputs.findings.filter((f) => f.verdict !== 'rejected');
@@ -35,30 +44,77 @@ const NOTHING_HELD_UP =
   "Nothing in your data held up well enough for me to state it with confidence, so I'd rather not quote numbers. " +
   "We'd need to look more closely with a narrower question.";
 
-export const synthesis: ScriptedRule<'synthesis'> = {
-  step: 'synthesis',
-  respond(req) {
-    const draft = leadingDraft(req.inputs);
-    if (req.inputs.dataScienceFailed) {
-      const followUp = draft || 'Could we narrow it down, for example to one metric over the last few weeks?';
-      return { text: `${DS_FAILED} ${followUp}` };
-    }
-    const facts = findingFacts(req.inputs);
-    const paragraphs = shownFindings(req.inputs).map(({ finding, verdict, assessment }) => {
-      const own = facts.filter((f) => f.claim.startsWith(`${finding.id}.`));
-      const numbers = own
-        .filter((f) => !f.claim.endsWith('.n'))
-        .map(
-          (f) =>
-            `${f.claim.slice(finding.id.length + 1).replace(/_/g, ' ')} ${round(f.value)}${f.unit ? ` ${f.unit}` : ''}`,
-        )
-        .join(', ');
-      const lead = verdict === 'conditional' ? 'A preliminary signal, worth tracking: ' : '';
-      const mechanism = assessment?.mechanism ? ` ${assessment.mechanism}` : '';
-      return numbers ? `${lead}${finding.claim} (${numbers}).${mechanism}` : '';
-    });
-    // The coach's draft goes last, so the answer ends with the coach's forward question.
-    const answer = [...paragraphs, draft].filter(Boolean).join('\n\n');
-    return { text: answer || NOTHING_HELD_UP };
-  },
-};
+/** What the answer's numbers may trace to: the Fact Sheet, the user's message, and the drafts it was given. */
+const referencesOf = (inputs: SynthesisInputs) => ({
+  sheet: Object.fromEntries(inputs.factSheet.map((entry) => [entry.claim, entry.value])),
+  userMessage: inputs.userMessage,
+  expertProse: `${inputs.mainAgentDraft}\n${inputs.supportingInsights}`,
+});
+
+/**
+ * The sentences of an assessment's mechanism that state no number outside the references: its
+ * literature counts ("across 66 studies") are not Fact Sheet numbers, so the answer leaves them out.
+ */
+function tracedSentences(text: string, inputs: SynthesisInputs): string {
+  const references = referencesOf(inputs);
+  return text
+    .split(/(?<=[.!?])\s+/)
+    .filter((sentence) => checkNumbers(sentence, references).untraced.length === 0)
+    .join(' ');
+}
+
+/**
+ * A sentence with a number the fact-check cannot trace: near the first fact's value, in its unit, moved
+ * on until it matches no sheet value, ratio, or number the user or the drafts gave.
+ */
+function untracedSentence(inputs: SynthesisInputs): string {
+  const fact = inputs.factSheet.find((entry) => entry.unit !== null) ?? inputs.factSheet[0];
+  const unit = fact?.unit ?? 'minutes';
+  const references = referencesOf(inputs);
+  let value = Number((Math.abs(fact?.value ?? 40) * 1.37 + 11.3).toFixed(1));
+  for (;;) {
+    const sentence = `Compared with the month before, that is ${value} ${unit} higher.`;
+    if (checkNumbers(sentence, references).untraced.length > 0) return sentence;
+    value = Number((value + 7.3).toFixed(1));
+  }
+}
+
+function answer(inputs: SynthesisInputs): string {
+  const draft = leadingDraft(inputs);
+  if (inputs.dataScienceFailed) {
+    const followUp = draft || 'Could we narrow it down, for example to one metric over the last few weeks?';
+    return `${DS_FAILED} ${followUp}`;
+  }
+  const facts = findingFacts(inputs);
+  const paragraphs = shownFindings(inputs).map(({ finding, verdict, assessment }) => {
+    const own = facts.filter((f) => f.claim.startsWith(`${finding.id}.`));
+    const numbers = own
+      .filter((f) => !f.claim.endsWith('.n'))
+      .map(
+        (f) =>
+          `${f.claim.slice(finding.id.length + 1).replace(/_/g, ' ')} ${round(f.value)}${f.unit ? ` ${f.unit}` : ''}`,
+      )
+      .join(', ');
+    const lead = verdict === 'conditional' ? 'A preliminary signal, worth tracking: ' : '';
+    const mechanism = assessment?.mechanism ? ` ${tracedSentences(assessment.mechanism, inputs)}`.trimEnd() : '';
+    return numbers ? `${lead}${finding.claim} (${numbers}).${mechanism}` : '';
+  });
+  // The coach's draft goes last, so the answer ends with the coach's forward question.
+  return [...paragraphs, draft].filter(Boolean).join('\n\n') || NOTHING_HELD_UP;
+}
+
+export function synthesisRule(untracedNumber: UntracedNumberMode = 'never'): ScriptedRule<'synthesis'> {
+  return {
+    step: 'synthesis',
+    respond({ inputs }) {
+      const text = answer(inputs);
+      const wrong = untracedNumber === 'always' || (untracedNumber === 'first' && !inputs.repair);
+      if (!wrong) return { text };
+      // Its own sentence at the end of the first paragraph, so removing it leaves the rest as it was.
+      const [first, ...rest] = text.split('\n\n');
+      return { text: [`${first} ${untracedSentence(inputs)}`, ...rest].join('\n\n') };
+    },
+  };
+}
+
+export const synthesis = synthesisRule();
