@@ -21,7 +21,15 @@ export type {
 } from './events';
 export { LineDecoder } from './streaming/line-decoder';
 export { SseDecoder, type SseMessage } from './streaming/sse-decoder';
-export type { Turn, TurnResult, Message, TurnContext, FactEntry, TurnProgress } from '../../contracts/turn';
+export type {
+  Turn,
+  TurnResult,
+  Message,
+  TurnContext,
+  FactEntry,
+  FactCheckOutcome,
+  TurnProgress,
+} from '../../contracts/turn';
 export type { Memory } from '../../contracts/memory';
 export type { ErrorBody } from '../../contracts/errors';
 export type { StreamAgent } from '../../contracts/events';

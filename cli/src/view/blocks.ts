@@ -25,9 +25,11 @@ export function formatBlock(block: Block, style: Style): string {
     case 'finding':
       return findingLine(block.finding, style);
     case 'fact-check':
-      if (block.values.length === 0) return `${style.green('✓')} fact check: every number in the answer was traced`;
-      return block.values
-        .map((value) => style.yellow(`⚠ fact check: ${value} in the answer was not traced to the fact sheet`))
+      if (factCheckValues(block).length === 0) {
+        return `${style.green('✓')} fact check: every number in the answer was traced`;
+      }
+      return factCheckValues(block)
+        .map((value) => style.yellow(`⚠ fact check: ${factCheckIssue(value, block.repairs)}`))
         .join('\n');
     case 'cost-warning':
       return style.yellow(
@@ -51,6 +53,26 @@ export function formatBlock(block: Block, style: Style): string {
     case 'notice':
       return style.dim(block.text);
   }
+}
+
+type FactCheckBlock = Extract<Block, { kind: 'fact-check' }>;
+
+/** The numbers that did not trace: the first answer's, then any the rewritten answer still had. */
+const factCheckValues = ({ values, repairs }: FactCheckBlock) => [
+  ...values,
+  ...new Set((repairs?.removed ?? []).map((r) => r.value).filter((value) => !values.includes(value))),
+];
+
+/** What became of an untraced number: the binding check never leaves one in the answer. */
+function factCheckIssue(value: number, repairs: FactCheckBlock['repairs']): string {
+  if (!repairs) return `${value} in the answer was not traced to the fact sheet`;
+  const removed = repairs.removed.find((r) => r.value === value);
+  const fate = removed
+    ? removed.action === 'dropped_sentence'
+      ? 'its sentence was removed from the answer'
+      : 'it was replaced by a hedge in the answer'
+    : 'the answer was written again without it';
+  return `${value} was not traced to the fact sheet; ${fate}`;
 }
 
 function agentCompleted(block: Extract<Block, { kind: 'agent-completed' }>, style: Style): string {

@@ -15,7 +15,7 @@
  * attempt that `step.retry` superseded: the retried text replaces the failed attempt's instead of
  * being appended to it.
  */
-import type { ErrorBody, StreamAgent, TurnResult, TurnStreamEvent } from '@amy/sdk';
+import type { ErrorBody, FactCheckOutcome, StreamAgent, TurnResult, TurnStreamEvent } from '@amy/sdk';
 import { HARD_GATES, type GateName } from '../../../contracts/findings';
 
 export type GateVerdict = 'passed' | 'failed' | 'skipped';
@@ -52,7 +52,7 @@ export type Block =
   | { kind: 'step-retry'; step: string; attempt: number; reason: string }
   | { kind: 'validator-started' }
   | { kind: 'finding'; finding: FindingCheck }
-  | { kind: 'fact-check'; values: number[] }
+  | { kind: 'fact-check'; values: number[]; repairs?: FactCheckOutcome['repairs'] }
   | { kind: 'cost-warning'; costUsd: number; thresholdUsd: number }
   | { kind: 'completed'; turnId: string; result: TurnResult; fromSnapshot: boolean }
   | { kind: 'failed'; turnId: string; error: ErrorBody; costUsd: number; fromSnapshot: boolean }
@@ -127,7 +127,8 @@ export class TurnView {
         return [{ kind: 'finding', finding: { ...finding, critic: event.verdict } }];
       }
       case 'fact_check':
-        return [{ kind: 'fact-check', values: event.issues.map((issue) => issue.value) }];
+        // Events logged before the check was binding carry no repairs: their numbers stayed in the answer.
+        return [{ kind: 'fact-check', values: event.issues.map((issue) => issue.value), repairs: event.repairs }];
       case 'cost_warning':
         return [{ kind: 'cost-warning', costUsd: event.cost_usd, thresholdUsd: event.threshold_usd }];
       case 'turn.completed':
