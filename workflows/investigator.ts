@@ -23,7 +23,7 @@ export async function investigatorTurn(
     bookkeeping.recallMemory({ userId, includeMemory: input.context.include_memory }),
   );
   const proposed = await step('investigator_hypotheses', () =>
-    modelSteps.proposeHypotheses({ turnId, userId, question, memory }),
+    modelSteps.proposeHypotheses({ turnId, userId, question, memory, includeMemory: input.context.include_memory }),
   );
   const { findings } = await step('investigator_test', () =>
     bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
