@@ -62,10 +62,13 @@ export type FactCheckIssue = z.infer<typeof factCheckIssueSchema>;
 /** A number still untraced after the repair, and what was done so the answer no longer states it. */
 export const factCheckRemovalSchema = z.object({
   value: z.number(),
-  /** The sentence that held it, as the answer had it. */
-  sentence: z.string(),
-  /** `dropped_sentence`: the sentence is gone; `hedged_number`: dropping it would have left no answer, so the number was replaced by a hedge. */
-  action: z.enum(['dropped_sentence', 'hedged_number']),
+  sentence: z.string().describe('The sentence that held the number, as the answer had it.'),
+  action: z
+    .enum(['dropped_sentence', 'hedged_number'])
+    .describe(
+      'dropped_sentence: the sentence is gone; hedged_number: dropping it would have left no answer, ' +
+        'so the number was replaced by a hedge.',
+    ),
 });
 export type FactCheckRemoval = z.infer<typeof factCheckRemovalSchema>;
 
@@ -74,15 +77,22 @@ export type FactCheckRemoval = z.infer<typeof factCheckRemovalSchema>;
  * how the answer was repaired. Whatever it found, the answer the Turn holds states no untraced number.
  */
 export const factCheckOutcomeSchema = z.object({
-  /** How many numbers of the first answer were checked (list indices, years, dates, ids, links and citations are not). */
-  numbers_checked: z.number().int().min(0),
-  /** The numbers of the first answer that traced to nothing. */
-  issues: z.array(factCheckIssueSchema),
+  numbers_checked: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      'How many numbers of the first answer were checked (list indices, years, dates, ids, links and citations are not).',
+    ),
+  issues: z.array(factCheckIssueSchema).describe('The numbers of the first answer that traced to nothing.'),
   repairs: z.object({
-    /** Synthesis ran once more, told which numbers were not in the Fact Sheet. */
-    resynthesised: z.boolean(),
-    /** What was still untraced after that (or, for the fallback reply and the Investigator's briefing, at once). */
-    removed: z.array(factCheckRemovalSchema),
+    resynthesised: z.boolean().describe('Synthesis wrote the answer once more, told which numbers did not trace.'),
+    removed: z
+      .array(factCheckRemovalSchema)
+      .describe(
+        'Numbers still untraced after that (at once, for the fallback reply and the Investigator briefing), ' +
+          'removed from the answer.',
+      ),
   }),
 });
 export type FactCheckOutcome = z.infer<typeof factCheckOutcomeSchema>;
@@ -95,7 +105,12 @@ export const turnResultSchema = z.object({
   cost_usd: z.number(),
   duration_ms: z.number().int(),
   /** The fact-check's outcome; turns completed before the check was binding have none. */
-  fact_check: factCheckOutcomeSchema.optional(),
+  fact_check: factCheckOutcomeSchema
+    .describe(
+      'The numeric fact-check (step 7b): what it found in the answer as first written and how the answer was repaired. ' +
+        'The answer states no number that does not trace to the fact sheet, the user message or the Domain Expert.',
+    )
+    .optional(),
 });
 export type TurnResult = z.infer<typeof turnResultSchema>;
 

@@ -61,6 +61,17 @@ describe('the scripted model states only numbers that trace', () => {
     'Are my active zone minutes related to my deep sleep minutes?',
   ];
 
+  test("/openapi.json documents the Turn's result.fact_check", async () => {
+    const doc = (await api(demo.svc.url, 'GET', '/openapi.json')).body;
+    const result =
+      doc.paths['/v1/turns/{id}'].get.responses['200'].content['application/json'].schema.properties.result;
+    const factCheck = result.properties.fact_check;
+    expect(factCheck.description).toMatch(/fact-check/);
+    expect(Object.keys(factCheck.properties).sort()).toEqual(['issues', 'numbers_checked', 'repairs']);
+    expect(Object.keys(factCheck.properties.repairs.properties).sort()).toEqual(['removed', 'resynthesised']);
+    expect(result.required).not.toContain('fact_check');
+  });
+
   test('the README has example questions to ask', () => {
     expect(questions.length).toBeGreaterThan(10);
   });
