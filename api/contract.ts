@@ -132,7 +132,7 @@ export const ROUTES = {
     body: createMemoryRequestSchema,
     responses: {
       201: { description: 'The new memory entry', schema: memorySchema },
-      ...errors(400, 401, 413, 415),
+      ...errors(400, 401, 409, 413, 415),
     },
   },
   deleteMemory: {

@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   turn_events_expired: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  memory_limit_reached: 409,
   idempotency_key_reused: 422,
   concurrency_limit_exceeded: 429,
   internal_error: 500,

@@ -5,8 +5,14 @@
 import { z } from 'zod';
 import { ID_PREFIXES } from './ids';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
+import { jsonTextProblem, storableText } from './text';
 
 export const MAX_MEMORY_TEXT_CHARS = 500;
+/** A client's own annotation on an entry: at most this many bytes of JSON, and this many keys. */
+export const MAX_MEMORY_META_BYTES = 2048;
+export const MAX_MEMORY_META_KEYS = 20;
+/** Entries a user may write directly (the turn-written ones do not count): beyond it, delete some first. */
+export const MAX_USER_MEMORY_ENTRIES = 1000;
 
 /** The categories a client may write. */
 export const MEMORY_CATEGORIES = ['goal', 'insight', 'preference', 'history'] as const;
@@ -69,14 +75,26 @@ export type ListMemoryQuery = z.infer<typeof listMemoryQuerySchema>;
 
 export const createMemoryRequestSchema = z
   .object({
-    text: z.string().trim().min(1).max(MAX_MEMORY_TEXT_CHARS),
+    text: storableText().trim().min(1).max(MAX_MEMORY_TEXT_CHARS),
     category: z.enum(MEMORY_CATEGORIES, {
       error: `must be one of ${MEMORY_CATEGORIES.join(', ')} (${TESTED_HYPOTHESIS} is written only by the validator)`,
     }),
     confidence: z.number().min(0).max(1).default(1),
     // Seed 004's write table has no meta; a client may still attach its own annotation, which is
     // returned as written. It can never pass for validator bookkeeping: tested_hypothesis is not writable.
-    meta: memoryMetaSchema.nullable().default(null),
+    meta: memoryMetaSchema
+      .superRefine((meta, ctx) => {
+        const problem = jsonTextProblem(meta);
+        if (problem) ctx.addIssue({ code: 'custom', message: `every string ${problem}` });
+        if (Object.keys(meta).length > MAX_MEMORY_META_KEYS) {
+          ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_MEMORY_META_KEYS} keys` });
+        }
+        if (new TextEncoder().encode(JSON.stringify(meta)).length > MAX_MEMORY_META_BYTES) {
+          ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_MEMORY_META_BYTES} bytes of JSON` });
+        }
+      })
+      .nullable()
+      .default(null),
   })
   .strict();
 export type CreateMemoryRequest = z.infer<typeof createMemoryRequestSchema>;

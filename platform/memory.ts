@@ -77,21 +77,31 @@ export async function createUserMemory(
   pool: Pool,
   userId: string,
   entry: { category: string; text: string; confidence: number; meta: Record<string, unknown> | null },
-): Promise<Memory> {
-  const { rows } = await pool.query<MemoryRow>(
-    `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta)
-     VALUES ($1, $2, $3, $4, $5, NULL, $6)
-     RETURNING ${MEMORY_COLUMNS}`,
-    [
-      newId('memory'),
-      userId,
-      entry.category,
-      entry.text,
-      entry.confidence,
-      entry.meta === null ? null : JSON.stringify(entry.meta),
-    ],
-  );
-  return toMemory(rows[0]);
+  { maxEntries = Infinity }: { maxEntries?: number } = {},
+): Promise<Memory | null> {
+  return inTransaction(pool, async (client) => {
+    // One writer per user at a time, so the count and the insert agree.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [userId]);
+    const { rows: counted } = await client.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM memory_entries WHERE user_id = $1 AND source_turn_id IS NULL',
+      [userId],
+    );
+    if (counted[0].n >= maxEntries) return null;
+    const { rows } = await client.query<MemoryRow>(
+      `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta)
+       VALUES ($1, $2, $3, $4, $5, NULL, $6)
+       RETURNING ${MEMORY_COLUMNS}`,
+      [
+        newId('memory'),
+        userId,
+        entry.category,
+        entry.text,
+        entry.confidence,
+        entry.meta === null ? null : JSON.stringify(entry.meta),
+      ],
+    );
+    return toMemory(rows[0]);
+  });
 }
 
 /** Hard delete; false when the user has no such entry (another user's included). */
@@ -284,12 +294,16 @@ const SUMMARY_SECTIONS: Array<{ category: string; title: string }> = [
 
 type SummaryEntry = Pick<MemoryRow, 'category' | 'text' | 'created_at' | 'meta'>;
 
+/** An entry is one line of the summary, whatever its text holds: a newline cannot forge a heading or an entry. */
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+
 function summaryLine(entry: SummaryEntry): string {
   const day = entry.created_at.toISOString().slice(0, 10);
-  if (entry.category !== TESTED_HYPOTHESIS) return `- (${day}) ${entry.text}`;
+  const text = oneLine(entry.text);
+  if (entry.category !== TESTED_HYPOTHESIS) return `- (${day}) ${text}`;
   const meta = (entry.meta ?? {}) as { verdict?: string; effect?: number | null };
   const effect = typeof meta.effect === 'number' ? ` (effect ${Number(meta.effect.toFixed(3))})` : '';
-  return `- (${day}) [${meta.verdict ?? 'tested'}] ${entry.text}${effect}`;
+  return `- (${day}) [${meta.verdict ?? 'tested'}] ${text}${effect}`;
 }
 
 /**

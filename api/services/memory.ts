@@ -6,6 +6,7 @@
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import {
+  MAX_USER_MEMORY_ENTRIES,
   TESTED_HYPOTHESIS,
   memoryIdSchema,
   type CreateMemoryRequest,
@@ -53,7 +54,14 @@ export async function listMemoryForUser(pool: Pool, userId: string, query: ListM
 
 /** A memory the user wrote themselves: no source turn. */
 export async function createMemoryForUser(pool: Pool, userId: string, body: CreateMemoryRequest): Promise<Memory> {
-  return createUserMemory(pool, userId, body);
+  const created = await createUserMemory(pool, userId, body, { maxEntries: MAX_USER_MEMORY_ENTRIES });
+  if (created === null) {
+    throw new ApiError(
+      'memory_limit_reached',
+      `This user already has ${MAX_USER_MEMORY_ENTRIES} memory entries written directly; delete some (DELETE /v1/memory/:id) before writing more.`,
+    );
+  }
+  return created;
 }
 
 /** Another user's entry is indistinguishable from a missing one (404), as with turns. */

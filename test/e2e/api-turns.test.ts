@@ -125,6 +125,12 @@ describe('POST /v1/turns', () => {
         'messages[0].role',
       ],
       ['empty content', { messages: [{ role: 'user', content: '' }] }, 'invalid_field', 'messages[0].content'],
+      [
+        'a NUL character in content (Postgres cannot store it)',
+        { messages: [{ role: 'user', content: 'how did I sleep\u0000?' }] },
+        'invalid_field',
+        'messages[0].content',
+      ],
       ['stream not a boolean', { ...thanks, stream: 'yes' }, 'invalid_field', 'stream'],
       [
         'include_memory not a boolean',
@@ -140,6 +146,18 @@ describe('POST /v1/turns', () => {
       const res = await api(svc.url, 'POST', '/v1/turns', { key: alice.apiKey, body });
       const error = expectError(res, 400, code);
       if (field) expect(error.field).toBe(field);
+      expect(await turnCount()).toBe(before);
+    });
+
+    test('a lone surrogate in content (it has no UTF-8 form)', async () => {
+      const before = await turnCount();
+      const rawBody = '{"messages":[{"role":"user","content":"how did I sleep \\ud800?"}]}';
+      const error = expectError(
+        await api(svc.url, 'POST', '/v1/turns', { key: alice.apiKey, rawBody }),
+        400,
+        'invalid_field',
+      );
+      expect(error.field).toBe('messages[0].content');
       expect(await turnCount()).toBe(before);
     });
 

@@ -479,3 +479,56 @@ describe('/openapi.json', () => {
     expect(remove.responses['404']).toBeDefined();
   });
 });
+
+describe('bad input is a 400 in the envelope, never a 500, and nothing is written', () => {
+  const post = (body: unknown, rawBody?: string) =>
+    api(svc.url, 'POST', '/v1/memory', { key: alice.apiKey, ...(rawBody ? { rawBody } : { body }) });
+
+  test.each([
+    ['a NUL character in the text', { category: 'goal', text: 'walk\u0000more' }, undefined, /NUL/],
+    ['a lone surrogate in the text', undefined, '{"category":"goal","text":"walk \\ud800 more"}', /well-formed/],
+    ['a NUL character in meta', { category: 'goal', text: 'walk', meta: { note: 'a\u0000b' } }, undefined, /NUL/],
+    [
+      'meta larger than 2 KB',
+      { category: 'goal', text: 'walk', meta: { note: 'x'.repeat(3000) } },
+      undefined,
+      /at most 2048 bytes/,
+    ],
+    [
+      'meta with more than 20 keys',
+      { category: 'goal', text: 'walk', meta: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, i])) },
+      undefined,
+      /at most 20 keys/,
+    ],
+  ])('%s', async (_case, body, rawBody, message) => {
+    const before = await entryCount(alice.userId);
+    const error = expectError(await post(body, rawBody), 400, 'invalid_field');
+    expect(error.message).toMatch(message);
+    expect(await entryCount(alice.userId)).toBe(before);
+  });
+
+  test('a user at the cap of directly written entries gets a 409 until they delete some', async () => {
+    const carol = await svc.createUser();
+    // Turn-written entries do not count against the cap; the user's own do.
+    await insertEntry(carol.userId, {
+      category: 'insight',
+      text: 'from a turn',
+      createdAt: '2026-01-01T00:00:00Z',
+      sourceTurnId: newId('turn'),
+    });
+    await svc.database.pool.query(
+      `INSERT INTO memory_entries (id, user_id, category, text, confidence)
+       SELECT 'mem_' || lpad(g::text, 26, '0'), $1, 'goal', 'goal ' || g, 1 FROM generate_series(1, 999) AS g`,
+      [carol.userId],
+    );
+    const write = () =>
+      api(svc.url, 'POST', '/v1/memory', { key: carol.apiKey, body: { category: 'goal', text: 'one more' } });
+
+    expect((await write()).status).toBe(201);
+    const error = expectError(await write(), 409, 'memory_limit_reached');
+    expect(error.message).toContain('1000');
+    const removed = await api(svc.url, 'DELETE', `/v1/memory/mem_${'1'.padStart(26, '0')}`, { key: carol.apiKey });
+    expect(removed.status).toBe(204);
+    expect((await write()).status).toBe(201);
+  });
+});

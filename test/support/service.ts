@@ -112,7 +112,7 @@ export async function startTestService(
   };
 }
 
-/** The whole service with one demo user (180 days of synthetic data), and a small pool on its database. */
+/** The whole service with one demo user (the demo history, 400 days of synthetic data), and a small pool on its database. */
 export interface DemoService {
   svc: TestService;
   pool: Pool;
