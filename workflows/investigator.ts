@@ -28,7 +28,9 @@ export async function investigatorTurn(
   const { findings } = await step('investigator_test', () =>
     bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
   );
-  const validated = await step('validation', () => validateFindings(step, { turnId, userId }, findings));
+  const validated = await step('validation', () =>
+    validateFindings(step, { turnId, userId, includeMemory: input.context.include_memory }, findings),
+  );
   const { briefing } = await step('investigator_briefing', () =>
     modelSteps.writeBriefing({
       turnId,

@@ -215,7 +215,9 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   } else {
     // The pre-validation hop: the coach turns numbers into actions, so it only sees validated ones.
     validated.push(
-      ...(await step('pre_validation', () => validateFindings(step, { turnId, userId }, pending.splice(0)))),
+      ...(await step('pre_validation', () =>
+        validateFindings(step, { turnId, userId, includeMemory: input.context.include_memory }, pending.splice(0)),
+      )),
     );
     agentsUsed.add('health_coach');
     coaching = await step('health_coach', () =>
@@ -251,7 +253,11 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   }
 
   // Every finding is validated exactly once: what the coach saw already was.
-  validated.push(...(await step('validation', () => validateFindings(step, { turnId, userId }, pending))));
+  validated.push(
+    ...(await step('validation', () =>
+      validateFindings(step, { turnId, userId, includeMemory: input.context.include_memory }, pending),
+    )),
+  );
   const synthesis = await step('synthesis', () =>
     modelSteps.synthesise({
       turnId,

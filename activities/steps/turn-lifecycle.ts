@@ -67,8 +67,15 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
         duration_ms: now.getTime() - startedAt.getTime(),
         ...(input.factCheck ? { fact_check: input.factCheck } : {}),
       };
+      // The answer was complete before the memory step wrote what the turn taught (seed 002: memory,
+      // then completion), so the turn's completed_at precedes its entries and seed 004's recipe
+      // `GET /v1/memory?after=<completed_at>` lists them. Both instants are Postgres's, so no clock skew
+      // between a worker and the database can reorder them.
       await pool.query(
-        `UPDATE turns SET status = 'completed', result = $2, completed_at = $3 WHERE id = $1 AND status = 'running'`,
+        `UPDATE turns SET status = 'completed', result = $2,
+           completed_at = LEAST($3::timestamptz,
+             (SELECT min(created_at) - interval '1 millisecond' FROM memory_entries WHERE source_turn_id = $1))
+         WHERE id = $1 AND status = 'running'`,
         [turnId, JSON.stringify(result), now],
       );
     }

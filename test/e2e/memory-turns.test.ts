@@ -4,6 +4,7 @@
  * best-effort, so its failure never fails a turn.
  */
 import { Pool } from 'pg';
+import { memoryListSchema } from '../../contracts/memory';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService, type TestService } from '../support/service';
@@ -82,6 +83,20 @@ test('the next turn’s agents see it in their system prompts, with the tested h
     /## Tested hypotheses[\s\S]*\[validated\] Average deep sleep minutes over the last 30 days/,
   );
   expect(plan.system).toContain('I want to get more deep sleep.');
+});
+
+test('seed 004’s recipe: GET /v1/memory?after=<the turn’s completed_at> lists what the turn wrote', async () => {
+  const turn = await ask('Help me get more REM sleep based on my data. I want to be in bed by 10.');
+  expect(turn.status).toBe('completed');
+  const written = (await memoryOf()).filter((m) => m.source_turn_id === turn.id);
+  expect(written.length).toBeGreaterThan(0);
+
+  const after = encodeURIComponent(turn.completed_at!);
+  const res = await api(svc.url, 'GET', `/v1/memory?after=${after}&include=tested_hypothesis`, { key: user.apiKey });
+  expect(res.status).toBe(200);
+  const listed = expectSchema(memoryListSchema, res.body).data;
+  expect(listed.map((m) => m.source_turn_id)).toEqual(written.map(() => turn.id));
+  expect(listed.map((m) => m.text).sort()).toEqual(written.map((m) => m.text).sort());
 });
 
 test('include_memory: false keeps memory out of every prompt', async () => {
