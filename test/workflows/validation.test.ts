@@ -198,3 +198,12 @@ describe('a Critic or an Assessment whose model is unreachable', () => {
     expect(completed(run).validator.findings_conditional).toBe(3);
   });
 });
+
+test('include_memory: false reaches the Critic: a turn isolated from memory is isolated in validation too', async () => {
+  const run = await runTurn(
+    { route: async () => routing(DS), extractFindings: threeFindings },
+    { input: { context: { include_memory: false, include_biomarkers: true } } },
+  );
+  expect(run.calls.inputsOf('critiqueFinding').map((c) => c.includeMemory)).toEqual([false, false, false]);
+  expect(run.calls.only('recallMemory').includeMemory).toBe(false);
+});
