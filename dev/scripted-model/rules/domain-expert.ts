@@ -210,7 +210,8 @@ function finalAnswer(req: ScriptedRequest<'domain_expert'>): string {
   const comparisons = okResults<RangeComparison>(exchanges, 'range_compare');
   const priors = okResults<{ priors: Prior[] }>(exchanges, 'literature_priors').flatMap((r) => r.priors);
 
-  const supported = req.inputs.supportingInsights.trim() !== '';
+  // Supported: the analysis above computed something (a number) for this answer to refer to.
+  const supported = /\d/.test(req.inputs.supportingInsights);
   const parts: string[] = [];
   if (comparisons.length > 0) {
     const analysed = analysedLevel(req.inputs.supportingInsights);
