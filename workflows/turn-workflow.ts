@@ -59,6 +59,20 @@ function turnError(err: unknown): ErrorBody {
   return { code, message, request_id: requestId, docs_url: docsUrl(code) };
 }
 
+/**
+ * What the user sees of a failure: for an unexpected one (`internal_error`), the step and nothing of
+ * the cause, which may be a driver's message or a file path. The cause stays in the workflow's own
+ * failure (the Temporal Web UI) and the worker's log, where engineers look.
+ */
+function publicTurnError(error: ErrorBody): ErrorBody {
+  if (error.code !== 'internal_error') return error;
+  const step = /^Step (\w+) failed/.exec(error.message)?.[1];
+  return {
+    ...error,
+    message: step ? `Step ${step} failed unexpectedly.` : 'The turn failed unexpectedly.',
+  };
+}
+
 const requestIdOf = (details: unknown): string => {
   const id = (details as { request_id?: unknown } | undefined)?.request_id;
   return typeof id === 'string' ? id : '';
@@ -98,7 +112,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
   } catch (err) {
     const error = turnError(err);
     // Recording the failure must survive the cancellation that may have caused it.
-    await CancellationScope.nonCancellable(() => bookkeeping.failTurn({ turnId, error }));
+    await CancellationScope.nonCancellable(() => bookkeeping.failTurn({ turnId, error: publicTurnError(error) }));
     throw ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true });
   }
 }

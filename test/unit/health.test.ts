@@ -1,0 +1,46 @@
+/**
+ * `/healthz` answers without a key, so it says whether each dependency answers and nothing of how it
+ * failed: no host, IP, port or database user from a driver's message.
+ */
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'pg';
+import type { Client as TemporalClient } from '@temporalio/client';
+import { healthRoutes } from '../../api/routes/health';
+import type { Logger } from '../../api/logger';
+
+test('a failing Postgres and Temporal: 503, "unreachable", and the details only in the log', async () => {
+  const pool = new Pool({
+    connectionString: 'postgresql://amy_secret_user@127.0.0.1:1/amy',
+    connectionTimeoutMillis: 500,
+  });
+  const temporal = {
+    workflowService: {
+      getSystemInfo: async () => {
+        throw new Error('14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED 10.1.2.3:7233');
+      },
+    },
+  } as unknown as TemporalClient;
+  const logged: Array<Record<string, unknown>> = [];
+  const logger = { warn: (_msg: string, fields: Record<string, unknown>) => logged.push(fields) } as unknown as Logger;
+  const server = express().use(healthRoutes({ pool, temporal, logger })).listen(0);
+  try {
+    const { port } = server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+    const text = await res.text();
+
+    expect(res.status).toBe(503);
+    expect(JSON.parse(text)).toEqual({
+      status: 'degraded',
+      postgres: { ok: false, latency_ms: null, error: 'unreachable' },
+      temporal: { ok: false, latency_ms: null, error: 'unreachable' },
+    });
+    for (const secret of ['127.0.0.1', '10.1.2.3', '7233', 'amy_secret_user', 'ECONNREFUSED']) {
+      expect(text).not.toContain(secret);
+    }
+    expect(JSON.stringify(logged)).toContain('10.1.2.3');
+  } finally {
+    server.close();
+    await pool.end();
+  }
+});
