@@ -431,7 +431,7 @@ describe('augmentBriefingWithVerdicts', () => {
   test('nothing survived: a note that the patterns may be noise; nothing tested: a note that nothing could be', () => {
     const rejected = findings.map((f) => ({ ...f, verdict: 'rejected' as const }));
     expect(augmentBriefingWithVerdicts('Some patterns.', rejected)).toBe(
-      'Some patterns.\n\n_Auto-tested findings:_ none of the 3 tested hypotheses survived validation, so the patterns noticed above may be noise.',
+      'Some patterns.\n\n_Auto-tested findings:_ none of the three tested hypotheses survived validation, so the patterns noticed above may be noise.',
     );
     expect(augmentBriefingWithVerdicts('', [])).toBe(
       '_Auto-tested findings:_ no hypothesis could be tested on your data, so the patterns noticed above are unconfirmed and may be noise.',
@@ -800,7 +800,7 @@ describe('writeBriefing', () => {
     });
     const { prompt } = promptOf(h, 'investigator_briefing');
     expect(prompt).toContain('VALIDATED FINDINGS:\n(none)');
-    expect(out.briefing).toMatch(/_Auto-tested findings:_ none of the 3 tested hypotheses survived validation/);
+    expect(out.briefing).toMatch(/_Auto-tested findings:_ none of the three tested hypotheses survived validation/);
     expect(out.briefing).not.toMatch(/[✓~] /);
     expect(factCheckReply(out.briefing, buildFactSheet(validated).sheet, QUESTION)).toEqual([]);
   });

