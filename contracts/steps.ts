@@ -102,8 +102,10 @@ export const STEPS = {
   },
   reflection: { label: 'Reflection', seed: '5', agent: null, modelCalls: true },
   validation: { label: 'Validation', seed: '6', agent: null },
-  gates: { label: 'Validation · 7 gates', seed: '6', agent: null },
+  gates: { label: 'Validation · reproduction and 7 gates', seed: '6', agent: null },
   critic: { label: 'Validation · critic', seed: '6', agent: null, modelCalls: true },
+  // Once the Critic's retries are spent: its conservative downgrade, announced as its verdict.
+  critic_fallback: { label: 'Validation · critic unreachable, downgrade', seed: '6', agent: null },
   assessment: { label: 'Validation · assessment', seed: '6', agent: null, modelCalls: true },
   synthesis: { label: 'Synthesis (streamed, fact sheet)', seed: '7', agent: null, modelCalls: true },
   fact_check: { label: 'Fact-check the answer', seed: '7b', agent: null },

@@ -35,7 +35,7 @@ export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
   reflect: 'reflection',
   runGates: 'gates',
   critiqueFinding: 'critic',
-  recordCriticFallback: 'critic',
+  recordCriticFallback: 'critic_fallback',
   assessFinding: 'assessment',
   proposeHypotheses: 'investigator_hypotheses',
   testHypotheses: 'investigator_test',
@@ -59,7 +59,7 @@ const count = (input: Input, key: string) => (Array.isArray(input?.[key]) ? (inp
 const DETAILS: Partial<Record<ActivityName, (input: Input) => string>> = {
   runGates: (i) => `on ${count(i, 'findings')} finding(s)`,
   critiqueFinding: (i) => `on ${findingId(i)}`,
-  recordCriticFallback: (i) => `on ${findingId(i)} (unreachable: downgraded)`,
+  recordCriticFallback: (i) => `on ${findingId(i)}`,
   assessFinding: (i) => `of ${findingId(i)}`,
   testHypotheses: (i) => `(${count(i, 'hypotheses')})`,
   failTurn: (i) => {

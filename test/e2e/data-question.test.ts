@@ -164,7 +164,14 @@ describe('a descriptive question about the user’s own data', () => {
         category: 'tested_hypothesis',
         confidence: 0.9,
         source_turn_id: turn.id,
-        meta: { finding_id: 'ds-001', feature: 'resting_heart_rate', target: null, verdict: 'validated', effect: null },
+        meta: {
+          finding_id: 'ds-001',
+          feature: 'resting_heart_rate',
+          target: null,
+          verdict: 'validated',
+          effect: null,
+          tested: 'scalar|resting_heart_rate|-|the last 90 days',
+        },
       },
     ]);
   });
@@ -214,7 +221,12 @@ describe('correlations are judged by the gates on the user’s own series', () =
     const { turn } = await ask(asker, 'Has my resting heart rate changed over the last 30 days?');
     expect(turn.status).toBe('completed');
     const sheet = sheetOf(turn);
-    expect(Object.keys(sheet).sort()).toEqual(['ds-001.effect', 'ds-001.prior_mean', 'ds-001.recent_mean']);
+    expect(Object.keys(sheet).sort()).toEqual([
+      'ds-001.effect',
+      'ds-001.prior_mean',
+      'ds-001.recent_mean',
+      'ds-001.window_days',
+    ]);
     expect(sheet['ds-001.effect']).toBeCloseTo(sheet['ds-001.recent_mean'] - sheet['ds-001.prior_mean'], 9);
     expect(sheet['ds-001.effect']).toBeLessThan(0); // the planted training effect
   });

@@ -33,6 +33,8 @@ jest.setTimeout(240_000);
 
 const DS_MEAN = 'What is my average resting heart rate over the last 90 days?';
 const DS_CORRELATION = 'Do my steps correlate with my sleep score over the last 90 days?';
+/** A planted association the gates validate, so the Critic and then the Assessment review it. */
+const DS_PLANTED = 'Are my active zone minutes related to my deep sleep minutes?';
 const LAB_VALUE = 'Is an LDL of 124 something to worry about?';
 const COACHING = 'Can you give me some tips for building a morning routine?';
 const HEALTH_FACT = 'What is heart rate variability?';
@@ -194,7 +196,8 @@ const BATCHES: KillCase[][] = [
     },
     {
       step: 'critic',
-      question: DS_MEAN,
+      // An inference: a description is a fact, which neither the Critic nor the Assessment reviews.
+      question: DS_PLANTED,
       activity: 'critiqueFinding',
       hold: hang('critic'),
       calls: { critic: 1 },
@@ -202,7 +205,8 @@ const BATCHES: KillCase[][] = [
     },
     {
       step: 'assessment',
-      question: DS_MEAN,
+      // An inference: a description is a fact, which neither the Critic nor the Assessment reviews.
+      question: DS_PLANTED,
       activity: 'assessFinding',
       hold: hang('assessment'),
       calls: { assessment: 1 },
