@@ -87,7 +87,14 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
     const { vagueness } = await step('classify_vagueness', () => modelSteps.classifyVagueness({ turnId, messages }));
     if (vagueness === 'high') {
       return await investigatorTurn(step, input, (answer, validated) =>
-        rememberTurn({ turnId, userId: input.userId, userMessage: lastUserMessage(messages), answer, validated }),
+        rememberTurn({
+          turnId,
+          userId: input.userId,
+          includeMemory: input.context.include_memory,
+          userMessage: lastUserMessage(messages),
+          answer,
+          validated,
+        }),
       );
     }
     const routing = withAgentIds(await step('route', () => modelSteps.route({ turnId, messages })));
@@ -96,7 +103,16 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
         modelSteps.replyConversationally({ turnId, messages }),
       );
       const userMessage = lastUserMessage(messages);
-      await step('memory', () => rememberTurn({ turnId, userId: input.userId, userMessage, answer, validated: [] }));
+      await step('memory', () =>
+        rememberTurn({
+          turnId,
+          userId: input.userId,
+          includeMemory: input.context.include_memory,
+          userMessage,
+          answer,
+          validated: [],
+        }),
+      );
       return await step('complete_turn', () =>
         bookkeeping.completeTurn({
           turnId,
@@ -287,7 +303,16 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
       memory,
     }),
   );
-  await step('memory', () => rememberTurn({ turnId, userId, userMessage, answer: synthesis.answer, validated }));
+  await step('memory', () =>
+    rememberTurn({
+      turnId,
+      userId,
+      includeMemory: input.context.include_memory,
+      userMessage,
+      answer: synthesis.answer,
+      validated,
+    }),
+  );
   return await step('complete_turn', () =>
     bookkeeping.completeTurn({
       turnId,

@@ -58,6 +58,8 @@ export function testedHypothesis({ finding, verdict, source }: ValidatedFinding)
 export interface RememberTurnInput {
   turnId: string;
   userId: string;
+  /** `context.include_memory`: false, and the extractor is not shown what memory holds. Absent: true. */
+  includeMemory?: boolean;
   userMessage: string;
   /** The answer the user got; '' when there is none to learn from. */
   answer: string;
@@ -77,13 +79,16 @@ async function extractMemories(
   input: RememberTurnInput,
 ): Promise<{ entries: ExtractedMemory[]; costUsd: number }> {
   try {
+    // The extractor sees what is already remembered, unless the turn keeps memory out of every prompt.
+    const remembered = input.includeMemory === false ? '' : await memorySummary(deps.pool, input.userId);
+    const inputs = { userMessage: input.userMessage, answer: input.answer, remembered };
     const response = await completeStep(deps, {
       turnId: input.turnId,
       step: 'memory',
-      inputs: { userMessage: input.userMessage, answer: input.answer },
+      inputs,
       model: deps.models.fast,
       system: MEMORY_UPDATE_SYSTEM,
-      prompt: memoryExtractUserPrompt(input),
+      prompt: memoryExtractUserPrompt(inputs),
       maxTokens: 600,
     });
     const items = parseModelJson(response.text, extractedSchema, response.requestId);

@@ -185,7 +185,7 @@ export const STEP_INPUT_SCHEMAS = {
       })
       .optional(),
   }),
-  memory: z.object({ userMessage: z.string(), answer: z.string() }),
+  memory: z.object({ userMessage: z.string(), answer: z.string(), remembered: z.string() }),
 } satisfies { [Call in ModelCallId]: z.ZodType<ModelCallInputs[Call]> };
 
 export type StepInputsCheck<Call extends ModelCallId> =

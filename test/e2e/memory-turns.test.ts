@@ -64,6 +64,26 @@ test('a fallback turn still remembers what the user said about themselves', asyn
   expect(await memorySummaryEvent(turn.id)).toEqual(['+1 entry (1 preference)']);
 });
 
+test('the extractor sees what memory holds and does not write it again; with include_memory false it sees nothing', async () => {
+  const extractorPrompt = () =>
+    JSON.stringify(
+      svc.scripted.requests
+        .entries()
+        .filter((r) => r.step === 'memory')
+        .at(-1)?.messages,
+    );
+  svc.scripted.requests.clear();
+  const again = await ask(`Thanks again! ${PREFERENCE}`);
+  expect(again.status).toBe('completed');
+  expect(extractorPrompt()).toContain('ALREADY REMEMBERED');
+  expect((await memoryOf()).filter((m) => m.source_turn_id === again.id)).toEqual([]);
+
+  svc.scripted.requests.clear();
+  await ask('Thanks! I want to swim twice a week.', { include_memory: false });
+  expect(extractorPrompt()).not.toContain('ALREADY REMEMBERED');
+  expect(extractorPrompt()).not.toContain('vegetarian');
+});
+
 test('the next turn’s agents see it in their system prompts, with the tested hypotheses of earlier turns', async () => {
   svc.scripted.requests.clear();
   const turn = await ask('Help me plan better deep sleep based on my data. I want to get more deep sleep.');

@@ -9,10 +9,13 @@ export interface MemoryExtractPromptInputs {
   userMessage: string;
   /** The turn's answer. */
   answer: string;
+  /** What memory already holds (the summary agents get), so it is not written again; '' when none or not to be read. */
+  remembered: string;
 }
 
-export const memoryExtractUserPrompt = ({ userMessage, answer }: MemoryExtractPromptInputs) =>
-  `ASSISTANT ANSWER:\n${answer}\n\nUser message:\n${userMessage}`;
+export const memoryExtractUserPrompt = ({ userMessage, answer, remembered }: MemoryExtractPromptInputs) =>
+  `ASSISTANT ANSWER:\n${answer}\n\nUser message:\n${userMessage}` +
+  (remembered ? `\n\nALREADY REMEMBERED (do not emit these again):\n${remembered}` : '');
 
 /** The read-only memory block appended to an agent's system prompt; nothing when there is no memory. */
 export function withMemory(system: string, memory: string | undefined): string {

@@ -24,9 +24,12 @@ export const memoryExtract: ScriptedRule<'memory'> = {
       .split(/(?<=[.!?])\s+/)
       .map((s) => s.trim())
       .filter((s) => s && !s.endsWith('?'));
+    // What memory already holds is not emitted again (the prompt's ALREADY REMEMBERED block).
+    const remembered = req.inputs.remembered.toLowerCase();
     const entries = sentences.flatMap((sentence) => {
       const match = PATTERNS.find(({ pattern }) => pattern.test(sentence));
-      return match ? [{ category: match.category, text: sentence.slice(0, 500), confidence: 0.8 }] : [];
+      if (!match || remembered.includes(sentence.toLowerCase())) return [];
+      return [{ category: match.category, text: sentence.slice(0, 500), confidence: 0.8 }];
     });
     return { text: JSON.stringify(entries) };
   },
