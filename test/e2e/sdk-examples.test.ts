@@ -64,7 +64,8 @@ describe("the README's TypeScript SDK examples, as written", () => {
   test('the first example streams a data question to its answer', async () => {
     const { stdout } = await runModule(blocks[0]);
     expect(stdout).toMatch(/\[data_science\]/);
-    expect(stdout).toMatch(/sample_size: passed/);
+    // A description: its numbers reproduced from the rows, a fact (the seven gates judge inferences).
+    expect(stdout).toMatch(/ds-001 · reproduction: passed/);
     expect(stdout).toMatch(/bpm/);
   }, 180_000);
 });
