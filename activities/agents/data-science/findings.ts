@@ -77,6 +77,9 @@ export function windowLabel(windowDays: number | null, offsetDays = 0, since?: s
   if (windowDays === null) return 'all available days';
   // A window the user gave as a date is named by it: its length in days is nobody's claim.
   if (since) return `the days since ${since}`;
+  if (offsetDays > 0 && windowDays === 1) {
+    return offsetDays === 1 ? 'the day before the last day' : `the day ${offsetDays} days before the last day`;
+  }
   if (offsetDays > 0) return `the ${windowDays} days before the last ${offsetDays} days`;
   return windowDays === 1 ? 'the last day' : `the last ${windowDays} days`;
 }

@@ -172,7 +172,11 @@ export const investigatorBriefing: ScriptedRule<'investigator_briefing'> = {
       );
     }
     if (conditional) {
-      paragraphs.push(`There is also a preliminary signal worth tracking: ${inSentence(conditional.claim)}.`);
+      paragraphs.push(
+        validated
+          ? `There is also a preliminary signal worth tracking: ${inSentence(conditional.claim)}.`
+          : `I looked across your data for what stands out: nothing held up well enough to call a finding, but there is a preliminary signal worth tracking: ${inSentence(conditional.claim)}.`,
+      );
     }
     if (!validated && !conditional) {
       paragraphs.push(
