@@ -328,6 +328,18 @@ function table(header: string[], rows: string[][]): string {
 
 const metText = (met: boolean | null) => (met === null ? '' : met ? 'yes' : '**NO**');
 
+/** The machine a run measured, as rows of a report's first table (shared by the benchmarks and the eval). */
+export function machineRows(machine: MachineInfo): string[][] {
+  return [
+    ['CPU', machine.cpu],
+    ['Cores', String(machine.cores)],
+    ['Memory', `${machine.memoryGb.toFixed(1)} GiB`],
+    ['Node', machine.node],
+    ['Postgres', machine.postgres],
+    ['Temporal', machine.temporal],
+  ];
+}
+
 export function renderReport(machine: MachineInfo, sections: Section[], durationSeconds: number): string {
   const rows = sections.flatMap((s) => s.rows);
   return [
@@ -336,12 +348,7 @@ export function renderReport(machine: MachineInfo, sections: Section[], duration
     table(
       ['Machine', ''],
       [
-        ['CPU', machine.cpu],
-        ['Cores', String(machine.cores)],
-        ['Memory', `${machine.memoryGb.toFixed(1)} GiB`],
-        ['Node', machine.node],
-        ['Postgres', machine.postgres],
-        ['Temporal', machine.temporal],
+        ...machineRows(machine),
         ['Load average', `${machine.load.map((l) => l.toFixed(2)).join(', ')} (1, 5, 15 min, as the run ended)`],
       ],
     ),

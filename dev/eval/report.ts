@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as prettier from 'prettier';
-import type { MachineInfo } from '../bench/report';
+import { machineRows, type MachineInfo } from '../bench/report';
 import type { TurnRecord } from './cases';
 import type { Scorecard } from './scorecard';
 import type { ImportedDamage } from './users';
@@ -122,12 +122,7 @@ export function renderRun(opts: {
     table(
       ['Machine', ''],
       [
-        ['CPU', machine.cpu],
-        ['Cores', String(machine.cores)],
-        ['Memory', `${machine.memoryGb.toFixed(1)} GiB`],
-        ['Node', machine.node],
-        ['Postgres', machine.postgres],
-        ['Temporal', machine.temporal],
+        ...machineRows(machine),
         ['Build', opts.build],
         ['Duration', `${opts.durationSeconds.toFixed(0)} s, ${opts.records.length} turns`],
       ],
