@@ -38,7 +38,7 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
     const requestId = newId('request');
     res.setHeader('X-Request-Id', requestId);
     try {
-      const userId = await authenticate(pool, {
+      const { userId } = await authenticate(pool, {
         authorization: req.headers.authorization,
         apiKeyParam: query.get('api_key') ?? undefined,
       });
