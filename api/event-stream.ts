@@ -13,6 +13,7 @@ import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';
 import type { Logger } from './logger';
+import { createStreamQuota } from './stream-quota';
 import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
 import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
 
@@ -23,6 +24,10 @@ export interface EventStreamDeps {
   hub: EventHub;
   logger: Logger;
   replayWindowSeconds: number;
+  /** Open streams per API key in this process (AMY_MAX_STREAMS_PER_KEY); one more is a 429. */
+  maxStreamsPerKey: number;
+  /** Unsent bytes a connection may hold before it is dropped (AMY_STREAM_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes: number;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -33,12 +38,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 /** Returns a handler that takes the request if it is for the event stream route, or returns false. */
 export function createEventStreamRoute(deps: EventStreamDeps) {
   const { pool, hub, logger } = deps;
+  const quota = createStreamQuota(deps.maxStreamsPerKey);
 
   async function serve(req: IncomingMessage, res: ServerResponse, rawTurnId: string, query: URLSearchParams) {
     const requestId = newId('request');
     res.setHeader('X-Request-Id', requestId);
     try {
-      const { userId } = await authenticate(pool, {
+      const { userId, apiKeyId } = await authenticate(pool, {
         authorization: req.headers.authorization,
         apiKeyParam: query.get('api_key') ?? undefined,
       });
@@ -68,34 +74,70 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
         res.end();
         return;
       }
-      stream(res, turn.id, lastEventId, requestId);
+      // The client left while the turn was looked up: its 'close' has come and gone, so a slot taken
+      // or a subscription made now would never be released.
+      if (res.destroyed) return;
+      // Taken after the last await, so two requests racing for the last slot cannot both pass.
+      const release = quota.tryAcquire(apiKeyId);
+      if (!release) {
+        throw new ApiError(
+          'too_many_streams',
+          `This API key already has ${deps.maxStreamsPerKey} event streams open; close one (or wait for its turn to end) before opening another.`,
+          undefined,
+          { 'Retry-After': '5' },
+        );
+      }
+      res.on('close', release);
+      stream(res, { turnId: turn.id, afterId: lastEventId, loggedUpTo: turn.last_event_id, requestId });
     } catch (err) {
       const { status, headers, body } = errorResponse(err, requestId, logger, { method: 'GET', path: req.url });
       sendJson(res, status, body, headers);
     }
   }
 
-  function stream(res: ServerResponse, turnId: string, afterId: number, requestId: string) {
-    openSseStream(res, requestId);
+  /**
+   * `afterId` is what the client has seen; `loggedUpTo` is the log's last id when the turn was read. A
+   * client may claim an id the log has not reached (a stale or foreign Last-Event-Id): the subscription
+   * then starts at the log's end, so the terminal event still reaches this stream and ends it, and only
+   * events above the client's id are written.
+   */
+  function stream(res: ServerResponse, at: { turnId: string; afterId: number; loggedUpTo: number; requestId: string }) {
+    openSseStream(res, at.requestId);
     let finished = false;
-    const unsubscribe = hub.subscribe(turnId, afterId, (events) => {
+    const stop = () => {
+      finished = true;
+      unsubscribe();
+    };
+    const unsubscribe = hub.subscribe(at.turnId, Math.min(at.afterId, at.loggedUpTo), (events) => {
       if (finished) return;
       for (const [i, event] of events.entries()) {
-        res.write(formatSseEvent(event));
+        if (event.id > at.afterId) {
+          res.write(formatSseEvent(event));
+          // A reader that does not read leaves every write in this process's memory. Past the bound
+          // the connection goes, unsent bytes and all; the client resumes with the last id it received.
+          if (res.writableLength > deps.maxBufferedBytes) {
+            stop();
+            logger.warn('event stream dropped: the client is not reading', {
+              request_id: at.requestId,
+              turn_id: at.turnId,
+              buffered_bytes: res.writableLength,
+              max_buffered_bytes: deps.maxBufferedBytes,
+              last_written_id: event.id,
+            });
+            res.destroy();
+            return;
+          }
+        }
         // The stream ends with the turn. A retried turn's log goes on after a `turn.failed` with
         // `turn.retried`, so a replay that already holds the next event keeps going.
         if (TERMINAL_EVENTS.includes(event.type) && events[i + 1]?.type !== 'turn.retried') {
-          finished = true;
-          unsubscribe();
+          stop();
           res.end();
           return;
         }
       }
     });
-    res.on('close', () => {
-      finished = true;
-      unsubscribe();
-    });
+    res.on('close', stop);
   }
 
   return function eventStreamRoute(req: IncomingMessage, res: ServerResponse): boolean {

@@ -35,6 +35,8 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     hub,
     logger,
     replayWindowSeconds: config.AMY_REPLAY_WINDOW_SECONDS,
+    maxStreamsPerKey: config.AMY_MAX_STREAMS_PER_KEY,
+    maxBufferedBytes: config.AMY_STREAM_MAX_BUFFERED_BYTES,
   });
   const server = http.createServer((req, res) => {
     if (!eventStreamRoute(req, res)) app(req, res);

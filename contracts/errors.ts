@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   memory_limit_reached: 409,
   idempotency_key_reused: 422,
   concurrency_limit_exceeded: 429,
+  too_many_streams: 429,
   internal_error: 500,
   upstream_unavailable: 503,
   service_unavailable: 503,

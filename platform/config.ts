@@ -28,6 +28,20 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(256 * 1024),
+  /**
+   * Open SSE streams per API key, counted in each API process (not across processes): enough for a
+   * console, a CLI and an SDK watching a few turns each; a client that opens more gets a 429.
+   */
+  AMY_MAX_STREAMS_PER_KEY: z.coerce.number().int().positive().default(20),
+  /**
+   * Bytes an SSE connection may hold unsent before it is dropped: a reader that stops reading would
+   * otherwise make the API buffer the rest of the turn. The client resumes with Last-Event-Id.
+   */
+  AMY_STREAM_MAX_BUFFERED_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   /** A prebuilt workflow bundle (bundleWorkflowCode output); bundled from workflows/ at start-up otherwise. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */
