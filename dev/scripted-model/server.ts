@@ -1,14 +1,15 @@
 /**
  * The scripted model: an Anthropic-compatible Messages API (`POST /v1/messages`, streaming and not)
  * that answers each pipeline step from deterministic rules, so the service, the demo and every test
- * run through the real SDK without an API key. Tests steer it over `/_control/*`.
+ * run through the real SDK without an API key. Tests steer it over `/_control/*`, which answers only
+ * requests addressed to the server's own loopback host:port (./http.ts, `controlRefusal`).
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ulid } from 'ulid';
 import { ZodError } from 'zod';
 import { FaultController, faultSpecSchema } from './faults';
-import { readJsonBody, ScriptedHttpError, sendApiError, sendJson } from './http';
+import { controlRefusal, ownHosts, readJsonBody, ScriptedHttpError, sendApiError, sendJson } from './http';
 import { createMessagesEndpoint } from './messages-endpoint';
 import { RequestLog } from './request-log';
 import { defaultRules } from './rules';
@@ -55,7 +56,12 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
     streamChunkDelayMs: options.streamChunkDelayMs ?? 0,
   });
 
+  /** What Host (and Origin) the control endpoints accept: set once the server listens. */
+  let hosts = new Set<string>();
+
   async function handleControl(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const refusal = controlRefusal(req, hosts);
+    if (refusal) return sendApiError(res, 403, 'permission_error', refusal);
     const route = `${req.method} ${path}`;
     switch (route) {
       case 'GET /_control/faults':
@@ -111,6 +117,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
     });
   });
   const address = server.address() as AddressInfo;
+  hosts = ownHosts(address);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {

@@ -1,7 +1,8 @@
 /**
  * The scripted model through the real Anthropic SDK: message shape, the SSE sequence, tool use,
- * the request log, every fault kind, request validation (a call's inputs included), and the default
- * rules, which answer from a call's inputs, never from its prompt.
+ * the request log, every fault kind, request validation (a call's inputs included), the control
+ * endpoints' refusal of requests not addressed to the server itself, and the default rules, which
+ * answer from a call's inputs, never from its prompt.
  */
 import Anthropic, {
   APIConnectionError,
@@ -10,6 +11,7 @@ import Anthropic, {
   BadRequestError,
   InternalServerError,
 } from '@anthropic-ai/sdk';
+import http from 'node:http';
 import { RequestLog } from '../../dev/scripted-model/request-log';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import { startScriptedModelServer, type ScriptedModelServer } from '../../dev/scripted-model/server';
@@ -329,6 +331,85 @@ describe('request log', () => {
     expect(entries).toHaveLength(1000);
     expect(entries[0].step).toBe('s5');
     expect(entries[999].step).toBe('s1004');
+  });
+});
+
+/** A request with headers `fetch` would not let us forge (Host), over a real socket. */
+function rawRequest(method: string, path: string, headers: Record<string, string>, body?: string) {
+  return new Promise<{ status: number; body: { type?: string; error?: { type: string; message: string } } }>(
+    (resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: server.port, method, path, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    },
+  );
+}
+
+describe('control endpoints: only for requests addressed to the server itself', () => {
+  const fault = JSON.stringify({ kind: 'overloaded', times: -1 });
+
+  test.each([
+    ['a DNS-rebinding name', 'rebind.attacker.example'],
+    ['another port', '127.0.0.1:80'],
+    ['no port', '127.0.0.1'],
+  ])('a Host of %s is refused with a 403 and changes nothing', async (_name, host) => {
+    const hostHeader = host.includes(':') || host === '127.0.0.1' ? host : `${host}:${server.port}`;
+    const injected = await rawRequest(
+      'POST',
+      '/_control/faults',
+      { host: hostHeader, 'content-type': 'application/json' },
+      fault,
+    );
+    expect(injected.status).toBe(403);
+    expect(injected.body).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
+    expect(injected.body.error!.message).toContain(`127.0.0.1:${server.port}`);
+    expect(injected.body.error!.message).toContain(hostHeader);
+    expect(server.faults.pending()).toEqual([]);
+
+    await ask('route', 'a prompt a web page should not read');
+    const log = await rawRequest('GET', '/_control/requests', { host: hostHeader });
+    expect(log.status).toBe(403);
+    expect(JSON.stringify(log.body)).not.toContain('a prompt a web page should not read');
+  });
+
+  test("a web page's cross-origin post is refused, even addressed to the right host", async () => {
+    const res = await rawRequest(
+      'POST',
+      '/_control/faults',
+      { host: `127.0.0.1:${server.port}`, origin: 'http://attacker.example', 'content-type': 'text/plain' },
+      fault,
+    );
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
+    expect(server.faults.pending()).toEqual([]);
+  });
+
+  test.each(['127.0.0.1', 'localhost', 'LOCALHOST', '[::1]'])('%s:<port> is the server itself', async (name) => {
+    const res = await rawRequest(
+      'POST',
+      '/_control/faults',
+      { host: `${name}:${server.port}`, 'content-type': 'application/json' },
+      fault,
+    );
+    expect(res.status).toBe(201);
+    expect(server.faults.pending()).toHaveLength(1);
+  });
+
+  test('the Messages API itself answers whatever the Host', async () => {
+    const res = await rawRequest(
+      'POST',
+      '/v1/messages',
+      { host: 'api.anthropic.example', 'content-type': 'application/json', 'x-amy-step': 'route' },
+      JSON.stringify(
+        withInputs({ model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, 'route', 'hi'),
+      ),
+    );
+    expect(res.status).toBe(200);
   });
 });
 
