@@ -21,13 +21,14 @@ export function createApp(deps: AppDeps): express.Express {
     res.set('X-Request-Id', res.locals.requestId as string);
     next();
   });
-  app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
-
   const openapi = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(healthRoutes(deps));
   app.use(consoleRoutes());
+  // The key is checked before a byte of the body is read: a caller without one is answered at once,
+  // however slowly it sends, and never makes the API buffer or parse anything.
   app.use('/v1', requireApiKey(deps.pool));
+  app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
   app.use(turnRoutes(deps));
   app.use(memoryRoutes(deps));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));

@@ -31,6 +31,8 @@ export interface RouteContract {
   operationId: string;
   summary: string;
   authenticated: boolean;
+  /** Also takes the key as `?api_key=` (for browsers' EventSource); every other route refuses it. */
+  apiKeyInQuery?: boolean;
   params?: z.ZodType;
   /** A z.object of the query parameters; each property becomes one `in: query` parameter. */
   query?: z.ZodType;
@@ -102,6 +104,7 @@ export const ROUTES = {
     summary:
       'Server-Sent Events for a turn when Accept includes text/event-stream (replay after Last-Event-Id, then live); the Turn snapshot otherwise.',
     authenticated: true,
+    apiKeyInQuery: true,
     params: turnIdParamsSchema,
     headers: { 'Last-Event-Id': 'Resume after this event id.' },
     responses: {

@@ -47,7 +47,9 @@ export function buildOpenApiDocument(serverUrl?: string) {
     paths[route.path][route.method] = {
       operationId: route.operationId,
       summary: route.summary,
-      ...(route.authenticated ? { security: [{ bearerAuth: [] }, { apiKeyQuery: [] }] } : {}),
+      ...(route.authenticated
+        ? { security: [{ bearerAuth: [] }, ...(route.apiKeyInQuery ? [{ apiKeyQuery: [] }] : [])] }
+        : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
         ? {

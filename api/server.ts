@@ -14,6 +14,30 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
+/**
+ * How long a client may take to send what it sends, so that nobody holds a connection by trickling
+ * bytes. Node closes a connection with `408 Request Timeout` when its headers, or its whole request,
+ * take longer; both bound only the receiving (the parser stops counting once the request is complete),
+ * so a blocking `"stream": false` turn answers after minutes and an SSE stream is never cut by them.
+ * There is deliberately no socket inactivity timeout (`server.timeout`): while a turn runs, the server
+ * is the quiet side (a blocking answer, an SSE stream during a long step without events), and a client
+ * that goes quiet before its request is complete is already bounded. Between requests, an idle
+ * keep-alive connection is closed after the keep-alive timeout.
+ */
+function receiveBounds(config: Config): http.ServerOptions {
+  return {
+    headersTimeout: config.AMY_HEADERS_TIMEOUT_MS,
+    requestTimeout: config.AMY_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.AMY_KEEP_ALIVE_TIMEOUT_MS,
+    // Node checks the two bounds on an interval (30 s by default), so a bound is enforced up to one
+    // interval late; a quarter of the smaller bound, at most a second, keeps that lateness small.
+    connectionsCheckingInterval: Math.max(
+      50,
+      Math.min(1000, Math.floor(Math.min(config.AMY_HEADERS_TIMEOUT_MS, config.AMY_REQUEST_TIMEOUT_MS) / 4)),
+    ),
+  };
+}
+
 /** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
 export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
   const pool = createPgPool(config.DATABASE_URL, 20, (err) =>
@@ -38,12 +62,9 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     maxStreamsPerKey: config.AMY_MAX_STREAMS_PER_KEY,
     maxBufferedBytes: config.AMY_STREAM_MAX_BUFFERED_BYTES,
   });
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(receiveBounds(config), (req, res) => {
     if (!eventStreamRoute(req, res)) app(req, res);
   });
-  // Blocking turns and SSE streams legitimately last minutes: no whole-request timeout.
-  server.requestTimeout = 0;
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const { port } = server.address() as { port: number };
   const url = `http://${config.HOST}:${port}`;

@@ -42,6 +42,15 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * How long a client may take to send a request's headers, and its whole request (headers and body).
+   * Both bound only the receiving: a blocking `"stream": false` turn or an SSE stream answers for as long
+   * as it takes. Node requires the header bound to be within the request bound.
+   */
+  AMY_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  AMY_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** How long an idle keep-alive connection stays open between requests (above a load balancer's 60 s). */
+  AMY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   /** A prebuilt workflow bundle (bundleWorkflowCode output); bundled from workflows/ at start-up otherwise. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */
@@ -63,12 +72,17 @@ const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+const checkedConfigSchema = configSchema.refine((c) => c.AMY_HEADERS_TIMEOUT_MS <= c.AMY_REQUEST_TIMEOUT_MS, {
+  message: 'AMY_HEADERS_TIMEOUT_MS must not exceed AMY_REQUEST_TIMEOUT_MS (the headers are part of the request)',
+  path: ['AMY_HEADERS_TIMEOUT_MS'],
+});
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = configSchema.safeParse(env);
+  const parsed = checkedConfigSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new ConfigError(`Invalid configuration:\n${problems}`);

@@ -107,17 +107,19 @@ export async function ensureUser(pool: Pool, name: string): Promise<UserSummary>
 }
 
 /** Mints another key for an existing user; returns the key, which is not stored anywhere. */
-export async function issueApiKey(pool: Pool, userId: string): Promise<string> {
+export async function issueApiKey(pool: Pick<Pool, 'query'>, userId: string): Promise<string> {
   const { apiKey, record } = newApiKeyRecord();
   await insertApiKey(pool, userId, record);
   return apiKey;
 }
 
+/** The user a key that still works belongs to; null for an unknown or revoked key. */
 export async function findUserIdByApiKey(pool: Pool, key: string): Promise<string | null> {
   if (!key.startsWith(API_KEY_PREFIX)) return null;
-  const { rows } = await pool.query<{ user_id: string }>('SELECT user_id FROM api_keys WHERE key_hash = $1', [
-    hashApiKey(key),
-  ]);
+  const { rows } = await pool.query<{ user_id: string }>(
+    'SELECT user_id FROM api_keys WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now())',
+    [hashApiKey(key)],
+  );
   return rows[0]?.user_id ?? null;
 }
 

@@ -211,10 +211,22 @@ describe('authentication and isolation', () => {
     expect((await api(svc.url, 'GET', `/v1/turns/${id}`, { key: alice.apiKey })).status).toBe(200);
   });
 
-  test('?api_key= authenticates like the bearer header (for browser EventSource)', async () => {
+  test('?api_key= authenticates on the event stream route only (for browser EventSource); elsewhere it is refused, with or without the header', async () => {
     const created = await api(svc.url, 'POST', '/v1/turns', { key: alice.apiKey, body: { ...thanks, stream: false } });
-    const res = await api(svc.url, 'GET', `/v1/turns/${created.body.id}?api_key=${alice.apiKey}`);
-    expect(res.status).toBe(200);
+    const events = await api(svc.url, 'GET', `/v1/turns/${created.body.id}/events?api_key=${alice.apiKey}`);
+    expect(events.status).toBe(200);
+    expect(events.body.id).toBe(created.body.id);
+    for (const [method, path, key] of [
+      ['GET', `/v1/turns/${created.body.id}?api_key=${alice.apiKey}`, undefined],
+      ['GET', `/v1/turns/${created.body.id}?api_key=${alice.apiKey}`, alice.apiKey],
+      ['POST', `/v1/turns?api_key=${alice.apiKey}`, undefined],
+      ['POST', `/v1/turns/${created.body.id}/cancel?api_key=${alice.apiKey}`, undefined],
+      ['DELETE', `/v1/memory/mem_01ARZ3NDEKTSV4RRFFQ69G5FAV?api_key=${alice.apiKey}`, alice.apiKey],
+    ] as const) {
+      const res = await api(svc.url, method, path, { key, body: method === 'POST' ? thanks : undefined });
+      const error = expectError(res, 401, 'authentication_required');
+      expect(error.message).toContain('Authorization: Bearer');
+    }
   });
 
   test('a malformed turn id is simply not found', async () => {
@@ -354,8 +366,8 @@ describe('GET /v1/turns', () => {
       expect(after.data.map((t) => t.id)).toEqual([kims]);
     });
 
-    test('api_key in the query authenticates and is not taken for a filter', async () => {
-      const res = await api(svc.url, 'GET', `/v1/turns?api_key=${ivan.apiKey}&status=completed&limit=100`);
+    test('a filter in the query comes with the key in the header', async () => {
+      const res = await api(svc.url, 'GET', '/v1/turns?status=completed&limit=100', { key: ivan.apiKey });
       expect(res.status).toBe(200);
       expect(expectSchema(turnListSchema, res.body).data.map((t) => t.id)).toEqual(
         newestFirst(stored.filter((t) => t.status === 'completed')),

@@ -254,8 +254,9 @@ describe('GET /v1/memory filters', () => {
     expect(ids(await list(carol.apiKey, '?after=2026-02-01T00:00:00.001Z&before=2026-02-28T00:00:00Z'))).toEqual([]);
   });
 
-  test('api_key in the query authenticates and is not taken for a filter', async () => {
-    const res = await api(svc.url, 'GET', `/v1/memory?api_key=${carol.apiKey}&category=goal`);
+  test('a filter in the query comes with the key in the header (?api_key= is refused here)', async () => {
+    expect((await api(svc.url, 'GET', `/v1/memory?api_key=${carol.apiKey}&category=goal`)).status).toBe(401);
+    const res = await api(svc.url, 'GET', '/v1/memory?category=goal', { key: carol.apiKey });
     expect(res.status).toBe(200);
     expect(ids(expectSchema(memoryListSchema, res.body))).toEqual([at.goal]);
   });

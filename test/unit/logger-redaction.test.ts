@@ -1,0 +1,57 @@
+/**
+ * The logger redacts credentials from every line, whatever a call site passes: a key in a logged URL
+ * (plain or percent-encoded), a Bearer credential, an `authorization` or `api_key` field, a key inside an
+ * error's message or stack, in nested fields too. What is not a secret stays readable.
+ */
+import { createLogger, redactSecrets } from '../../api/logger';
+
+const KEY = 'amy_live_0123456789ABCDEFGHIJabcdefghij';
+
+function capture() {
+  const lines: string[] = [];
+  const sink = { write: (line: string) => lines.push(line) };
+  return { lines, logger: createLogger('api', 'debug', { out: sink, err: sink }) };
+}
+
+test('every level, every field: no key survives, the rest of the line does', () => {
+  const { lines, logger } = capture();
+  logger.error('unhandled error', {
+    request_id: 'req_1',
+    method: 'GET',
+    path: `/v1/turns/turn_1/events?last_event_id=7&api_key=${KEY}`,
+    error: `Error: connect ECONNREFUSED while checking ${KEY}\n    at authenticate (api/auth.ts:1:1)`,
+  });
+  logger.warn('proxied', { url: `http://x/v1/turns?next=%2Fv1%3Fapi_key%3D${KEY}&b=1` });
+  logger.info('headers', { headers: { Authorization: `Bearer ${KEY}`, accept: 'text/event-stream' } });
+  logger.debug(`raw header authorization: bearer ${KEY.slice(9)}`, { apiKey: 'anything', api_key: 'x' });
+  logger.info('nested', { attempts: [{ request: { query: { api_key: KEY } } }] });
+
+  expect(lines).toHaveLength(5);
+  const all = lines.join('');
+  expect(all).not.toContain(KEY.slice(12));
+  expect(all).not.toContain(KEY.slice(9));
+  for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+
+  const [error, proxied, headers, debug, nested] = lines.map((line) => JSON.parse(line));
+  expect(error).toMatchObject({
+    level: 'error',
+    msg: 'unhandled error',
+    request_id: 'req_1',
+    path: '/v1/turns/turn_1/events?last_event_id=7&api_key=[redacted]',
+  });
+  expect(error.error).toContain('ECONNREFUSED while checking amy_live_[redacted]');
+  expect(error.error).toContain('at authenticate (api/auth.ts:1:1)');
+  expect(proxied.url).toBe('http://x/v1/turns?next=%2Fv1%3Fapi_key%3D[redacted]&b=1');
+  expect(headers.headers).toEqual({ Authorization: '[redacted]', accept: 'text/event-stream' });
+  expect(debug.msg).toBe('raw header authorization: bearer [redacted]');
+  expect(debug).toMatchObject({ apiKey: '[redacted]', api_key: '[redacted]' });
+  expect(nested.attempts[0].request.query.api_key).toBe('[redacted]');
+});
+
+test('what is not a credential is left alone', () => {
+  const text = 'GET /v1/turns/turn_01J?last_event_id=12 prefix amy_live_AbC, 3 of 5 api keys';
+  expect(redactSecrets(text)).toBe(text);
+  // The first parameter of a query too, and a key with no value.
+  expect(redactSecrets(`/x?api_key=${KEY}`)).toBe('/x?api_key=[redacted]');
+  expect(redactSecrets('/x?api_key=&y=1')).toBe('/x?api_key=[redacted]&y=1');
+});
