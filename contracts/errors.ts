@@ -30,6 +30,8 @@ export const TURN_ERROR_CODES = [
   'agent_not_available',
   'cancelled',
   'internal_error',
+  /** The turn's workflow closed without recording an outcome (terminated, past its time limit, lost). */
+  'turn_abandoned',
 ] as const;
 export type TurnErrorCode = (typeof TURN_ERROR_CODES)[number];
 

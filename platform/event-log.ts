@@ -11,7 +11,7 @@
  * failed turn (a parallel agent still running when its sibling failed) cannot append after the end.
  * The commit notifies `turn_events` with `<turn_id>:<last_id>`; API processes LISTEN and fan out.
  */
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from './pg-pool';
 import { TERMINAL_EVENTS, type TurnEvent, type TurnEventType } from '../contracts/events';
 
@@ -35,57 +35,69 @@ export interface EventLog {
   readAfter(turnId: string, afterId: number, limit?: number): Promise<TurnEvent[]>;
 }
 
+/**
+ * Appends to the turn's log inside the caller's transaction, which then holds the turn row's lock until
+ * it commits. The terminal transition (platform/turn-ending.ts) uses it to write the row's end and its
+ * terminal event in one commit; everything else goes through `EventLog.append`.
+ */
+export async function appendTurnEvents(
+  client: PoolClient,
+  turnId: string,
+  events: NewTurnEvent[],
+): Promise<TurnEvent[]> {
+  if (events.length === 0) return [];
+  const locked = await client.query<{ last_event_id: number; attempt: number; status: string }>(
+    'SELECT last_event_id, attempt, status FROM turns WHERE id = $1 FOR UPDATE',
+    [turnId],
+  );
+  if (locked.rowCount === 0) throw new TurnNotFoundError(`turn ${turnId} does not exist`);
+  const { attempt, status } = locked.rows[0];
+  let lastId = locked.rows[0].last_event_id;
+  const ended = status === 'completed' || status === 'failed';
+  const writable = events
+    .filter((e) => !ended || TERMINAL_EVENTS.includes(e.type))
+    .map((e) => (e.dedupeKey && attempt > 1 ? { ...e, dedupeKey: `attempt${attempt}:${e.dedupeKey}` } : e));
+
+  const keys = writable.map((e) => e.dedupeKey).filter((k): k is string => k !== undefined);
+  const seen = new Set<string>();
+  if (keys.length > 0) {
+    const existing = await client.query<{ dedupe_key: string }>(
+      'SELECT dedupe_key FROM turn_events WHERE turn_id = $1 AND dedupe_key = ANY($2::text[])',
+      [turnId, keys],
+    );
+    for (const row of existing.rows) seen.add(row.dedupe_key);
+  }
+  const fresh: Array<NewTurnEvent & { id: number }> = [];
+  for (const event of writable) {
+    if (event.dedupeKey !== undefined) {
+      if (seen.has(event.dedupeKey)) continue;
+      seen.add(event.dedupeKey);
+    }
+    fresh.push({ ...event, id: ++lastId });
+  }
+  if (fresh.length === 0) return [];
+
+  await client.query(
+    `INSERT INTO turn_events (turn_id, id, type, data, dedupe_key)
+     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::json[], $5::text[])`,
+    [
+      turnId,
+      fresh.map((e) => e.id),
+      fresh.map((e) => e.type),
+      fresh.map((e) => JSON.stringify(e.data)),
+      fresh.map((e) => e.dedupeKey ?? null),
+    ],
+  );
+  await client.query('UPDATE turns SET last_event_id = $2 WHERE id = $1', [turnId, lastId]);
+  await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `${turnId}:${lastId}`]);
+  return fresh.map(({ id, type, data }) => ({ id, type, data }));
+}
+
 export function createEventLog(pool: Pool): EventLog {
   return {
     async append(turnId, events) {
       if (events.length === 0) return [];
-      return inTransaction(pool, async (client) => {
-        const locked = await client.query<{ last_event_id: number; attempt: number; status: string }>(
-          'SELECT last_event_id, attempt, status FROM turns WHERE id = $1 FOR UPDATE',
-          [turnId],
-        );
-        if (locked.rowCount === 0) throw new TurnNotFoundError(`turn ${turnId} does not exist`);
-        const { attempt, status } = locked.rows[0];
-        let lastId = locked.rows[0].last_event_id;
-        const ended = status === 'completed' || status === 'failed';
-        const writable = events
-          .filter((e) => !ended || TERMINAL_EVENTS.includes(e.type))
-          .map((e) => (e.dedupeKey && attempt > 1 ? { ...e, dedupeKey: `attempt${attempt}:${e.dedupeKey}` } : e));
-
-        const keys = writable.map((e) => e.dedupeKey).filter((k): k is string => k !== undefined);
-        const seen = new Set<string>();
-        if (keys.length > 0) {
-          const existing = await client.query<{ dedupe_key: string }>(
-            'SELECT dedupe_key FROM turn_events WHERE turn_id = $1 AND dedupe_key = ANY($2::text[])',
-            [turnId, keys],
-          );
-          for (const row of existing.rows) seen.add(row.dedupe_key);
-        }
-        const fresh: Array<NewTurnEvent & { id: number }> = [];
-        for (const event of writable) {
-          if (event.dedupeKey !== undefined) {
-            if (seen.has(event.dedupeKey)) continue;
-            seen.add(event.dedupeKey);
-          }
-          fresh.push({ ...event, id: ++lastId });
-        }
-        if (fresh.length === 0) return [];
-
-        await client.query(
-          `INSERT INTO turn_events (turn_id, id, type, data, dedupe_key)
-           SELECT $1, * FROM unnest($2::int[], $3::text[], $4::json[], $5::text[])`,
-          [
-            turnId,
-            fresh.map((e) => e.id),
-            fresh.map((e) => e.type),
-            fresh.map((e) => JSON.stringify(e.data)),
-            fresh.map((e) => e.dedupeKey ?? null),
-          ],
-        );
-        await client.query('UPDATE turns SET last_event_id = $2 WHERE id = $1', [turnId, lastId]);
-        await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `${turnId}:${lastId}`]);
-        return fresh.map(({ id, type, data }) => ({ id, type, data }));
-      });
+      return inTransaction(pool, (client) => appendTurnEvents(client, turnId, events));
     },
 
     async readAfter(turnId, afterId, limit = 1000) {

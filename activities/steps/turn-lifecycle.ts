@@ -1,11 +1,14 @@
 /**
  * Turn bookkeeping: the Postgres row follows the workflow (queued → running → completed | failed,
- * never backwards) and the terminal event is written exactly once. Each activity is idempotent so a
- * retry after a crash between its two writes finishes the job instead of repeating it.
+ * never backwards). The end is one transaction (platform/turn-ending.ts): the terminal status and the
+ * terminal event commit together, and whichever of completion and failure comes second writes nothing.
+ * Each activity is idempotent, so a retry after a crash finishes the job instead of repeating it.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import type { ErrorBody } from '../../contracts/errors';
 import type { AgentName, FactCheckOutcome, FactEntry, TurnResult, ValidatorCounts } from '../../contracts/turn';
 import { newId } from '../../platform/ids';
+import { endTurn } from '../../platform/turn-ending';
 import type { StepDeps } from '../runtime/step-deps';
 
 export interface CompleteTurnInput {
@@ -50,40 +53,28 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
 
   async function completeTurn(input: CompleteTurnInput): Promise<TurnResult> {
     const { turnId } = input;
-    const current = await pool.query<{ status: string; result: TurnResult | null; started_at: Date | null }>(
-      'SELECT status, result, started_at FROM turns WHERE id = $1',
-      [turnId],
-    );
-    let result = current.rows[0]?.result ?? null;
-    if (current.rows[0]?.status === 'running') {
-      const now = clock();
-      const startedAt = current.rows[0].started_at ?? now;
-      result = {
-        answer: input.answer,
-        fact_sheet: input.factSheet,
-        agents_used: input.agentsUsed,
-        validator: input.validator,
-        cost_usd: await turnCostUsd(pool, turnId),
-        duration_ms: now.getTime() - startedAt.getTime(),
-        ...(input.factCheck ? { fact_check: input.factCheck } : {}),
-      };
-      // The answer was complete before the memory step wrote what the turn taught (seed 002: memory,
-      // then completion), so the turn's completed_at precedes its entries and seed 004's recipe
-      // `GET /v1/memory?after=<completed_at>` lists them. Both instants are Postgres's, so no clock skew
-      // between a worker and the database can reorder them.
-      await pool.query(
-        `UPDATE turns SET status = 'completed', result = $2,
-           completed_at = LEAST($3::timestamptz,
-             (SELECT min(created_at) - interval '1 millisecond' FROM memory_entries WHERE source_turn_id = $1))
-         WHERE id = $1 AND status = 'running'`,
-        [turnId, JSON.stringify(result), now],
-      );
-    }
-    if (!result) throw new Error(`turn ${turnId} cannot complete from status ${current.rows[0]?.status}`);
-    await events.append(turnId, [
-      { type: 'turn.completed', data: { turn_id: turnId, result }, dedupeKey: 'turn.terminal' },
+    const current = await pool.query<{ started_at: Date | null }>('SELECT started_at FROM turns WHERE id = $1', [
+      turnId,
     ]);
-    return result;
+    const now = clock();
+    const startedAt = current.rows[0]?.started_at ?? now;
+    const result: TurnResult = {
+      answer: input.answer,
+      fact_sheet: input.factSheet,
+      agents_used: input.agentsUsed,
+      validator: input.validator,
+      cost_usd: await turnCostUsd(pool, turnId),
+      duration_ms: now.getTime() - startedAt.getTime(),
+      ...(input.factCheck ? { fact_check: input.factCheck } : {}),
+    };
+    const end = await endTurn(pool, turnId, { status: 'completed', result }, now);
+    // A retry after this activity's own commit finds the completion it wrote.
+    if (end.status === 'completed' && end.result) return end.result;
+    // The turn failed first (a cancellation won the race): its failure stands, on the row and the stream.
+    throw ApplicationFailure.nonRetryable(
+      `turn ${turnId} had already ended (${end.error?.code ?? end.status}); its completion was not recorded`,
+      'TurnEndedError',
+    );
   }
 
   async function failTurn({ turnId, error }: FailTurnInput): Promise<void> {
@@ -93,25 +84,8 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
       [turnId],
     );
     const requestId = error.request_id || lastFailedCall.rows[0]?.request_id || newId('request');
-    await pool.query(
-      `UPDATE turns SET status = 'failed', error = $2, completed_at = $3
-       WHERE id = $1 AND status IN ('queued', 'running')`,
-      [turnId, JSON.stringify({ ...error, request_id: requestId }), clock()],
-    );
-    const row = await pool.query<{ error: ErrorBody | null }>('SELECT error FROM turns WHERE id = $1', [turnId]);
-    const stored = row.rows[0]?.error;
-    // A turn that already completed keeps its completion; only a failed one gets turn.failed.
-    if (stored) {
-      // What the failed turn cost: every call charged to it, each failed attempt included.
-      const cost = await turnCostUsd(pool, turnId);
-      await events.append(turnId, [
-        {
-          type: 'turn.failed',
-          data: { turn_id: turnId, error: stored, cost_usd: cost },
-          dedupeKey: 'turn.terminal',
-        },
-      ]);
-    }
+    // A turn that already completed keeps its completion, and its log keeps turn.completed.
+    await endTurn(pool, turnId, { status: 'failed', error: { ...error, request_id: requestId } }, clock());
   }
 
   return { startTurn, completeTurn, failTurn };

@@ -1,0 +1,94 @@
+/**
+ * The end of a turn is one transition: the row's terminal status and the log's terminal event commit
+ * together, or neither does. Three writers can race to end a turn: the workflow's completion, its
+ * failure (a cancellation arriving while the completion is being recorded), and the reconciler of
+ * abandoned turns. Each takes the turn row's lock first, sets the terminal status only if the turn is
+ * still queued or running, and appends the event in the same transaction; the loser writes nothing of
+ * its own ending. So the status a client reads and the last event it streams always agree.
+ *
+ * A writer that finds the turn already ended still makes sure the log ends with the event the row
+ * says (the `turn.terminal` dedupe key drops it when it is there): a turn ended by an older release,
+ * which wrote the row and the event in two commits, gets its missing event in the row's terms.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { docsUrl, type ErrorBody } from '../contracts/errors';
+import type { TurnResult } from '../contracts/turn';
+import { appendTurnEvents, TurnNotFoundError, type NewTurnEvent } from './event-log';
+import { newId } from './ids';
+import { inTransaction } from './pg-pool';
+
+export type TurnEnding = { status: 'completed'; result: TurnResult } | { status: 'failed'; error: ErrorBody };
+
+export interface EndedTurn {
+  /** Whether this call ended the turn; false when it had already ended and nothing of this ending was written. */
+  ended: boolean;
+  status: 'completed' | 'failed';
+  result: TurnResult | null;
+  error: ErrorBody | null;
+}
+
+interface EndedRow {
+  status: string;
+  result: TurnResult | null;
+  error: ErrorBody | null;
+}
+
+/** The error of a turn whose workflow closed, or never ran, without recording an outcome. */
+export function turnAbandoned(message: string): ErrorBody {
+  return { code: 'turn_abandoned', message, request_id: newId('request'), docs_url: docsUrl('turn_abandoned') };
+}
+
+/** Ends the turn with `ending` unless it has already ended; `at` is its completed_at. */
+export async function endTurn(pool: Pool, turnId: string, ending: TurnEnding, at: Date): Promise<EndedTurn> {
+  return inTransaction(pool, async (client) => {
+    const locked = await client.query<{ status: string }>('SELECT status FROM turns WHERE id = $1 FOR UPDATE', [
+      turnId,
+    ]);
+    if (locked.rowCount === 0) throw new TurnNotFoundError(`turn ${turnId} does not exist`);
+    const updated = await setTerminalStatus(client, turnId, ending, at);
+    const row = (await client.query<EndedRow>('SELECT status, result, error FROM turns WHERE id = $1', [turnId]))
+      .rows[0];
+    if (row.status !== 'completed' && row.status !== 'failed') {
+      throw new Error(`turn ${turnId} is ${row.status} after its terminal transition`);
+    }
+    await appendTurnEvents(client, turnId, [await terminalEvent(client, turnId, row)]);
+    return { ended: updated, status: row.status, result: row.result, error: row.error };
+  });
+}
+
+async function setTerminalStatus(client: PoolClient, turnId: string, ending: TurnEnding, at: Date): Promise<boolean> {
+  const res =
+    ending.status === 'completed'
+      ? // The answer was complete before the memory step wrote what the turn taught (seed 002: memory,
+        // then completion), so completed_at precedes the turn's entries and seed 004's recipe
+        // `GET /v1/memory?after=<completed_at>` lists them; both instants are Postgres's.
+        await client.query(
+          `UPDATE turns SET status = 'completed', result = $2,
+             completed_at = LEAST($3::timestamptz,
+               (SELECT min(created_at) - interval '1 millisecond' FROM memory_entries WHERE source_turn_id = $1))
+           WHERE id = $1 AND status IN ('queued', 'running')`,
+          [turnId, JSON.stringify(ending.result), at],
+        )
+      : await client.query(
+          `UPDATE turns SET status = 'failed', error = $2, completed_at = $3
+           WHERE id = $1 AND status IN ('queued', 'running')`,
+          [turnId, JSON.stringify(ending.error), at],
+        );
+  return res.rowCount === 1;
+}
+
+async function terminalEvent(client: PoolClient, turnId: string, row: EndedRow): Promise<NewTurnEvent> {
+  if (row.status === 'completed') {
+    return { type: 'turn.completed', data: { turn_id: turnId, result: row.result }, dedupeKey: 'turn.terminal' };
+  }
+  // What the failed turn cost: every call charged to it, each failed attempt included.
+  const cost = await client.query<{ total: string | null }>(
+    'SELECT SUM(cost_usd)::text AS total FROM llm_calls WHERE turn_id = $1',
+    [turnId],
+  );
+  return {
+    type: 'turn.failed',
+    data: { turn_id: turnId, error: row.error, cost_usd: Number(Number(cost.rows[0].total ?? 0).toFixed(6)) },
+    dedupeKey: 'turn.terminal',
+  };
+}
