@@ -2,6 +2,7 @@
  * `npm run api` as a real child process (`node --import tsx api/main.ts`) on a port the test chooses,
  * so a suite can SIGKILL it mid-stream and start another in its place on the same address, or watch
  * it survive its database going away. Stop it with `kill()`, or `killHard(child)` from ./worker-process.
+ * `env` adds to its environment (e.g. `TZ`); the config's variables win.
  */
 import { launch, lineIncludes, type LaunchedProcess } from '../../dev/stack/child-process';
 import type { Config } from '../../platform/config';
@@ -10,11 +11,16 @@ export interface ApiProcess extends LaunchedProcess {
   url: string;
 }
 
-export async function spawnApiProcess(config: Config, port: number): Promise<ApiProcess> {
+export async function spawnApiProcess(
+  config: Config,
+  port: number,
+  opts: { env?: Record<string, string> } = {},
+): Promise<ApiProcess> {
   const api = await launch({
     name: 'the API process',
     entry: 'api/main.ts',
     env: {
+      ...opts.env,
       DATABASE_URL: config.DATABASE_URL,
       TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
       TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE,
