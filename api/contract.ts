@@ -113,7 +113,7 @@ export const ROUTES = {
         schema: turnEventSchema,
         contentType: 'text/event-stream',
       },
-      ...errors(400, 401, 404),
+      ...errors(400, 401, 404, 429),
     },
   },
   listMemory: {

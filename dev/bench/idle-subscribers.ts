@@ -39,6 +39,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function measureIdleSubscribers(opts: IdleSubscribersOptions): Promise<IdleSubscribersResult> {
   const { userId, apiKey } = await createBenchUser(opts.pool, 'idle');
   const turnIds = await insertQueuedTurns(opts.pool, userId, opts.turns);
+  // Every subscriber here is on one key: the per-key stream cap is lifted for this API process.
+  process.env.AMY_MAX_STREAMS_PER_KEY = String(opts.turns * opts.subscribersPerTurn + 1);
   const api = await startApiProcess({ DATABASE_URL: opts.databaseUrl, TEMPORAL_ADDRESS: opts.temporalAddress });
   const agent = newAgent();
   const streams: SseStream[] = [];

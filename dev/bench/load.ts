@@ -204,6 +204,9 @@ async function run(opts: Options): Promise<number> {
       ),
     );
     stoppers.push(stopRoleProcesses);
+    // Every user's turns are watched by `--subscribers` streams on the user's one key, reconnects included;
+    // the per-key stream cap (20 by default) is for clients, not for this load, so the API child gets room.
+    process.env.AMY_MAX_STREAMS_PER_KEY = String(Math.max(1000, 4 * PER_USER_CAP * opts.subscribers));
     const api = await startApiProcess({ DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress });
     stoppers.push(stopApiProcesses);
 

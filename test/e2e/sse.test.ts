@@ -146,6 +146,27 @@ describe('a reconnect after the end (every native EventSource makes one) is answ
   });
 });
 
+test('a Last-Event-Id past the log of a running turn writes only the events after it, and the stream still ends with the turn', async () => {
+  const turnId = await startTurn('thank you so much, that was really helpful for my planning this week');
+  const watcher = openEventStream(eventsUrl(turnId), { apiKey: user.apiKey });
+  const running = await watcher.waitFor((e) => e.type === 'agent.thought');
+  // Ids the log has not reached: one a few events ahead, one beyond anything the turn will write.
+  const nearId = running.id + 5;
+  const near = openEventStream(eventsUrl(turnId), { apiKey: user.apiKey, lastEventId: nearId });
+  const far = openEventStream(eventsUrl(turnId), { apiKey: user.apiKey, lastEventId: 999_999_999 });
+  await Promise.all([near.responseHeaders, far.responseHeaders]);
+  await watcher.closedByServer;
+  // Both already have, or are about to get, the terminal event; before the fix they waited forever.
+  const bound = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error('a stream ahead of the log outlived its turn')), 20_000).unref(),
+  );
+  await Promise.race([Promise.all([near.closedByServer, far.closedByServer]), bound]);
+  expect(far.events).toEqual([]);
+  const stored = await storedEvents(turnId);
+  expect(near.events.map(({ id, type, data }) => ({ id, type, data }))).toEqual(stored.filter((e) => e.id > nearId));
+  expect(stored.at(-1)!.type).toBe('turn.completed');
+});
+
 test('two parallel subscribers receive the same events', async () => {
   const turnId = await startTurn();
   const a = openEventStream(eventsUrl(turnId), { apiKey: user.apiKey });
