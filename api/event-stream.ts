@@ -115,6 +115,10 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
           res.write(formatSseEvent(event));
           // A reader that does not read leaves every write in this process's memory. Past the bound
           // the connection goes, unsent bytes and all; the client resumes with the last id it received.
+          // Node holds a response's writes back until the next tick (it corks the socket), so before
+          // judging, what is buffered is offered to the kernel: only what it cannot take counts, and
+          // whatever it took still reaches the client before the close.
+          if (res.writableLength > deps.maxBufferedBytes) res.socket?.uncork();
           if (res.writableLength > deps.maxBufferedBytes) {
             stop();
             logger.warn('event stream dropped: the client is not reading', {

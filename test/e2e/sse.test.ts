@@ -157,10 +157,13 @@ test('a Last-Event-Id past the log of a running turn writes only the events afte
   await Promise.all([near.responseHeaders, far.responseHeaders]);
   await watcher.closedByServer;
   // Both already have, or are about to get, the terminal event; before the fix they waited forever.
-  const bound = new Promise((_, reject) =>
-    setTimeout(() => reject(new Error('a stream ahead of the log outlived its turn')), 20_000).unref(),
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error('a stream ahead of the log outlived its turn')), 20_000);
+  });
+  await Promise.race([Promise.all([near.closedByServer, far.closedByServer]), bound]).finally(() =>
+    clearTimeout(timer),
   );
-  await Promise.race([Promise.all([near.closedByServer, far.closedByServer]), bound]);
   expect(far.events).toEqual([]);
   const stored = await storedEvents(turnId);
   expect(near.events.map(({ id, type, data }) => ({ id, type, data }))).toEqual(stored.filter((e) => e.id > nearId));
