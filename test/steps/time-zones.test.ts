@@ -4,7 +4,8 @@
  * data and lists turns through the service's own functions; this process, in its own zone and on a
  * session in the server's, reads the same rows back. The instants must be the same instants (the
  * columns are timestamptz) and the days the same days (date columns read as text, not as local
- * midnights), whoever wrote or reads them.
+ * midnights), whoever wrote or reads them. And no column of the schema can hold a time without its zone.
+ * test/e2e/time-zones-service.test.ts runs the whole service (API and worker processes) in such zones.
  */
 import { listTurnsForUser } from '../../api/services/turns';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
@@ -115,4 +116,15 @@ test(`what a process in ${FAR_ZONE} writes and reads is what a process elsewhere
   const rest = await listTurnsForUser(t.pool, user.id, { limit: 2, cursor: probe.turns.nextCursor });
   expect(rest.data.map((turn) => turn.id)).toEqual([first]);
   expect(rest.has_more).toBe(false);
+});
+
+test('no column holds a time without its zone: every instant is timestamptz, every calendar day a date', async () => {
+  // Prisma maps a bare DateTime to timestamp(3), which keeps a writer's wall time and drops its zone;
+  // a new column must say @db.Timestamptz(3) (an instant) or @db.Date (a day).
+  const columns = await t.pool.query<{ column: string; type: string }>(
+    `SELECT table_name || '.' || column_name AS column, data_type AS type FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations'
+        AND data_type IN ('timestamp without time zone', 'time without time zone', 'time with time zone')`,
+  );
+  expect(columns.rows).toEqual([]);
 });
