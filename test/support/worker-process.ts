@@ -5,7 +5,8 @@ import { readTestEnv } from './test-env';
 
 /**
  * `npm run worker` as a real child process, so a test can SIGKILL it mid-turn. `script` runs another
- * worker entry point instead (one that prints `worker polling` once it polls), with `env` added.
+ * worker entry point instead (one that prints `worker polling` once it polls). `env` adds to its
+ * environment (e.g. `TZ`); the config's variables win.
  */
 export async function spawnWorkerProcess(
   config: Config,
