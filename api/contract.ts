@@ -3,9 +3,8 @@
  * `/openapi.json`. Tests check responses against the same schemas, so the API cannot drift.
  */
 import { z } from 'zod';
-import { errorEnvelopeSchema } from '../contracts/errors';
+import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts/errors';
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
-import { turnEventSchema } from '../contracts/events';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
 
 export const turnIdParamsSchema = z.object({ id: z.string() }).strict();
@@ -23,6 +22,8 @@ interface ResponseContract {
   description: string;
   schema?: z.ZodType;
   contentType?: string;
+  /** Also `text/event-stream`: the turn's events, each described in /openapi.json from the event catalog. */
+  eventStream?: boolean;
 }
 
 export interface RouteContract {
@@ -41,8 +42,49 @@ export interface RouteContract {
   responses: Record<number, ResponseContract>;
 }
 
+/**
+ * The envelope as a given status carries it: `code` is one of the codes contracts/errors.ts gives that
+ * status, so the document says which errors each status means (and a fuzzer checks the pairing).
+ */
+export function errorEnvelopeFor(status: number): z.ZodType {
+  const codes = Object.entries(ERROR_STATUS)
+    .filter(([, s]) => s === status)
+    .map(([code]) => code);
+  if (codes.length === 0) return errorEnvelopeSchema;
+  return z.object({ error: errorBodySchema.extend({ code: z.enum(codes as [string, ...string[]]) }) });
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'The request is malformed: a field, a header, the query or a JSON body (the envelope names the field)',
+  401: 'No API key, a key that is not valid or revoked, or a key sent where it is not accepted',
+  404: 'No such resource for this API key',
+  409: 'A limit on stored resources is reached',
+  413: 'The request body is larger than the body limit',
+  415: 'The request body is not UTF-8 JSON',
+  422: 'The Idempotency-Key was used with another body',
+  429: 'A per-user or per-key limit is reached; retry later',
+  500: 'An unexpected failure on our side (internal_error); the message says nothing of its cause',
+  503: 'A dependency is unavailable; retry shortly',
+};
+
 const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, { description: 'Error envelope', schema: errorEnvelopeSchema }]));
+  Object.fromEntries(
+    statuses.map((s) => [s, { description: ERROR_DESCRIPTIONS[s] ?? 'Error envelope', schema: errorEnvelopeFor(s) }]),
+  );
+
+/**
+ * What every Express route under /v1 can answer besides its own errors: it needs a key (401); a JSON
+ * body, whatever the method, is parsed before the route runs (400 invalid_json, 413, 415); and an
+ * unexpected failure is a 500 in the envelope.
+ */
+const v1Errors = (...statuses: number[]) => errors(...[...new Set([400, 401, 413, 415, 500, ...statuses])].sort());
+
+/** /openapi.json itself: an OpenAPI 3.0 document (its paths are this table). */
+export const openApiDocumentSchema = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
 
 export const ROUTES = {
   createTurn: {
@@ -60,7 +102,7 @@ export const ROUTES = {
     responses: {
       200: { description: 'The finished turn ("stream": false)', schema: turnSchema },
       201: { description: 'The queued turn', schema: turnSchema },
-      ...errors(400, 401, 413, 415, 422, 429, 503),
+      ...v1Errors(422, 429, 503),
     },
   },
   listTurns: {
@@ -71,7 +113,7 @@ export const ROUTES = {
       'List your turns, newest first (created_at, then id), a page at a time, optionally only those with one status. Each is the Turn as stored, without progress (GET /v1/turns/{id} has it).',
     authenticated: true,
     query: listTurnsQuerySchema,
-    responses: { 200: { description: 'A page of turns', schema: turnListSchema }, ...errors(400, 401) },
+    responses: { 200: { description: 'A page of turns', schema: turnListSchema }, ...v1Errors() },
   },
   getTurn: {
     method: 'get',
@@ -81,7 +123,7 @@ export const ROUTES = {
       'Read a turn. Works forever after the turn ends. While it is queued or running, `progress` shows its current and completed steps, the agents started and the cost so far (left out if the workflow does not answer within a second).',
     authenticated: true,
     params: turnIdParamsSchema,
-    responses: { 200: { description: 'The turn', schema: turnSchema }, ...errors(401, 404) },
+    responses: { 200: { description: 'The turn', schema: turnSchema }, ...v1Errors(404) },
   },
   cancelTurn: {
     method: 'post',
@@ -94,7 +136,7 @@ export const ROUTES = {
     responses: {
       200: { description: 'The turn had already ended; it is returned unchanged', schema: turnSchema },
       202: { description: 'Cancellation requested; the turn as it stands', schema: turnSchema },
-      ...errors(401, 404),
+      ...v1Errors(404),
     },
   },
   streamTurnEvents: {
@@ -109,11 +151,13 @@ export const ROUTES = {
     headers: { 'Last-Event-Id': 'Resume after this event id.' },
     responses: {
       200: {
-        description: 'text/event-stream of events (each `data` is one event payload), or the Turn as JSON',
-        schema: turnEventSchema,
-        contentType: 'text/event-stream',
+        description:
+          'With Accept: text/event-stream, the events: each has `id` (from 1, gapless), `event` (its type) and one line of JSON `data` (its payload); the server closes the stream after the terminal event. Otherwise the Turn as JSON, without progress.',
+        schema: turnEventsSnapshotSchema,
+        eventStream: true,
       },
-      ...errors(400, 401, 404, 429),
+      // Served by api/event-stream.ts, not Express: no body is read, so no 413 or 415.
+      ...errors(400, 401, 404, 429, 500),
     },
   },
   listMemory: {
@@ -124,7 +168,7 @@ export const ROUTES = {
       'List your memory, newest first (created_at, then id), a page at a time. tested_hypothesis entries are left out unless include=tested_hypothesis is passed or category=tested_hypothesis asks for them.',
     authenticated: true,
     query: listMemoryQuerySchema,
-    responses: { 200: { description: 'A page of memory entries', schema: memoryListSchema }, ...errors(400, 401) },
+    responses: { 200: { description: 'A page of memory entries', schema: memoryListSchema }, ...v1Errors() },
   },
   createMemory: {
     method: 'post',
@@ -135,7 +179,7 @@ export const ROUTES = {
     body: createMemoryRequestSchema,
     responses: {
       201: { description: 'The new memory entry', schema: memorySchema },
-      ...errors(400, 401, 409, 413, 415),
+      ...v1Errors(409),
     },
   },
   deleteMemory: {
@@ -145,7 +189,7 @@ export const ROUTES = {
     summary: 'Delete one of your memory entries, immediately and for good.',
     authenticated: true,
     params: memoryIdParamsSchema,
-    responses: { 204: { description: 'Deleted' }, ...errors(401, 404) },
+    responses: { 204: { description: 'Deleted' }, ...v1Errors(404) },
   },
   health: {
     method: 'get',
@@ -157,5 +201,13 @@ export const ROUTES = {
       200: { description: 'Everything reachable', schema: healthSchema },
       503: { description: 'Something unreachable', schema: healthSchema },
     },
+  },
+  openApiDocument: {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This document.',
+    authenticated: false,
+    responses: { 200: { description: 'The OpenAPI 3.0 document of this API', schema: openApiDocumentSchema } },
   },
 } satisfies Record<string, RouteContract>;

@@ -40,7 +40,16 @@ function fromBodyParser(err: { type?: string; limit?: number }): ApiError | null
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', 'The request body must be UTF-8 JSON.');
     default:
-      return null;
+      // Other client errors raised before a route runs, as http-errors with status 400: a body that
+      // does not decompress or does not match its Content-Length, a path that is not valid
+      // percent-encoding (the router's URIError). The client's fault, never a 500.
+      if ((err as { status?: unknown }).status !== 400) return null;
+      return new ApiError(
+        'invalid_request',
+        err instanceof URIError
+          ? 'The URL is not valid percent-encoding.'
+          : 'The request body could not be read: it does not decompress or does not match its Content-Length.',
+      );
   }
 }
 

@@ -1,8 +1,42 @@
 import { z } from 'zod';
+import { eventDataSchemas, TURN_EVENT_TYPES } from '../contracts/events';
 import { ROUTES, type RouteContract } from './contract';
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
   z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'openapi-3.0' });
+
+/**
+ * One Server-Sent Event as a client's parser sees it (`id`, `event`, `data` as text), one variant per
+ * event type. OpenAPI 3.0 describes each event of a `text/event-stream` with the media type's schema;
+ * `contentMediaType`/`contentSchema` say that `data` is JSON holding that type's payload, so a client
+ * or a fuzzer can check each event's payload and not just its framing.
+ */
+function serverSentEventSchema() {
+  return {
+    description:
+      "One event: `id` is its position in the turn's log (from 1, gapless; send it back as Last-Event-Id to resume), `event` its type, `data` its payload as one line of JSON.",
+    oneOf: TURN_EVENT_TYPES.map((type) => ({
+      type: 'object',
+      required: ['id', 'event', 'data'],
+      properties: {
+        id: { type: 'string', pattern: '^[1-9][0-9]*$' },
+        event: { type: 'string', enum: [type] },
+        data: {
+          type: 'string',
+          contentMediaType: 'application/json',
+          contentSchema: jsonSchema(eventDataSchemas[type], 'output'),
+        },
+      },
+    })),
+  };
+}
+
+function responseContent(r: RouteContract['responses'][number]) {
+  const content: Record<string, unknown> = {};
+  if (r.schema) content[r.contentType ?? 'application/json'] = { schema: jsonSchema(r.schema, 'output') };
+  if (r.eventStream) content['text/event-stream'] = { schema: serverSentEventSchema() };
+  return Object.keys(content).length ? { content } : {};
+}
 
 /** The OpenAPI document, generated from the same zod contracts the routes validate with. */
 export function buildOpenApiDocument(serverUrl?: string) {
@@ -35,12 +69,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
     const responses = Object.fromEntries(
       Object.entries(route.responses).map(([status, r]) => [
         status,
-        {
-          description: r.description,
-          ...(r.schema
-            ? { content: { [r.contentType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') } } }
-            : {}),
-        },
+        { description: r.description, ...responseContent(r) },
       ]),
     );
     paths[route.path] ??= {};

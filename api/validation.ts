@@ -7,7 +7,14 @@ import { ApiError } from './errors';
  * naming the field by its JSON path (`messages[2].role`).
  */
 export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
-  const parsed = schema.safeParse(value);
+  let parsed: z.ZodSafeParseResult<z.infer<S>>;
+  try {
+    parsed = schema.safeParse(value);
+  } catch (err) {
+    // JSON nested thousands deep overflows the stack of the recursive checks: a 400, never a 500.
+    if (err instanceof RangeError) throw new ApiError('invalid_request', `${where}: nested too deeply.`, where);
+    throw err;
+  }
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];

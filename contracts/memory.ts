@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ID_PREFIXES } from './ids';
+import { POSTGRES_INSTANT_PROBLEM, isPostgresInstant } from './instant';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 import { jsonTextProblem, storableText } from './text';
 
@@ -52,7 +53,9 @@ export type Memory = z.infer<typeof memorySchema>;
 export const memoryListSchema = pageSchema(memorySchema);
 export type MemoryList = z.infer<typeof memoryListSchema>;
 
-const isoDateTime = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with Z or an offset' });
+const isoDateTime = z.iso
+  .datetime({ offset: true, error: 'must be an ISO-8601 date-time with Z or an offset' })
+  .refine(isPostgresInstant, { error: POSTGRES_INSTANT_PROBLEM });
 
 /**
  * `tested_hypothesis` entries are left out unless `include=tested_hypothesis` is passed or the

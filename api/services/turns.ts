@@ -173,10 +173,10 @@ const turnCursorSchema = z.tuple([
   turnIdSchema,
 ]);
 
-/** A wall time Postgres accepts as a timestamp: a real day of a real month (not 2026-02-30). */
+/** A wall time Postgres accepts as a timestamp: a real day of a real month (not 2026-02-30), no year 0000. */
 function isCalendarTime(wall: string): boolean {
   const parsed = new Date(`${wall}Z`);
-  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 23) === wall;
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 23) === wall && !wall.startsWith('0000');
 }
 
 function encodeTurnCursor(position: string, id: string): string {
