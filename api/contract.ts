@@ -14,6 +14,8 @@ export const healthSchema = z.object({
   status: z.enum(['ok', 'degraded']),
   postgres: z.object({ ok: z.boolean(), latency_ms: z.number().nullable(), error: z.string().optional() }),
   temporal: z.object({ ok: z.boolean(), latency_ms: z.number().nullable(), error: z.string().optional() }),
+  /** Whether bubblewrap can run on the API's host (checked at most once a minute); never changes `status`. */
+  sandbox: z.object({ ok: z.boolean(), error: z.string().optional() }),
 });
 
 export const turnEventsSnapshotSchema = turnSchema;
@@ -195,7 +197,8 @@ export const ROUTES = {
     method: 'get',
     path: '/healthz',
     operationId: 'health',
-    summary: 'Reachability of Postgres and Temporal.',
+    summary:
+      'Reachability of Postgres and Temporal (503 when either is unreachable), and whether the sandbox for data questions can run on this host.',
     authenticated: false,
     responses: {
       200: { description: 'Everything reachable', schema: healthSchema },

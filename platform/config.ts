@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { DEFAULT_GATES_PROCESSES } from './gates';
+import { DEFAULT_SANDBOX_CONCURRENCY } from './sandbox';
+import { MAX_SANDBOX_SLOTS } from './sandbox-bwrap';
 
 /**
  * Configuration from the environment, parsed once at start-up. Defaults make `npm start` work on a
@@ -55,6 +58,12 @@ const configSchema = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */
   AMY_PYTHON: z.string().min(1).optional(),
+  /** Python gates processes per worker; a request that times out takes down only its own process. */
+  AMY_GATES_PROCESSES: z.coerce.number().int().min(1).max(64).default(DEFAULT_GATES_PROCESSES),
+  /** Sandbox runs at once per worker (each up to a core and its memory limit); the rest wait their turn. */
+  AMY_SANDBOX_CONCURRENCY: z.coerce.number().int().min(1).max(MAX_SANDBOX_SLOTS).default(DEFAULT_SANDBOX_CONCURRENCY),
+  /** bubblewrap's path; `bwrap` on PATH when unset. Read by the worker's sandbox and by /healthz. */
+  AMY_BWRAP_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /**
    * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons; seed 002), none

@@ -1,15 +1,19 @@
 /**
- * The bridge to the Python gates (gates-py/gates, seed 002 "The 7 deterministic gates"): one
- * long-lived `python -m gates` process, so interpreter start-up and the numpy/scipy import are paid
- * once per process, not once per finding (ARCHITECTURE.md, "Python side").
+ * The bridge to the Python gates (gates-py/gates, seed 002 "The 7 deterministic gates"): a small pool
+ * of long-lived `python -m gates` processes, so interpreter start-up and the numpy/scipy import are
+ * paid once per process, not once per finding (ARCHITECTURE.md, "Python side").
  *
- * The same process also builds the series a finding is gated on from the user's daily rows
+ * The same processes also build the series a finding is gated on from the user's daily rows
  * (`buildSeries`), so the composite features the sandbox adds to `summary_df` have one implementation.
  *
- * Requests and responses are JSON lines matched by id (see gates-py/gates/protocol.py). The process
- * starts on the first request, and again on the next one after it died or was killed for a timeout.
+ * Requests and responses are JSON lines matched by id (see gates-py/gates/protocol.py). Each process
+ * holds one request at a time; the others wait in the pool's queue, not behind a process. So a request
+ * that outlives its timeout takes down only the process that ran it (the process is killed, since
+ * Python cannot be interrupted mid-computation), fails only itself, and the queue goes on in the other
+ * processes and in the one started to replace it. Processes start when there is work and none is free.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { z } from 'zod';
@@ -25,6 +29,11 @@ import type { DailyRow } from './health-data/records';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * Two at least, so one slow request never holds up every other user's; no more than the cores, since
+ * a gates request is CPU-bound; four at most, since each process holds numpy and scipy (about 100 MB).
+ */
+export const DEFAULT_GATES_PROCESSES = Math.min(4, Math.max(2, os.availableParallelism()));
 /** How long `close` lets the process finish the request in hand before killing it. */
 const CLOSE_GRACE_MS = 2_000;
 /** Enough of the process's stderr to explain a crash (a Python traceback) in the error message. */
@@ -38,7 +47,7 @@ export function defaultPythonPath(): string {
 export type GatesRunnerFailure =
   /** The series (or series specs) broke their contract; nothing was sent. */
   | 'invalid_input'
-  /** The request outlived its timeout; the process was killed and the next run starts a new one. */
+  /** The request outlived its timeout; the process running it was killed, and a new one replaces it. */
   | 'timeout'
   /** The process died (or was killed) with the request in hand. */
   | 'process_exited'
@@ -67,8 +76,13 @@ export interface GatesRunnerOptions {
   python: string;
   /** The directory holding the `gates` package; `<repo>/gates-py` by default. */
   cwd?: string;
-  /** Per-request limit, 30 s by default; the first request on a new process includes its start-up. */
+  /**
+   * Per-request limit, 30 s by default, counted from when a process takes the request (the wait in the
+   * queue is not the request's fault); the first request on a new process includes its start-up.
+   */
   timeoutMs?: number;
+  /** The most processes at once (`AMY_GATES_PROCESSES`), `DEFAULT_GATES_PROCESSES` by default. */
+  processes?: number;
 }
 
 /**
@@ -104,10 +118,10 @@ export interface GatesRunner {
     specs: FindingSeriesSpec[],
     options?: { timeoutMs?: number },
   ): Promise<BuiltFindingSeries[]>;
-  /** Stops the process; pending and later runs reject with reason `closed`. */
+  /** Stops the processes; pending, queued and later runs reject with reason `closed`. */
   close(): Promise<void>;
-  /** The live Python process's pid, null when there is none (for logs and tests). */
-  readonly pid: number | null;
+  /** The live Python processes' pids, busy or idle (for logs and tests). */
+  readonly pids: number[];
 }
 
 const findingSeriesSpecsSchema = z.array(
@@ -145,29 +159,89 @@ function invalidInput(what: string, error: z.ZodError): GatesRunnerError {
   return new GatesRunnerError(`invalid ${what}:\n${z.prettifyError(error)}`, 'invalid_input', { cause: error });
 }
 
+/** A request waiting for a process, or in one's hands. */
+interface Job {
+  message: { id: string; [field: string]: unknown };
+  timeoutMs: number;
+  accept(answer: Answer): void;
+  reject(err: GatesRunnerError): void;
+}
+
 export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
   const cwd = options.cwd ?? path.join(REPO_ROOT, 'gates-py');
   const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let current: GatesProcess | null = null;
+  const maxProcesses = options.processes ?? DEFAULT_GATES_PROCESSES;
+  if (!Number.isInteger(maxProcesses) || maxProcesses < 1) {
+    throw new RangeError(`processes must be a positive integer, not ${maxProcesses}`);
+  }
+  /** Every live process; those not in `busy` are free for the next job. */
+  const live = new Set<GatesProcess>();
+  const busy = new Set<GatesProcess>();
+  const queue: Job[] = [];
   let closed = false;
   let nextId = 0;
 
   const ensureOpen = () => {
     if (closed) throw new GatesRunnerError('the gates runner is closed', 'closed');
   };
+
+  /** Hands queued jobs to free processes, starting processes up to the pool's size. */
+  const dispatch = () => {
+    // A process that died while idle (killed, crashed) is dropped, and replaced if there is work.
+    for (const gone of [...live].filter((p) => !p.running)) live.delete(gone);
+    while (queue.length > 0) {
+      let worker = [...live].find((candidate) => !busy.has(candidate));
+      if (!worker && live.size < maxProcesses) {
+        worker = new GatesProcess(options.python, cwd);
+        live.add(worker);
+      }
+      if (!worker) return;
+      const job = queue.shift()!;
+      const taken = worker;
+      busy.add(taken);
+      const done = () => {
+        busy.delete(taken);
+        if (!taken.running) live.delete(taken);
+        if (!closed) dispatch();
+      };
+      taken.request(job.message, job.timeoutMs).then(
+        (answer) => {
+          done();
+          job.accept(answer);
+        },
+        (err: GatesRunnerError) => {
+          done();
+          job.reject(err);
+        },
+      );
+    }
+  };
+
   const send = <T>(
     op: 'gates' | 'series',
     body: Record<string, unknown>,
     timeoutMs: number | undefined,
     read: (answer: Answer) => T,
-  ): Promise<T> => {
-    if (!current?.running) current = new GatesProcess(options.python, cwd);
-    return current.request({ id: `${op}_${++nextId}`, op, ...body }, timeoutMs ?? defaultTimeoutMs, read);
-  };
+  ): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      queue.push({
+        message: { id: `${op}_${++nextId}`, op, ...body },
+        timeoutMs: timeoutMs ?? defaultTimeoutMs,
+        accept: (answer) => {
+          try {
+            resolve(read(answer));
+          } catch (err) {
+            reject(err);
+          }
+        },
+        reject,
+      });
+      dispatch();
+    });
 
   return {
-    get pid() {
-      return current?.running ? current.pid : null;
+    get pids() {
+      return [...live].filter((p) => p.running && p.pid !== null).map((p) => p.pid!);
     },
 
     async run(series, runOptions) {
@@ -203,20 +277,24 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
 
     async close() {
       closed = true;
-      await current?.stop();
-      current = null;
+      const closing = new GatesRunnerError('the gates runner was closed', 'closed');
+      for (const job of queue.splice(0)) job.reject(closing);
+      await Promise.all([...live].map((p) => p.stop()));
+      live.clear();
     },
   };
 }
 
 interface PendingRequest {
-  /** Settles the caller's promise from the answer, or rejects it when the answer does not fit the request. */
   accept(answer: Answer): void;
   reject(err: GatesRunnerError): void;
   timer: NodeJS.Timeout;
 }
 
-/** One Python process and the requests it has in hand. Once it stops running it is never reused. */
+/**
+ * One Python process and the request it has in hand (the pool gives it one at a time, though the
+ * protocol would allow more). Once it stops running it is never reused.
+ */
 class GatesProcess {
   private alive = true;
   private readonly child: ChildProcessWithoutNullStreams;
@@ -259,27 +337,20 @@ class GatesProcess {
     return this.child.pid ?? null;
   }
 
-  /** Sends one request line; `read` turns the process's answer into the result, throwing when it does not fit. */
-  request<T>(
-    message: { id: string; [field: string]: unknown },
-    timeoutMs: number,
-    read: (answer: Answer) => T,
-  ): Promise<T> {
+  /** Sends one request line and resolves with the process's answer to it. */
+  request(message: { id: string; [field: string]: unknown }, timeoutMs: number): Promise<Answer> {
     const { id } = message;
     return new Promise((resolve, reject) => {
+      if (!this.alive) {
+        reject(new GatesRunnerError('gates process ended before the request was sent', 'process_exited'));
+        return;
+      }
       const timer = setTimeout(() => {
         this.settle(id)?.reject(new GatesRunnerError(`gates request timed out after ${timeoutMs} ms`, 'timeout'));
-        // The process is stuck or far too slow: start afresh rather than queue more work behind it.
-        this.fail(new GatesRunnerError(`gates process restarted after request ${id} timed out`, 'process_exited'));
+        // Python cannot be interrupted mid-computation: the process goes, and the pool replaces it.
+        this.fail(new GatesRunnerError(`gates process killed after request ${id} timed out`, 'process_exited'));
       }, timeoutMs);
-      const accept = (answer: Answer) => {
-        try {
-          resolve(read(answer));
-        } catch (err) {
-          reject(err);
-        }
-      };
-      this.pending.set(id, { accept, reject, timer });
+      this.pending.set(id, { accept: resolve, reject, timer });
       this.child.stdin.write(`${JSON.stringify(message)}\n`);
     });
   }

@@ -8,7 +8,7 @@
  * the mount namespace). There is no /proc: nothing needs it, and it is the way to other processes'
  * memory and environment. The process has no network (an empty network namespace), its own pid, ipc
  * and uts namespaces, an environment of the variables below only, no capabilities, and a uid that is
- * not the worker's. bwrap dies with the worker.
+ * not the worker's and is the run's own (see `identity`). bwrap dies with the worker.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,9 +16,25 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 
-/** `nobody`: the uid generated code runs as, so it owns nothing on the host and its task count is its own. */
+/** `nobody`: the uid generated code sees itself as, inside the user namespace of a non-root worker. */
 export const SANDBOX_UID = 65534;
 export const SANDBOX_GID = 65534;
+/**
+ * When the worker is root, the first of the host uids (and gids) runs are given, one per concurrency
+ * slot: 0x70000000, above what systemd hands out to users, dynamic users and containers, so no real
+ * account owns them.
+ */
+export const SANDBOX_ROOT_UID_BASE = 0x7000_0000;
+/** The most concurrency slots, so the uid range above stays bounded. */
+export const MAX_SANDBOX_SLOTS = 1024;
+
+const isRoot = () => process.getuid?.() === 0;
+
+/** The uid a run in concurrency slot `slot` has: on the host as root, inside its user namespace otherwise. */
+export function sandboxUid(slot: number, asRoot = isRoot()): number {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= MAX_SANDBOX_SLOTS) throw new RangeError(`no sandbox slot ${slot}`);
+  return asRoot ? SANDBOX_ROOT_UID_BASE + slot : SANDBOX_UID;
+}
 
 export const SANDBOX_RUNNER_DIR = '/sandbox';
 export const SANDBOX_INPUT_DIR = '/input';
@@ -30,9 +46,20 @@ export interface PythonLayout {
   prefixes: string[];
 }
 
-/** bubblewrap on PATH, or null. */
-export function findBwrap(): string | null {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+/**
+ * bubblewrap: `AMY_BWRAP_PATH` when set (and then only there, so pointing it at a missing file shows
+ * what a host without bubblewrap does), else `bwrap` on PATH; null when there is none to run.
+ */
+export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.AMY_BWRAP_PATH) {
+    try {
+      fs.accessSync(env.AMY_BWRAP_PATH, fs.constants.X_OK);
+      return env.AMY_BWRAP_PATH;
+    } catch {
+      return null;
+    }
+  }
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
     const candidate = path.join(dir, 'bwrap');
     try {
       fs.accessSync(candidate, fs.constants.X_OK);
@@ -120,20 +147,31 @@ function pythonMounts(python: PythonLayout): string[] {
 }
 
 /**
- * When the worker is root, bwrap runs without a user namespace (root can mount; an unprivileged
- * namespace would leave the code's real uid at 0, where RLIMIT_NPROC is not enforced) and hands
- * setpriv just enough capability to drop to SANDBOX_UID for good. Otherwise bwrap uses an
- * unprivileged user namespace, in which the process count is the sandbox's own, and forbids
- * nesting another one.
+ * Who the code runs as. RLIMIT_NPROC (confine.py's cap on threads and processes) counts every task of
+ * the real uid, per user namespace, so each concurrent run needs a uid of its own there, or a thread
+ * bomb in one run starves every other run of threads (with a shared uid, a second run could not start
+ * one). bwrap gets it two ways:
+ *
+ * - As root, bwrap runs without a user namespace: an unprivileged one would leave the code's real uid
+ *   at 0 on the host, where RLIMIT_NPROC is not enforced at all, and root cannot map another outer uid
+ *   through bwrap. setpriv, given just enough capability, drops to the slot's own host uid
+ *   (`sandboxUid`) for good. The concurrency slots make that uid the run's alone.
+ * - Otherwise bwrap creates an unprivileged user namespace per run, and the kernel (5.14 and later)
+ *   counts RLIMIT_NPROC per namespace, so uid 65534 inside is every run's own; bwrap forbids nesting
+ *   another namespace.
+ *
+ * A pids cgroup per run would do too, but needs a writable, delegated cgroup tree, which neither a
+ * non-root worker nor root in a container usually has.
  */
-function identity(asRoot: boolean): { args: string[]; prefix: string[] } {
+function identity(asRoot: boolean, slot: number): { args: string[]; prefix: string[] } {
+  const uid = sandboxUid(slot, asRoot);
   if (asRoot) {
     return {
       args: ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'],
       prefix: [
         '/usr/bin/setpriv',
-        `--reuid=${SANDBOX_UID}`,
-        `--regid=${SANDBOX_GID}`,
+        `--reuid=${uid}`,
+        `--regid=${uid}`,
         '--clear-groups',
         '--inh-caps=-all',
         '--bounding-set=-all',
@@ -142,14 +180,21 @@ function identity(asRoot: boolean): { args: string[]; prefix: string[] } {
     };
   }
   return {
-    args: ['--unshare-user', '--disable-userns', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_GID)],
+    args: ['--unshare-user', '--disable-userns', '--uid', String(uid), '--gid', String(SANDBOX_GID)],
     prefix: [],
   };
 }
 
-/** bwrap's arguments to run `command` (an absolute path inside the sandbox, then its arguments). */
-export function bwrapArgs(mounts: SandboxMounts, command: string[], asRoot = process.getuid?.() === 0): string[] {
-  const { args: identityArgs, prefix } = identity(asRoot);
+/**
+ * bwrap's arguments to run `command` (an absolute path inside the sandbox, then its arguments) in
+ * concurrency slot `slot`.
+ */
+export function bwrapArgs(
+  mounts: SandboxMounts,
+  command: string[],
+  { asRoot = isRoot(), slot = 0 }: { asRoot?: boolean; slot?: number } = {},
+): string[] {
+  const { args: identityArgs, prefix } = identity(asRoot, slot);
   const env = Object.entries(SANDBOX_ENV).flatMap(([name, value]) => ['--setenv', name, value]);
   const input = mounts.inputDir ? ['--ro-bind', mounts.inputDir, SANDBOX_INPUT_DIR] : [];
   return [
@@ -192,4 +237,41 @@ export function bwrapArgs(mounts: SandboxMounts, command: string[], asRoot = pro
     ...prefix,
     ...command,
   ];
+}
+
+export type BwrapCheck =
+  { ok: true; bwrap: string } | { ok: false; reason: 'not_installed' | 'cannot_run'; detail: string };
+
+/**
+ * Whether bubblewrap is here and can make the sandbox's namespaces on this host (a container may
+ * forbid them): it runs `true` with the same identity handling as a real run, and none of the Python
+ * parts. For a process that does not run the sandbox itself (the API's /healthz, `npm start`).
+ */
+export async function checkBwrap(env: NodeJS.ProcessEnv = process.env): Promise<BwrapCheck> {
+  const bwrap = findBwrap(env);
+  if (!bwrap) {
+    return {
+      ok: false,
+      reason: 'not_installed',
+      detail: env.AMY_BWRAP_PATH ? `AMY_BWRAP_PATH (${env.AMY_BWRAP_PATH}) is not an executable` : 'no bwrap on PATH',
+    };
+  }
+  const asRoot = isRoot();
+  const args = [
+    '--unshare-net',
+    '--unshare-pid',
+    '--die-with-parent',
+    ...systemMounts(),
+    ...identity(asRoot, 0).args,
+    '--',
+    ...identity(asRoot, 0).prefix,
+    '/usr/bin/true',
+  ];
+  try {
+    await promisify(execFile)(bwrap, args, { env: {}, timeout: 10_000 });
+    return { ok: true, bwrap };
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim();
+    return { ok: false, reason: 'cannot_run', detail: stderr || String(err) };
+  }
 }

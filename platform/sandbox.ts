@@ -8,6 +8,10 @@
  * the process on any attempt to start a program or open a network socket). The caller adds the
  * wall-clock limit and the output cap. Without bubblewrap no code runs: `SandboxUnavailableError`.
  *
+ * At most `concurrency` runs (preflights included) go at once in one sandbox, that is one worker; the
+ * rest wait their turn (sandbox-slots.ts). Each run's process limit is its own (see `identity` in
+ * sandbox-bwrap.ts), and its directory on the host is its own by lock (sandbox-run-dir.ts).
+ *
  * Nothing here logs: the code, the data and the output are the user's.
  */
 import fs from 'node:fs/promises';
@@ -18,6 +22,7 @@ import type { DailyRow, HealthProfileRow, WorkoutRow } from './health-data/recor
 import {
   bwrapArgs,
   findBwrap,
+  MAX_SANDBOX_SLOTS,
   pythonLayout,
   SANDBOX_INPUT_DIR,
   SANDBOX_RUNNER_DIR,
@@ -25,6 +30,11 @@ import {
   type SandboxMounts,
 } from './sandbox-bwrap';
 import { runConfined, type ConfinedExit } from './sandbox-process';
+import { createRunDir, sweepStaleRunDirs } from './sandbox-run-dir';
+import { Slots, type SlotsLoad } from './sandbox-slots';
+
+export { sweepStaleRunDirs } from './sandbox-run-dir';
+export type { SlotsLoad as SandboxLoad } from './sandbox-slots';
 
 export interface SandboxLimits {
   /** Wall-clock time of one run, start-up included. */
@@ -50,14 +60,20 @@ const SCRATCH_BYTES = 64 * 1024 * 1024;
 /** The envelope's marker and framing around the result, over and above maxOutputBytes. */
 const ENVELOPE_SLACK_BYTES = 1024;
 const RUNNER_DIR = path.resolve(__dirname, '../gates-py/sandbox');
+/** One run per core: a run is CPU-bound, and each may take `memoryMb` besides. */
+export const DEFAULT_SANDBOX_CONCURRENCY = os.availableParallelism();
 const ENVELOPE_MARKER = '\n@@amy-sandbox-envelope@@\n';
 
 export interface SandboxOptions {
   /** The project's interpreter, e.g. `.venv/bin/python` (numpy, pandas, scipy). */
   python: string;
   limits?: Partial<SandboxLimits>;
-  /** bubblewrap's path; found on PATH when omitted. */
+  /** bubblewrap's path; `AMY_BWRAP_PATH` or `bwrap` on PATH when omitted (see findBwrap). */
   bwrap?: string;
+  /** The most runs at once (`AMY_SANDBOX_CONCURRENCY`); `DEFAULT_SANDBOX_CONCURRENCY` by default. */
+  concurrency?: number;
+  /** Where run directories are made (and stale ones swept); the system's temporary directory by default. */
+  runDirParent?: string;
 }
 
 export interface SandboxData {
@@ -90,6 +106,8 @@ export interface Sandbox {
   /** Syntax check, repairing the commonest indentation slip; run `code` from the answer. */
   preflight(code: string): Promise<PreflightResult>;
   run(input: { code: string; data: SandboxData }): Promise<SandboxResult>;
+  /** Runs in progress and waiting, against the bound, and the most at once so far (for logs and tests). */
+  readonly load: SlotsLoad;
 }
 
 /** The sandbox cannot confine code on this machine, so no generated code is run at all. */
@@ -177,46 +195,17 @@ interface Mechanism {
   python: PythonLayout;
 }
 
-const RUN_DIR_NAME = /^amy-sandbox-(\d+)-/;
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive, but someone else's.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * A worker killed mid-run (SIGKILL, OOM) cannot remove its run directory, which holds a copy of the
- * user's data. The next sandbox in any process removes the directories whose owning process is gone.
- */
-export async function sweepStaleRunDirs(tmpDir = os.tmpdir()): Promise<void> {
-  let names: string[];
-  try {
-    names = await fs.readdir(tmpDir);
-  } catch {
-    return;
-  }
-  await Promise.all(
-    names.map(async (name) => {
-      const pid = Number(RUN_DIR_NAME.exec(name)?.[1]);
-      if (!pid || processIsAlive(pid)) return;
-      await fs.rm(path.join(tmpDir, name), { recursive: true, force: true }).catch(() => undefined);
-    }),
-  );
-}
-
 export function createSandbox(options: SandboxOptions): Sandbox {
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
+  const runDirParent = options.runDirParent ?? os.tmpdir();
+  const slots = new Slots(Math.min(options.concurrency ?? DEFAULT_SANDBOX_CONCURRENCY, MAX_SANDBOX_SLOTS));
   let available: Promise<Mechanism> | null = null;
 
   async function confined(
     mechanism: Mechanism,
     command: string[],
     commandLimits: SandboxLimits,
+    slot: number,
     inputDir?: string,
   ): Promise<ConfinedExit> {
     const mounts: SandboxMounts = {
@@ -235,7 +224,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       `--memory-mb=${commandLimits.memoryMb}`,
       `--max-output-bytes=${commandLimits.maxOutputBytes}`,
     ];
-    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner), {
+    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner, { slot }), {
       wallMs: commandLimits.wallMs,
       maxStdoutBytes: commandLimits.maxOutputBytes + ENVELOPE_SLACK_BYTES,
     });
@@ -243,11 +232,23 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   /** Proves, once, that the whole chain works here: bwrap, the uid switch, seccomp, pandas under the limits. */
   async function probe(): Promise<Mechanism> {
-    await sweepStaleRunDirs();
-    const bwrap = options.bwrap ?? findBwrap();
+    await sweepStaleRunDirs(runDirParent);
+    const bwrap = findBwrap(options.bwrap ? { AMY_BWRAP_PATH: options.bwrap } : process.env);
     if (!bwrap) {
+      // No path in the message: it reaches the user's stream as the analysis's failure.
+      const where = options.bwrap || process.env.AMY_BWRAP_PATH ? ' where AMY_BWRAP_PATH says' : '';
       throw new SandboxUnavailableError(
-        'bubblewrap (bwrap) is not installed, so generated code cannot be confined (Debian: apt-get install bubblewrap)',
+        `bubblewrap (bwrap) is not installed${where}, so generated code cannot be confined (Debian: apt-get install bubblewrap)`,
+      );
+    }
+    try {
+      // Every run needs a locked directory: flock(1) missing would otherwise fail each run obscurely.
+      const { dir, lock } = await createRunDir(runDirParent);
+      await fs.rm(dir, { recursive: true, force: true });
+      await lock.release();
+    } catch {
+      throw new SandboxUnavailableError(
+        'a run directory cannot be made and locked (flock, from util-linux, is needed: apt-get install util-linux)',
       );
     }
     let python: PythonLayout;
@@ -259,7 +260,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const mechanism = { bwrap, python };
     let exit: ConfinedExit;
     try {
-      exit = await confined(mechanism, ['probe'], limits);
+      exit = await slots.with((slot) => confined(mechanism, ['probe'], limits, slot));
     } catch (err) {
       throw new SandboxUnavailableError(`bubblewrap (${bwrap}) cannot be started: ${String(err)}`);
     }
@@ -281,32 +282,46 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     return available;
   }
 
-  async function withInputDir<T>(files: Record<string, string>, use: (dir: string) => Promise<T>): Promise<T> {
-    // The run directory is private (0700); only its input subdirectory, bound read-only, is readable
-    // by the sandbox uid, and it is removed whatever happens to the run.
-    // The pid in the name tells whose run it was (and, once that process is gone, that it is stale).
-    const runDir = await fs.mkdtemp(path.join(os.tmpdir(), `amy-sandbox-${process.pid}-`));
-    try {
-      const inputDir = path.join(runDir, 'input');
-      await fs.mkdir(inputDir, { mode: 0o755 });
-      await fs.chmod(inputDir, 0o755);
-      for (const [name, content] of Object.entries(files)) {
-        await fs.writeFile(path.join(inputDir, name), content, { mode: 0o644 });
+  /**
+   * Runs `use` in a slot with the run's input files in a directory of its own. The run directory is
+   * private (0700); only its input subdirectory, bound read-only, is readable by the sandbox uid, and
+   * it is removed whatever happens to the run. The run holds its lock for its whole life, so a sweeper
+   * in another worker never takes it for stale.
+   */
+  async function inSlot<T>(
+    files: Record<string, string>,
+    use: (slot: number, inputDir: string) => Promise<T>,
+  ): Promise<T> {
+    return slots.with(async (slot) => {
+      const { dir: runDir, lock } = await createRunDir(runDirParent);
+      try {
+        const inputDir = path.join(runDir, 'input');
+        await fs.mkdir(inputDir, { mode: 0o755 });
+        await fs.chmod(inputDir, 0o755);
+        for (const [name, content] of Object.entries(files)) {
+          await fs.writeFile(path.join(inputDir, name), content, { mode: 0o644 });
+        }
+        return await use(slot, inputDir);
+      } finally {
+        await fs.rm(runDir, { recursive: true, force: true });
+        await lock.release();
       }
-      return await use(inputDir);
-    } finally {
-      await fs.rm(runDir, { recursive: true, force: true });
-    }
+    });
   }
 
   return {
+    get load() {
+      return slots.load;
+    },
+
     async preflight(code) {
       const mechanism = await ensureAvailable();
-      return withInputDir({ 'code.py': code }, async (inputDir) => {
+      return inSlot({ 'code.py': code }, async (slot, inputDir) => {
         const exit = await confined(
           mechanism,
           ['preflight', `${SANDBOX_INPUT_DIR}/code.py`],
           PREFLIGHT_LIMITS,
+          slot,
           inputDir,
         );
         const result = outcome(exit, PREFLIGHT_LIMITS);
@@ -323,8 +338,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         'activities.json': JSON.stringify(data.activities),
         'profile.json': JSON.stringify(data.profile),
       };
-      return withInputDir(files, async (inputDir) => {
-        const exit = await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, inputDir);
+      return inSlot(files, async (slot, inputDir) => {
+        const exit = await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, slot, inputDir);
         return outcome(exit, limits);
       });
     },

@@ -18,7 +18,7 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
     sendStepInputs: isScriptedModel(config),
   });
   const python = config.AMY_PYTHON ?? defaultPythonPath();
-  const gates = createGatesRunner({ python });
+  const gates = createGatesRunner({ python, processes: config.AMY_GATES_PROCESSES });
   return {
     pool,
     events,
@@ -30,7 +30,12 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
       validator: config.AMY_VALIDATOR_MODEL,
     },
     // A result is a handful of numbers; the cap keeps a runaway print loop out of the worker's memory.
-    sandbox: createSandbox({ python, limits: { maxOutputBytes: 256 * 1024 } }),
+    sandbox: createSandbox({
+      python,
+      limits: { maxOutputBytes: 256 * 1024 },
+      concurrency: config.AMY_SANDBOX_CONCURRENCY,
+      bwrap: config.AMY_BWRAP_PATH,
+    }),
     gates,
     clock: () => new Date(),
     async close() {

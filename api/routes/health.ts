@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Pool } from 'pg';
 import type { Client as TemporalClient } from '@temporalio/client';
+import { checkBwrap, type BwrapCheck } from '../../platform/sandbox-bwrap';
 import type { Logger } from '../logger';
 
 class ProbeTimeout extends Error {}
@@ -28,23 +29,58 @@ async function probe(name: string, check: () => Promise<unknown>, logger?: Logge
   }
 }
 
+/** How long a bubblewrap check stands: it starts a process, and /healthz may be polled every second. */
+const SANDBOX_CHECK_TTL_MS = 60_000;
+
+const SANDBOX_ERRORS: Record<Exclude<BwrapCheck, { ok: true }>['reason'], string> = {
+  not_installed: 'bubblewrap is not installed on this host: data questions cannot run (apt-get install bubblewrap)',
+  cannot_run: 'bubblewrap cannot create its namespaces on this host: data questions cannot run',
+};
+
+/**
+ * Whether the sandbox can run generated code on this host, checked at most once a minute. The API
+ * does not run the sandbox (the worker does, perhaps elsewhere), so this is what an operator needs to
+ * hear on a single-host install, and it changes neither `status` nor the status code.
+ */
+function sandboxCheck(env: NodeJS.ProcessEnv, logger?: Logger) {
+  let cached: { at: number; result: Promise<{ ok: boolean; error?: string }> } | null = null;
+  return () => {
+    if (!cached || Date.now() - cached.at > SANDBOX_CHECK_TTL_MS) {
+      const result = checkBwrap(env).then((check) => {
+        if (check.ok) return { ok: true };
+        logger?.warn('health probe failed', { dependency: 'sandbox', error: check.detail });
+        return { ok: false, error: SANDBOX_ERRORS[check.reason] };
+      });
+      cached = { at: Date.now(), result };
+    }
+    return cached.result;
+  };
+}
+
 export function healthRoutes({
   pool,
   temporal,
   logger,
+  sandboxEnv = process.env,
 }: {
   pool: Pool;
   temporal: TemporalClient;
   logger?: Logger;
+  /** Where `AMY_BWRAP_PATH` and `PATH` are read for the sandbox check; the process's environment by default. */
+  sandboxEnv?: NodeJS.ProcessEnv;
 }): Router {
   const router = Router();
+  const sandbox = sandboxCheck(sandboxEnv, logger);
   router.get('/healthz', async (_req, res) => {
-    const [postgres, temporalStatus] = await Promise.all([
+    const [postgres, temporalStatus, sandboxStatus] = await Promise.all([
       probe('postgres', () => pool.query('SELECT 1'), logger),
       probe('temporal', () => temporal.workflowService.getSystemInfo({}), logger),
+      sandbox(),
     ]);
     const ok = postgres.ok && temporalStatus.ok;
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', postgres, temporal: temporalStatus });
+    res
+      .status(ok ? 200 : 503)
+      .json({ status: ok ? 'ok' : 'degraded', postgres, temporal: temporalStatus, sandbox: sandboxStatus });
   });
   return router;
 }

@@ -16,6 +16,7 @@ import { applyMigrations } from '../../scripts/migrate';
 import { httpOk, launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from './child-process';
 import { startLocalServices } from './local-services';
 import { preferPort } from './ports';
+import { warnIfNoSandbox } from './sandbox-warning';
 
 const root = path.resolve(__dirname, '..', '..');
 const dataDir = path.join(root, '.data');
@@ -50,6 +51,8 @@ async function run() {
   process.once('SIGTERM', () => void stopAll(0));
 
   try {
+    // Before anything else, so the warning is not lost above the services' start-up output.
+    const sandboxReady = await warnIfNoSandbox();
     const services = await startLocalServices({
       postgres: { dataDir: path.join(dataDir, 'postgres'), preferredPort: 54329 },
       temporal: {
@@ -134,6 +137,9 @@ async function run() {
         `  Console:          ${consoleUrl}   (sign in with the demo API key)`,
         `  Temporal Web UI:  ${temporalUi ?? '(external Temporal: see your cluster)'}`,
         `  Demo API key:     ${demoKey}`,
+        ...(sandboxReady
+          ? []
+          : ['  Sandbox:          UNAVAILABLE: data questions cannot run (apt-get install bubblewrap; see above)']),
         '',
         '  Stream a turn:',
         `  ${curl}`,

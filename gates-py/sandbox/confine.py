@@ -26,8 +26,8 @@ class Limits:
     cpu_seconds: int
     memory_bytes: int
     # Processes are already forbidden by seccomp; this caps threads, and is the fork-bomb backstop
-    # should the filter ever be missing. It counts per real uid, which is why bwrap runs us as a uid
-    # of our own rather than the worker's.
+    # should the filter ever be missing. It counts per real uid (per user namespace), which is why
+    # each run has a uid of its own, neither the worker's nor another run's (sandbox-bwrap.ts).
     max_tasks: int = 32
     max_file_bytes: int = 64 * 1024 * 1024
     max_open_files: int = 256

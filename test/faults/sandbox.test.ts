@@ -4,7 +4,7 @@
  * afterwards. Needs bubblewrap (`apt-get install bubblewrap`); without it these tests fail, they do
  * not skip.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -18,8 +18,10 @@ import {
   type SandboxResult,
   sweepStaleRunDirs,
 } from '../../platform/sandbox';
-import { bwrapArgs, findBwrap, pythonLayout, SANDBOX_UID } from '../../platform/sandbox-bwrap';
+import { bwrapArgs, findBwrap, pythonLayout, sandboxUid } from '../../platform/sandbox-bwrap';
 import { runConfined } from '../../platform/sandbox-process';
+import { tryLockDir } from '../../platform/sandbox-run-dir';
+import { sandboxPids, survivors } from '../support/sandbox-processes';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
@@ -51,51 +53,6 @@ function pearson(pairs: Array<[number, number]>) {
 }
 const DAY_MS = 86_400_000;
 const dayNumber = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
-
-/** A process's comm, uid and parent, or null once it is gone. */
-function processInfo(pid: string): { comm: string; uid: string; ppid: string } | null {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name: string) => new RegExp(`^${name}:\\s+(\\S+)`, 'm').exec(status)?.[1] ?? '';
-    return { comm: field('Name'), uid: field('Uid'), ppid: field('PPid') };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Processes running as the sandbox uid that this test process could have started: sandboxes that
- * other processes on the machine run at the same time (a developer's second test run) are left out.
- * Walking up from a sandboxed process through its bwrap processes ends at whoever started them; a
- * sandbox that outlived its bwrap ends at init instead.
- */
-function sandboxPids(): string[] {
-  const launcher = (pid: string): string | null => {
-    for (let info = processInfo(pid); info; info = processInfo(pid)) {
-      if (info.comm !== 'bwrap' && info.uid !== String(SANDBOX_UID)) return pid;
-      pid = info.ppid;
-    }
-    return null;
-  };
-  return fs
-    .readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry) && processInfo(entry)?.uid === String(SANDBOX_UID))
-    .filter((pid) => ['0', '1', String(process.pid)].includes(launcher(pid) ?? '1'));
-}
-
-/**
- * Sandbox-uid processes not in `before`, once they have had `graceMs` to go. bwrap reports the code's
- * exit as soon as its init hears of it; the kernel's teardown of the rest of the pid namespace
- * follows within milliseconds.
- */
-async function survivors(before: Set<string>, graceMs = 2_000): Promise<string[]> {
-  const deadline = Date.now() + graceMs;
-  for (;;) {
-    const left = sandboxPids().filter((pid) => !before.has(pid));
-    if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const MEAN_STEPS = mean(present(DATA.summary, 'steps'));
 const BENIGN = "return summary_df['steps'].mean()";
@@ -303,7 +260,9 @@ describe('sandbox: hostile programs', () => {
   // wall clock: only infinite_loop.py should meet it, and a busy CI machine once made alloc_gradual.py's
   // gigabyte of page faults outlast 6 s.
   const LIMITS = { wallMs: 10_000, cpuSeconds: 3, memoryMb: 1024, maxOutputBytes: 256 * 1024 };
-  const sandbox = createSandbox({ python: PYTHON, limits: LIMITS });
+  // Run directories in a directory of this suite's own: other processes on the machine make theirs in /tmp.
+  const runDirParent = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-hostile-runs-'));
+  const sandbox = createSandbox({ python: PYTHON, limits: LIMITS, runDirParent });
   const secrets = { ANTHROPIC_API_KEY: 'sk-ant-sandbox-canary-7f3a', DATABASE_URL: 'postgres://canary:pw-91c2@db/amy' };
   const saved: Record<string, string | undefined> = {};
   const markerPrefix = `amy-sandbox-hostile-${process.pid}-`;
@@ -352,9 +311,6 @@ describe('sandbox: hostile programs', () => {
     leftover?: string[];
   }
   const outcomes = new Map<string, Promise<Outcome>>();
-  // Only this process's runs: other processes on the machine may be running sandboxes too.
-  const runDirs = () => fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith(`amy-sandbox-${process.pid}-`));
-  let runDirsBefore: string[] = [];
 
   async function attack(code: string, alone: boolean): Promise<Outcome> {
     const before = new Set(sandboxPids());
@@ -364,7 +320,6 @@ describe('sandbox: hostile programs', () => {
   }
 
   beforeAll(() => {
-    runDirsBefore = runDirs();
     for (const [name, value] of Object.entries(secrets)) {
       saved[name] = process.env[name];
       process.env[name] = value;
@@ -387,6 +342,7 @@ describe('sandbox: hostile programs', () => {
       });
   });
   afterAll(() => {
+    fs.rmSync(runDirParent, { recursive: true, force: true });
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
@@ -449,7 +405,7 @@ describe('sandbox: hostile programs', () => {
     async () => {
       await Promise.allSettled(outcomes.values());
       expect(await survivors(new Set())).toEqual([]);
-      expect(runDirs().filter((name) => !runDirsBefore.includes(name))).toEqual([]);
+      expect(fs.readdirSync(runDirParent)).toEqual([]);
     },
     QUEUED_TEST_TIMEOUT_MS,
   );
@@ -518,7 +474,7 @@ describe('sandbox: layers on their own', () => {
         '    print(json.dumps({"forks": forks, "errno": exc.errno, "uid": os.getuid()}))',
       ].join('\n'),
     );
-    expect(result).toMatchObject({ errno: os.constants.errno.EAGAIN, uid: SANDBOX_UID });
+    expect(result).toMatchObject({ errno: os.constants.errno.EAGAIN, uid: sandboxUid(0) });
     expect(result.forks).toBeLessThan(32);
     expect(await survivors(new Set())).toEqual([]);
   });
@@ -541,21 +497,88 @@ describe('sandbox: unavailable', () => {
       process.env.PATH = path_;
     }
   });
+
+  test('AMY_BWRAP_PATH at a missing file: the same refusal, naming the setting and the fix, not the path', async () => {
+    const sandbox = createSandbox({ python: PYTHON, bwrap: '/nonexistent/bwrap' });
+    const run = sandbox.run({ code: BENIGN, data: DATA });
+    await expect(run).rejects.toBeInstanceOf(SandboxUnavailableError);
+    await expect(run).rejects.toMatchObject({ message: /AMY_BWRAP_PATH.*apt-get install bubblewrap/ });
+    expect(String(await run.catch((err: unknown) => err))).not.toContain('nonexistent');
+  });
 });
 
-describe('stale run directories', () => {
-  test("a run directory whose process is gone is swept (as each sandbox does when it first starts); a live process's is kept", async () => {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-sweep-'));
+describe('stale run directories: ownership is a lock, not a process id', () => {
+  const PARENT = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-sweep-'));
+  afterAll(() => fs.rmSync(PARENT, { recursive: true, force: true }));
+
+  function makeRunDir(name: string): string {
+    const dir = path.join(PARENT, name);
+    fs.mkdirSync(path.join(dir, 'input'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'input', 'summary.json'), '[]');
+    return dir;
+  }
+
+  test("a directory nobody holds is swept, even when its name carries a live process's pid (a reused pid)", async () => {
+    const reusedPid = makeRunDir(`amy-sandbox-${process.pid}-abc123`);
+    const unlocked = makeRunDir('amy-sandbox-Zx81qQ');
+    const unrelated = makeRunDir('something-else');
+
+    await sweepStaleRunDirs(PARENT);
+
+    expect(fs.existsSync(reusedPid)).toBe(false);
+    expect(fs.existsSync(unlocked)).toBe(false);
+    expect(fs.existsSync(unrelated)).toBe(true);
+    fs.rmSync(unrelated, { recursive: true });
+  });
+
+  test('a directory whose lock is held is kept, whatever pid its name carries (another pid namespace)', async () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    expect(dead).toBeGreaterThan(0);
-    const stale = path.join(tmp, `amy-sandbox-${dead}-abc123`);
-    const live = path.join(tmp, `amy-sandbox-${process.pid}-def456`);
-    const unrelated = path.join(tmp, 'something-else');
-    for (const dir of [stale, live, unrelated]) fs.mkdirSync(path.join(dir, 'input'), { recursive: true });
+    const held = makeRunDir(`amy-sandbox-${dead}-def456`);
+    const lock = await tryLockDir(held);
+    expect(lock).not.toBeNull();
+    try {
+      await sweepStaleRunDirs(PARENT);
+      expect(fs.existsSync(path.join(held, 'input', 'summary.json'))).toBe(true);
+    } finally {
+      await lock!.release();
+    }
+    await sweepStaleRunDirs(PARENT);
+    expect(fs.existsSync(held)).toBe(false);
+  });
 
-    await sweepStaleRunDirs(tmp);
+  test("a live run's directory survives another sandbox's sweep; a killed worker's is swept", async () => {
+    // A real worker-like process: a sandbox run that sleeps, in a process of its own we can SIGKILL.
+    const holder = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'test', 'support', 'sandbox-run-holder.ts'), PARENT],
+      { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const runDir = await new Promise<string>((resolve, reject) => {
+        holder.stdout.setEncoding('utf8').on('data', (text: string) => {
+          const match = /^running (.+)$/m.exec(text);
+          if (match) resolve(match[1]!);
+        });
+        holder.once('exit', (code) => reject(new Error(`the run holder exited (${code})`)));
+      });
+      expect(path.dirname(runDir)).toBe(PARENT);
 
-    expect(fs.readdirSync(tmp).sort()).toEqual([path.basename(live), 'something-else'].sort());
-    fs.rmSync(tmp, { recursive: true, force: true });
+      // Another sandbox starting up sweeps the same parent: the live run is left alone.
+      const other = createSandbox({ python: PYTHON, runDirParent: PARENT });
+      expect(expectOk(await other.run({ code: BENIGN, data: DATA }))).toBeCloseTo(MEAN_STEPS, 9);
+      await sweepStaleRunDirs(PARENT);
+      expect(fs.existsSync(path.join(runDir, 'input', 'code.py'))).toBe(true);
+
+      holder.kill('SIGKILL');
+      // The lock goes with the killed process's pipe: the next sweep may just beat that, so sweep until gone.
+      const deadline = Date.now() + 30_000;
+      while (fs.existsSync(runDir) && Date.now() < deadline) {
+        await sweepStaleRunDirs(PARENT);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(fs.existsSync(runDir)).toBe(false);
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 });

@@ -96,53 +96,58 @@ describe('gates runner against the Python gates', () => {
     );
   });
 
-  test('concurrent runs share one process and each gets its own outcomes', async () => {
+  test('concurrent runs each get their own outcomes, and the pool reuses its processes', async () => {
     const scalar: FindingSeries = {
       finding: finding('ds-rhr', 'scalar'),
       feature_values: [60, 61, 59, null, 62, 60, 58, 61, 60, 59, 63],
     };
     const tooShort = associationSeries('ds-short', 19, 0.9, 5);
     const [first, second] = await Promise.all([runner.run([scalar]), runner.run([tooShort])]);
-    const pid = runner.pid;
+    const pids = runner.pids;
 
     expect(first).toEqual([expect.objectContaining({ finding_id: 'ds-rhr', verdict: 'validated', applicable: 3 })]);
     expect(second![0]).toMatchObject({ finding_id: 'ds-short', verdict: 'rejected', hard_rejection: 'sample_size' });
     expect(second![0]!.gates).toHaveLength(1);
-    await runner.run([scalar]);
-    expect(runner.pid).toBe(pid);
+    await Promise.all([runner.run([scalar]), runner.run([scalar])]);
+    expect(runner.pids.sort()).toEqual(pids.sort());
   });
 
   test('a process killed mid-flight fails its request and is replaced on the next run', async () => {
-    await runner.run([associationSeries('warm-up', 40, 0.5, 7)]);
-    const killedPid = runner.pid!;
-    const inFlight = runner.run(slowRequest);
-    process.kill(killedPid, 'SIGKILL');
+    const single = createGatesRunner({ python: defaultPythonPath(), processes: 1 });
+    await single.run([associationSeries('warm-up', 40, 0.5, 7)]);
+    const [killedPid] = single.pids;
+    const inFlight = single.run(slowRequest);
+    process.kill(killedPid!, 'SIGKILL');
 
     await expect(inFlight).rejects.toEqual(expectGatesRunnerError('process_exited'));
-    const [outcome] = await runner.run([associationSeries('after-restart', 180, 0.6, 1)]);
+    const [outcome] = await single.run([associationSeries('after-restart', 180, 0.6, 1)]);
     expect(outcome!.verdict).toBe('validated');
-    expect(runner.pid).not.toBe(killedPid);
+    expect(single.pids).toHaveLength(1);
+    expect(single.pids).not.toContain(killedPid);
+    await single.close();
   });
 
-  test('a request that outlives its timeout is rejected and the process restarted', async () => {
-    await runner.run([associationSeries('warm-up', 40, 0.5, 7)]);
-    const stuckPid = runner.pid;
+  test('a request that outlives its timeout is rejected and its process replaced', async () => {
+    const single = createGatesRunner({ python: defaultPythonPath(), processes: 1 });
+    await single.run([associationSeries('warm-up', 40, 0.5, 7)]);
+    const [stuckPid] = single.pids;
 
-    const error = await runner.run(slowRequest, { timeoutMs: 50 }).catch((err: unknown) => err);
+    const error = await single.run(slowRequest, { timeoutMs: 50 }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(GatesRunnerError);
     expect(error).toEqual(expectGatesRunnerError('timeout'));
-    expect(runner.pid).toBeNull();
+    expect(single.pids).toEqual([]);
 
-    const [outcome] = await runner.run([associationSeries('after-timeout', 180, 0.6, 1)]);
+    const [outcome] = await single.run([associationSeries('after-timeout', 180, 0.6, 1)]);
     expect(outcome!.verdict).toBe('validated');
-    expect(runner.pid).not.toBe(stuckPid);
+    expect(single.pids).not.toContain(stuckPid);
+    await single.close();
   });
 
   test('a series that breaks the contract is refused before it reaches Python', async () => {
     const mismatched = { ...associationSeries('ds-bad', 30, 0.5, 9), target_values: [1, 2, 3] };
     const fresh = createGatesRunner({ python: defaultPythonPath() });
     await expect(fresh.run([mismatched])).rejects.toEqual(expectGatesRunnerError('invalid_input'));
-    expect(fresh.pid).toBeNull(); // no process was started for it
+    expect(fresh.pids).toEqual([]); // no process was started for it
     await fresh.close();
   });
 
@@ -254,7 +259,7 @@ describe("finding series built from a user's daily rows", () => {
     await expect(fresh.buildSeries(health.daily, [spec('w', 'scalar', 'steps', null, 0)])).rejects.toEqual(
       expectGatesRunnerError('invalid_input'),
     );
-    expect(fresh.pid).toBeNull();
+    expect(fresh.pids).toEqual([]);
     await fresh.close();
 
     const misdated = [{ ...health.daily[0]!, date: '01/11/2026' }];

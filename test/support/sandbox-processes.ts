@@ -1,0 +1,73 @@
+/**
+ * The host's view of sandboxed processes, for the sandbox suites: which processes run as a sandbox uid
+ * (65534, or as root one uid per concurrency slot), and which of them this test process started.
+ */
+import fs from 'node:fs';
+import { MAX_SANDBOX_SLOTS, SANDBOX_ROOT_UID_BASE, SANDBOX_UID } from '../../platform/sandbox-bwrap';
+
+export function isSandboxUid(uid: string): boolean {
+  const n = Number(uid);
+  return n === SANDBOX_UID || (n >= SANDBOX_ROOT_UID_BASE && n < SANDBOX_ROOT_UID_BASE + MAX_SANDBOX_SLOTS);
+}
+
+/** A process's comm, uid, parent and thread count, or null once it is gone. */
+export function processInfo(pid: string): { comm: string; uid: string; ppid: string; threads: number } | null {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => new RegExp(`^${name}:\\s+(\\S+)`, 'm').exec(status)?.[1] ?? '';
+    return { comm: field('Name'), uid: field('Uid'), ppid: field('PPid'), threads: Number(field('Threads')) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Processes running as a sandbox uid that this test process could have started: sandboxes that
+ * other processes on the machine run at the same time (a developer's second test run) are left out.
+ * Walking up from a sandboxed process through its bwrap processes ends at whoever started them; a
+ * sandbox that outlived its bwrap ends at init instead.
+ */
+export function sandboxPids(): string[] {
+  const launcher = (pid: string): string | null => {
+    for (let info = processInfo(pid); info; info = processInfo(pid)) {
+      if (info.comm !== 'bwrap' && !isSandboxUid(info.uid)) return pid;
+      pid = info.ppid;
+    }
+    return null;
+  };
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && isSandboxUid(processInfo(entry)?.uid ?? ''))
+    .filter((pid) => ['0', '1', String(process.pid)].includes(launcher(pid) ?? '1'));
+}
+
+/**
+ * Sandbox-uid processes not in `before`, once they have had `graceMs` to go. bwrap reports the code's
+ * exit as soon as its init hears of it; the kernel's teardown of the rest of the pid namespace
+ * follows within milliseconds.
+ */
+export async function survivors(before: Set<string>, graceMs = 2_000): Promise<string[]> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const left = sandboxPids().filter((pid) => !before.has(pid));
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits (polling /proc, up to `timeoutMs`) until one of this process's sandboxes satisfies `test`. */
+export async function sandboxProcessWhere(
+  test: (info: NonNullable<ReturnType<typeof processInfo>>) => boolean,
+  timeoutMs = 60_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = sandboxPids().find((pid) => {
+      const info = processInfo(pid);
+      return info !== null && test(info);
+    });
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error('no sandboxed process got there in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
