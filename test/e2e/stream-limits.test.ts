@@ -302,11 +302,11 @@ test('a reader that never reads is dropped once its unsent bytes pass the bound,
 }, 120_000);
 
 /**
- * A TCP proxy in front of the API whose first connection stops reading the API's answer for `stallMs`,
- * as a reader that falls behind does (the SDK's own fetch reads on into memory however slowly its
- * consumer takes events, so the stall is put on the path); later connections pass straight through.
+ * A TCP proxy in front of the API whose first connection stops reading the API's answer until `resume`
+ * settles, as a reader that falls behind does (the SDK's own fetch reads on into memory however slowly
+ * its consumer takes events, so the stall is put on the path); later connections pass straight through.
  */
-async function startStallingProxy(target: string, stallMs: number) {
+async function startStallingProxy(target: string, resume: Promise<unknown>) {
   const { hostname, port } = new URL(target);
   let connections = 0;
   const sockets = new Set<net.Socket>();
@@ -322,7 +322,7 @@ async function startStallingProxy(target: string, stallMs: number) {
       });
     }
     client.pipe(upstream);
-    if (++connections === 1) setTimeout(() => upstream.pipe(client), stallMs);
+    if (++connections === 1) void resume.finally(() => upstream.pipe(client));
     else upstream.pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -343,7 +343,11 @@ test('an SDK client whose connection stalls is dropped and resumes, and gets eve
   const turnId = await insertRunningTurn(user.userId);
   await appendThoughts(turnId, COUNT, CHARS);
   await failTurn(turnId);
-  const proxy = await startStallingProxy(api.url, 2000);
+  // The path stalls until the API has dropped the connection (or, without a bound, for 30 s).
+  const proxy = await startStallingProxy(
+    api.url,
+    waitForDrop(turnId, 30_000).catch(() => undefined),
+  );
   try {
     const amy = new Amy({ apiKey: user.apiKey, baseUrl: proxy.url, retryDelayMs: 20, maxRetryDelayMs: 250 });
     const received: TurnStreamEvent[] = [];
