@@ -8,6 +8,7 @@ import { createCoachUser } from './agents/health-coach';
 import { createInvestigatorActivities } from './agents/investigator';
 import { createRecallMemory, createRememberTurn } from './steps/memory-step';
 import { createReflect } from './steps/reflect';
+import { createReconcileAbandonedTurns } from './steps/reconcile-turns';
 import { createPurgeExpiredTurnEvents } from './steps/retention';
 import { createRephraseQuestions } from './steps/rephrase';
 import { createRoute } from './steps/route';
@@ -40,6 +41,7 @@ export function createActivities(deps: StepDeps) {
     recallMemory: createRecallMemory(deps),
     rememberTurn: createRememberTurn(deps),
     purgeExpiredTurnEvents: createPurgeExpiredTurnEvents(deps),
+    reconcileAbandonedTurns: createReconcileAbandonedTurns(deps),
   };
 }
 

@@ -113,6 +113,7 @@ export const STEPS = {
   complete_turn: { label: 'Complete the turn', seed: null, agent: null },
   fail_turn: { label: 'Fail the turn', seed: null, agent: null },
   retention: { label: 'Retention · purge expired turn events and idempotency keys', seed: null, agent: null },
+  reconcile: { label: 'Retention · fail turns whose workflow closed without an outcome', seed: null, agent: null },
 } as const satisfies Record<string, StepDefinition>;
 
 export type StepId = keyof typeof STEPS;

@@ -26,6 +26,12 @@ const configSchema = z.object({
   /** How long after completed_at the SSE replay buffer stays readable. */
   AMY_REPLAY_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   AMY_MAX_INFLIGHT_TURNS: z.coerce.number().int().positive().default(3),
+  /**
+   * The bound on one run of a turn's workflow (Temporal's workflowRunTimeout). A run past it is closed
+   * by Temporal and the reconciler fails its turn (turn_abandoned), so no turn holds a slot for good.
+   * Per run, so a turn retried with `npm run turn:retry` gets the whole bound again.
+   */
+  AMY_TURN_RUN_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(3600),
   AMY_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

@@ -1,3 +1,4 @@
+import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../platform/config';
 import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
@@ -19,6 +20,8 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
   });
   const python = config.AMY_PYTHON ?? defaultPythonPath();
   const gates = createGatesRunner({ python, processes: config.AMY_GATES_PROCESSES });
+  // Connects on first use: only the reconciler of abandoned turns asks Temporal anything.
+  const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   return {
     pool,
     events,
@@ -38,8 +41,9 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
     }),
     gates,
     clock: () => new Date(),
+    temporal: new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE }),
     async close() {
-      await Promise.allSettled([pool.end(), gates.close()]);
+      await Promise.allSettled([pool.end(), gates.close(), temporalConnection.close()]);
     },
   };
 }

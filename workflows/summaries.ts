@@ -46,6 +46,7 @@ export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
   completeTurn: 'complete_turn',
   failTurn: 'fail_turn',
   purgeExpiredTurnEvents: 'retention',
+  reconcileAbandonedTurns: 'reconcile',
 };
 
 const findingId = (input: Input) => {

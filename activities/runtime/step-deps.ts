@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { EventLog } from '../../platform/event-log';
 import type { GatesRunner } from '../../platform/gates';
@@ -24,4 +25,6 @@ export interface StepDeps {
   /** The warm Python process the seven gates run in. */
   gates: GatesRunner;
   clock: () => Date;
+  /** Temporal, for the reconciler of abandoned turns, which asks how a turn's workflow closed. */
+  temporal: Client;
 }

@@ -5,6 +5,7 @@ import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporali
 import { isTurnId } from '../../contracts/ids';
 import { createTurnRequestSchema, type Turn, type TurnProgress } from '../../contracts/turn';
 import { TURN_WORKFLOW_TYPE, progressQuery, type TurnWorkflowInput } from '../../workflows/definitions';
+import { endTurn, turnAbandoned } from '../../platform/turn-ending';
 import { ROUTES } from '../contract';
 import { ApiError, notFound } from '../errors';
 import {
@@ -33,6 +34,8 @@ export interface TurnRoutesDeps {
   taskQueue: string;
   logger: Logger;
   maxInFlightTurns: number;
+  /** AMY_TURN_RUN_TIMEOUT_SECONDS: each run of a turn's workflow is closed by Temporal past it. */
+  turnRunTimeoutSeconds: number;
 }
 
 /** A GET must not hang on a busy or absent worker: past this, the turn is returned without progress. */
@@ -93,11 +96,12 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
         workflowId: turn.id,
         taskQueue: deps.taskQueue,
         args: [input],
+        workflowRunTimeout: deps.turnRunTimeoutSeconds * 1000,
         staticSummary: `Turn: ${body.messages[body.messages.length - 1].content.slice(0, 120)}`,
       });
     } catch (err) {
-      await discardQueuedTurn(pool, turn.id);
       logger.error('could not start turn workflow', { turn_id: turn.id, error: String(err) });
+      await abandonUnstartedTurn(turn.id);
       throw notStarted();
     }
     logger.info('turn started', { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream });
@@ -109,6 +113,40 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     await handle.result().catch(() => undefined);
     res.status(200).json(toTurnResource(await getTurnForUserOrThrow(pool, userId, turn.id)));
   });
+
+  /**
+   * The client is told the turn did not start, so nothing of it may stay in flight. The start can fail
+   * after Temporal accepted it (the response lost, a deadline passed), so the workflow is terminated
+   * if it exists; the bare queued row is deleted; a row the workflow had already begun to write is
+   * failed at once, with its terminal event. Whatever this cannot do (Temporal or Postgres down), the
+   * reconciler of abandoned turns finishes, and a workflow whose row is gone fails at its first step.
+   */
+  async function abandonUnstartedTurn(turnId: string): Promise<void> {
+    try {
+      await temporal.workflow.getHandle(turnId).terminate('the API reported its start as failed');
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) {
+        logger.warn('could not terminate the workflow of a turn that did not start', {
+          turn_id: turnId,
+          error: String(err),
+        });
+      }
+    }
+    try {
+      if (await discardQueuedTurn(pool, turnId)) return;
+      await endTurn(
+        pool,
+        turnId,
+        { status: 'failed', error: turnAbandoned('The turn could not be started.') },
+        new Date(),
+      );
+    } catch (err) {
+      logger.warn('could not discard a turn that did not start; the reconciler will fail it', {
+        turn_id: turnId,
+        error: String(err),
+      });
+    }
+  }
 
   /**
    * A blocking replay waits for the turn's end like the original request. It can arrive before that

@@ -149,10 +149,12 @@ export async function createQueuedTurn(
 
 /**
  * Used when the workflow could not be started: the turn never existed as far as the client knows. Its
- * Idempotency-Key goes with it (ON DELETE CASCADE), so a retry with that key starts afresh.
+ * Idempotency-Key goes with it (ON DELETE CASCADE), so a retry with that key starts afresh. False when
+ * the turn is no longer a bare queued row (its workflow did start and has written to it).
  */
-export async function discardQueuedTurn(pool: Pool, turnId: string): Promise<void> {
-  await pool.query(`DELETE FROM turns WHERE id = $1 AND status = 'queued' AND last_event_id = 0`, [turnId]);
+export async function discardQueuedTurn(pool: Pool, turnId: string): Promise<boolean> {
+  const res = await pool.query(`DELETE FROM turns WHERE id = $1 AND status = 'queued' AND last_event_id = 0`, [turnId]);
+  return res.rowCount === 1;
 }
 
 export async function findTurnForUser(pool: Pool, userId: string, turnId: string): Promise<TurnRow | null> {
@@ -243,8 +245,9 @@ export async function turnCostSoFar(pool: Pool, turnId: string): Promise<number>
 
 /**
  * Whether the turn has ended and its log already ends with the terminal event, so nothing follows its
- * `last_event_id` (until an operator retries it). The status alone does not say so: completeTurn and
- * failTurn update the row first and append the terminal event in a later statement.
+ * `last_event_id` (until an operator retries it). The status alone does not say so for a turn ended by
+ * an older release, which updated the row first and appended the terminal event in a later statement
+ * (today both commit together: platform/turn-ending.ts).
  */
 export async function hasTurnLogEnded(pool: Pool, row: TurnRow): Promise<boolean> {
   if (row.status !== 'completed' && row.status !== 'failed') return false;

@@ -3,6 +3,7 @@
  * the real LLM layer, and `run()` to call the activity inside Temporal's MockActivityEnvironment
  * (so `Context.current()` — attempt, heartbeats, cancellation — works as in a worker).
  */
+import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Pool } from 'pg';
 import type { StepDeps } from '../../activities';
@@ -13,6 +14,7 @@ import { createSandbox } from '../../platform/sandbox';
 import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../dev/scripted-model/server';
 import { createTestDatabase, type TestDatabase } from './database';
 import { insertUserAndTurn } from './fixtures';
+import { readTestEnv } from './test-env';
 
 export type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
 
@@ -38,6 +40,7 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
     costWarnUsd: 100,
     sendStepInputs: true,
   });
+  const temporalConnection = Connection.lazy({ address: readTestEnv().temporalAddress });
   const deps: StepDeps = {
     pool,
     events,
@@ -51,6 +54,7 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
     sandbox: createSandbox({ python: defaultPythonPath() }),
     gates: createGatesRunner({ python: defaultPythonPath() }),
     clock: () => new Date(),
+    temporal: new Client({ connection: temporalConnection }),
   };
   return {
     deps,
@@ -67,6 +71,7 @@ export async function startStepHarness(scriptedOptions: ScriptedModelServerOptio
     async close() {
       await scripted.close();
       await deps.gates.close();
+      await temporalConnection.close();
       await pool.end();
       await database.drop();
     },

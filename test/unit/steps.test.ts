@@ -72,6 +72,7 @@ const EXPECTED_SEED_STEP: Record<StepId, SeedStep | 'invocation' | null> = {
   complete_turn: null,
   fail_turn: null,
   retention: null,
+  reconcile: null,
 };
 
 describe('steps', () => {

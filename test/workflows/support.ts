@@ -311,6 +311,7 @@ export function baseFakes(): Fakes {
     }),
     failTurn: async () => undefined,
     purgeExpiredTurnEvents: async () => 0,
+    reconcileAbandonedTurns: async () => [],
   };
 }
 

@@ -1,0 +1,217 @@
+/**
+ * Turns stuck in flight (issue 16, item 6), over a real API, worker, Temporal and Postgres: a turn whose
+ * workflow was terminated, or ran past its run bound (AMY_TURN_RUN_TIMEOUT_SECONDS), is failed by the
+ * reconciler that the retention schedule runs (here the schedule's workflow run once), and its open
+ * stream ends with `turn.failed`; a turn whose row is gone fails at its first step instead of
+ * retrying forever; and a start the API reports as failed leaves nothing in flight, even when Temporal
+ * had accepted it.
+ */
+import http from 'node:http';
+import { Client, Connection, WorkflowFailedError, type WorkflowClientInterceptor } from '@temporalio/client';
+import { Pool } from 'pg';
+import { errorEnvelopeSchema } from '../../contracts/errors';
+import { turnSchema, type Turn } from '../../contracts/turn';
+import { createApp } from '../../api/app';
+import { api, expectSchema, thanks } from '../support/http';
+import { startTestService, silentLogger, type TestService } from '../support/service';
+import { openEventStream } from '../support/sse-client';
+
+/** How long a test waits for an outcome that takes well under a second when the fix is in. */
+const BOUND_MS = 30_000;
+
+async function getTurn(svc: TestService, key: string, id: string): Promise<Turn> {
+  const res = await api(svc.url, 'GET', `/v1/turns/${id}`, { key });
+  expect(res.status).toBe(200);
+  return expectSchema(turnSchema, res.body);
+}
+
+/** Polls until the turn is running its `step`; the slow fault holds it there. */
+async function waitForStep(svc: TestService, key: string, id: string, step: string): Promise<void> {
+  const deadline = Date.now() + BOUND_MS;
+  while ((await getTurn(svc, key, id)).progress?.current_step !== step) {
+    if (Date.now() > deadline) throw new Error(`turn ${id} never reached ${step}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The `amy-retention` schedule's workflow, run once now rather than in 15 minutes. */
+async function runRetentionOnce(svc: TestService): Promise<void> {
+  await svc.temporal.workflow.execute('RetentionWorkflow', {
+    taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
+    workflowId: `retention-now-${Math.random().toString(36).slice(2)}`,
+    args: [{ olderThanSeconds: 3600, abandonedAfterSeconds: 0 }],
+  });
+}
+
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS);
+  });
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function expectAbandoned(svc: TestService, key: string, id: string, message: string) {
+  const stream = openEventStream(`${svc.url}/v1/turns/${id}/events`, { apiKey: key });
+  try {
+    await stream.waitFor((e) => e.type === 'turn.started', BOUND_MS);
+    expect((await getTurn(svc, key, id)).status).toBe('running');
+    await runRetentionOnce(svc);
+    const failed = await stream.waitFor((e) => e.type === 'turn.failed', BOUND_MS);
+    await within(stream.closedByServer, 'the stream closed');
+    expect(failed.data).toMatchObject({ turn_id: id, error: { code: 'turn_abandoned', message } });
+    expect(stream.events.map((e) => e.id)).toEqual(stream.events.map((_, i) => i + 1));
+    expect(stream.events.at(-1)?.type).toBe('turn.failed');
+  } finally {
+    stream.close();
+  }
+  const turn = await getTurn(svc, key, id);
+  expect(turn).toMatchObject({ status: 'failed', error: { code: 'turn_abandoned', message } });
+  expect(turn.last_event_id).toBe(
+    (await svc.database.pool.query('SELECT max(id) AS n FROM turn_events WHERE turn_id = $1', [id])).rows[0].n,
+  );
+}
+
+describe('with the default run bound', () => {
+  let svc: TestService;
+  let user: { userId: string; apiKey: string };
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    user = await svc.createUser();
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  test('a terminated workflow: the reconciler fails its running turn, the open stream ends with turn.failed, the slot is free', async () => {
+    await svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 20_000 });
+    const id = (await api(svc.url, 'POST', '/v1/turns', { key: user.apiKey, body: thanks })).body.id as string;
+    await waitForStep(svc, user.apiKey, id, 'fallback_reply');
+    await svc.temporal.workflow.getHandle(id).terminate('an operator stops the turn');
+    await expectAbandoned(svc, user.apiKey, id, 'The turn was stopped before it finished.');
+    const inFlight = await svc.database.pool.query(
+      `SELECT count(*)::int AS n FROM turns WHERE user_id = $1 AND status IN ('queued', 'running')`,
+      [user.userId],
+    );
+    expect(inFlight.rows[0].n).toBe(0);
+  });
+
+  test('a running workflow is left alone, and the reconciler touches no turn that ended by itself', async () => {
+    await svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 3_000 });
+    const id = (await api(svc.url, 'POST', '/v1/turns', { key: user.apiKey, body: thanks })).body.id as string;
+    await waitForStep(svc, user.apiKey, id, 'fallback_reply');
+    await runRetentionOnce(svc);
+    expect((await getTurn(svc, user.apiKey, id)).status).toBe('running');
+    await svc.temporal.workflow.getHandle(id).result();
+    await runRetentionOnce(svc);
+    const turn = await getTurn(svc, user.apiKey, id);
+    expect(turn.status).toBe('completed');
+    const last = await svc.database.pool.query(
+      'SELECT type FROM turn_events WHERE turn_id = $1 ORDER BY id DESC LIMIT 1',
+      [id],
+    );
+    expect(last.rows[0].type).toBe('turn.completed');
+  });
+
+  test("a turn whose row is gone: its workflow's first step fails non-retryably and the workflow ends", async () => {
+    await svc.stopWorker();
+    let id: string;
+    try {
+      id = (await api(svc.url, 'POST', '/v1/turns', { key: user.apiKey, body: thanks })).body.id as string;
+      await svc.database.pool.query('DELETE FROM turns WHERE id = $1', [id]);
+    } finally {
+      await svc.startWorker();
+    }
+    const handle = svc.temporal.workflow.getHandle(id);
+    await expect(within(handle.result(), 'the workflow ended')).rejects.toBeInstanceOf(WorkflowFailedError);
+    const history = await handle.fetchHistory();
+    const failures = (history.events ?? []).flatMap((e) => e.activityTaskFailedEventAttributes ?? []);
+    expect(failures.length).toBeGreaterThan(0);
+    for (const failure of failures) {
+      expect(failure.failure?.applicationFailureInfo).toMatchObject({ type: 'TurnNotFoundError', nonRetryable: true });
+    }
+    const attempts = (history.events ?? []).flatMap((e) => e.activityTaskStartedEventAttributes?.attempt ?? []);
+    expect(attempts.every((attempt) => attempt === 1)).toBe(true);
+  });
+
+  test('a start reported failed after Temporal accepted it: 503, no turn left in flight, no workflow left running', async () => {
+    // The start reaches Temporal, and then the API hears an error (a lost response, a deadline).
+    const accepted: string[] = [];
+    const lostResponse: WorkflowClientInterceptor = {
+      async start(input, next) {
+        await next(input);
+        accepted.push(input.options.workflowId);
+        throw new Error('the response to the start was lost');
+      },
+      async startWithDetails(input, next) {
+        await next(input);
+        accepted.push(input.options.workflowId);
+        throw new Error('the response to the start was lost');
+      },
+    };
+    const connection = await Connection.connect({ address: svc.config.TEMPORAL_ADDRESS });
+    const pool = new Pool({ connectionString: svc.database.url, max: 4 });
+    const app = createApp({
+      pool,
+      temporal: new Client({ connection, interceptors: { workflow: [lostResponse] } }),
+      taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
+      logger: silentLogger,
+      maxInFlightTurns: 3,
+      turnRunTimeoutSeconds: 3600,
+      bodyLimitBytes: 1 << 20,
+    });
+    const server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const other = await svc.createUser();
+    // With no worker, nothing but the API's own handling of the failure can end the workflow.
+    await svc.stopWorker();
+    try {
+      const res = await api(url, 'POST', '/v1/turns', { key: other.apiKey, body: thanks });
+      expect(res.status).toBe(503);
+      expect(expectSchema(errorEnvelopeSchema, res.body).error.code).toBe('service_unavailable');
+      const { rows } = await pool.query('SELECT id, status FROM turns WHERE user_id = $1', [other.userId]);
+      expect(rows.filter((row) => row.status === 'queued' || row.status === 'running')).toEqual([]);
+      expect(accepted).toHaveLength(1);
+      const workflow = await svc.temporal.workflow.getHandle(accepted[0]).describe();
+      expect(workflow.status.name).toBe('TERMINATED');
+    } finally {
+      await svc.startWorker();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool.end();
+      await connection.close();
+    }
+  });
+});
+
+describe('with a run bound of 3 seconds', () => {
+  let svc: TestService;
+
+  beforeAll(async () => {
+    svc = await startTestService({ env: { AMY_TURN_RUN_TIMEOUT_SECONDS: '3' } });
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  test('a run past its bound is closed by Temporal, and the reconciler fails its turn', async () => {
+    const user = await svc.createUser();
+    await svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 20_000 });
+    const id = (await api(svc.url, 'POST', '/v1/turns', { key: user.apiKey, body: thanks })).body.id as string;
+    await waitForStep(svc, user.apiKey, id, 'fallback_reply');
+    // Temporal itself closes the run at its bound: the workflow's own failure handling never runs.
+    const description = await svc.temporal.workflow.getHandle(id).describe();
+    expect(description.raw.executionConfig?.workflowRunTimeout?.seconds?.toString()).toBe('3');
+    await expect(within(svc.temporal.workflow.getHandle(id).result(), 'the run timed out')).rejects.toBeInstanceOf(
+      WorkflowFailedError,
+    );
+    expect((await svc.temporal.workflow.getHandle(id).describe()).status.name).toBe('TIMED_OUT');
+    await expectAbandoned(svc, user.apiKey, id, 'The turn ran past its time limit.');
+  });
+});
