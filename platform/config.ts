@@ -38,6 +38,15 @@ const configSchema = z.object({
     .positive()
     .default(256 * 1024),
   /**
+   * How long a client may take to send a request's headers, and its whole request (headers and body).
+   * Both bound only the receiving: a blocking `"stream": false` turn or an SSE stream answers for as long
+   * as it takes. Node requires the header bound to be within the request bound.
+   */
+  AMY_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  AMY_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** How long an idle keep-alive connection stays open between requests (above a load balancer's 60 s). */
+  AMY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  /**
    * Open SSE streams per API key, counted in each API process (not across processes): enough for a
    * console, a CLI and an SDK watching a few turns each; a client that opens more gets a 429.
    */
@@ -51,15 +60,6 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
-  /**
-   * How long a client may take to send a request's headers, and its whole request (headers and body).
-   * Both bound only the receiving: a blocking `"stream": false` turn or an SSE stream answers for as long
-   * as it takes. Node requires the header bound to be within the request bound.
-   */
-  AMY_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
-  AMY_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
-  /** How long an idle keep-alive connection stays open between requests (above a load balancer's 60 s). */
-  AMY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   /** A prebuilt workflow bundle (bundleWorkflowCode output); bundled from workflows/ at start-up otherwise. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */
