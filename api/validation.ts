@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import type { z } from 'zod';
 import { ApiError } from './errors';
 
@@ -28,11 +27,4 @@ export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, whe
       ? `Unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}.`
       : `${field || where}: ${issue.message}.`;
   throw new ApiError('invalid_field', message, field || where);
-}
-
-/** A list's query string without `api_key`, which authenticates (api/auth.ts) rather than filters. */
-export function listFilters(req: Request): Record<string, unknown> {
-  const filters = { ...(req.query as Record<string, unknown>) };
-  delete filters.api_key;
-  return filters;
 }

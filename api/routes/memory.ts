@@ -4,7 +4,7 @@ import { isMemoryId } from '../../contracts/memory';
 import { ROUTES } from '../contract';
 import { ApiError, notFound } from '../errors';
 import { createMemoryForUser, deleteMemoryForUserOrThrow, listMemoryForUser } from '../services/memory';
-import { listFilters, parseRequest } from '../validation';
+import { parseRequest } from '../validation';
 
 export interface MemoryRoutesDeps {
   pool: Pool;
@@ -20,7 +20,7 @@ export function memoryRoutes({ pool }: MemoryRoutesDeps): Router {
   const router = Router();
 
   router.get('/v1/memory', async (req, res) => {
-    const query = parseRequest(ROUTES.listMemory.query, listFilters(req), 'query');
+    const query = parseRequest(ROUTES.listMemory.query, req.query, 'query');
     res.json(await listMemoryForUser(pool, res.locals.userId as string, query));
   });
 

@@ -26,7 +26,7 @@ import {
   turnCostSoFar,
   type TurnRow,
 } from '../services/turns';
-import { listFilters, parseRequest } from '../validation';
+import { parseRequest } from '../validation';
 
 export interface TurnRoutesDeps {
   pool: Pool;
@@ -202,7 +202,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
   }
 
   router.get('/v1/turns', async (req, res) => {
-    const query = parseRequest(ROUTES.listTurns.query, listFilters(req), 'query');
+    const query = parseRequest(ROUTES.listTurns.query, req.query, 'query');
     res.json(await listTurnsForUser(pool, res.locals.userId as string, query));
   });
 
