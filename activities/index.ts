@@ -6,16 +6,16 @@ import { createConsultDomainExpert } from './agents/domain-expert';
 import { createReplyConversationally } from './steps/fallback-reply';
 import { createCoachUser } from './agents/health-coach';
 import { createInvestigatorActivities } from './agents/investigator';
-import { createRecallMemory, createRememberTurn } from './steps/memory-step';
-import { createReflect } from './steps/reflect';
-import { createReconcileAbandonedTurns } from './steps/reconcile-turns';
-import { createPurgeExpiredTurnEvents } from './steps/retention';
+import { createRecallMemory, createRememberTurn } from './steps/memory';
+import { createReflect } from './steps/reflection';
+import { createReconcileAbandonedTurns } from './bookkeeping/reconcile-turns';
+import { createPurgeExpiredTurnEvents } from './bookkeeping/retention';
 import { createRephraseQuestions } from './steps/rephrase';
 import { createRoute } from './steps/route';
 import type { StepDeps } from './runtime/step-deps';
 import { createCheckAnswer, createSynthesise } from './steps/synthesis';
-import { createTurnLifecycle } from './steps/turn-lifecycle';
-import { createRunGates } from './steps/validation';
+import { createTurnLifecycle } from './bookkeeping/turn-lifecycle';
+import { createRunGates } from './steps/run-gates';
 
 export type { StepDeps, ModelSettings } from './runtime/step-deps';
 

@@ -97,7 +97,7 @@ export type FindingSeries = z.infer<typeof findingSeriesSchema>;
 /**
  * The gates in the order they run and are reported in: `reproduction` (an addition to seed 002: every
  * number of the finding recomputed by our own code from the user's rows, see
- * activities/steps/reproduction.ts), then the seed's seven in the seed's order.
+ * checks/reproduction.ts), then the seed's seven in the seed's order.
  */
 export const GATE_NAMES = [
   'reproduction',

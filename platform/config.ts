@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_GATES_PROCESSES } from './gates';
 import { DEFAULT_SANDBOX_CONCURRENCY } from './sandbox';
-import { MAX_SANDBOX_SLOTS } from './sandbox-bwrap';
+import { MAX_SANDBOX_SLOTS } from './sandbox/bwrap';
 
 /**
  * Configuration from the environment, parsed once at start-up. Defaults make `npm start` work on a

@@ -5,7 +5,7 @@
  * the workflow (a Temporal reset) to the workflow task that scheduled it. Temporal starts a new run
  * that replays everything before that step from history — those steps are not executed again — and
  * runs the failed step and the rest of the pipeline. The new run's first activity opens the turn's
- * next attempt (activities/steps/turn-attempts.ts): the row goes back to running with `attempt + 1` and the
+ * next attempt (activities/bookkeeping/turn-attempts.ts): the row goes back to running with `attempt + 1` and the
  * failed attempt's error in `previous_attempts`, and `turn.retried` follows the old `turn.failed`.
  * The same reset from the Temporal Web UI ("Reset" on the workflow, at the event this prints) gives
  * the same result.

@@ -1,6 +1,6 @@
 /**
  * Every activity of a turn workflow first makes sure the turn knows which workflow run it belongs to
- * (../activities/steps/turn-attempts.ts). After a reset of a failed turn, the first activity of the new run
+ * (../activities/bookkeeping/turn-attempts.ts). After a reset of a failed turn, the first activity of the new run
  * opens the turn's new attempt before it writes anything, so `turn.retried` precedes the attempt's events.
  *
  * A turn whose row does not exist (deleted, or discarded by an API whose workflow start failed after
@@ -10,7 +10,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { TurnNotFoundError } from '../platform/event-log';
-import { enterTurnRun } from '../activities/steps/turn-attempts';
+import { enterTurnRun } from '../activities/bookkeeping/turn-attempts';
 import type { StepDeps } from '../activities';
 import { TURN_WORKFLOW_TYPE } from '../workflows/definitions';
 

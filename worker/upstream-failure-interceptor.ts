@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { LlmError } from '../platform/llm-errors';
+import { LlmError } from '../platform/llm/errors';
 
 /** What the workflow reads from `ApplicationFailure.details[0]` (see workflows/turn-workflow.ts). */
 export interface UpstreamFailureDetails {

@@ -10,7 +10,7 @@ import type { TurnResult } from '../contracts/turn';
 import { bookkeeping, modelSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
 import type { StepRunner } from './progress';
-import { validateFindings, validatorCounts } from './validation';
+import { validateFindings, validatorCounts } from './validate-findings';
 
 export async function investigatorTurn(
   step: StepRunner,

@@ -22,14 +22,14 @@ import {
 } from '../contracts/steps';
 import type { TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
-import type { RememberTurnInput } from '../activities/steps/memory-step';
-import type { ValidatedFinding } from '../activities/steps/validation';
+import type { RememberTurnInput } from '../activities/steps/memory';
+import type { ValidatedFinding } from '../activities/steps/run-gates';
 import { agentSteps, bookkeeping, modelSteps } from './activities';
 import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
 import { investigatorTurn } from './investigator';
 import type { TurnWorkflowInput } from './definitions';
 import { trackProgress, type StepRunner } from './progress';
-import { validateFindings, validatorCounts } from './validation';
+import { validateFindings, validatorCounts } from './validate-findings';
 
 const FAILURE_CODES: Record<string, TurnErrorCode> = {
   UpstreamUnavailableError: 'upstream_unavailable',

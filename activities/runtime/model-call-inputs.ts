@@ -20,14 +20,14 @@ import type {
   CoachMainPromptInputs,
 } from '../agents/health-coach/prompt';
 import type { BriefingPromptInputs, HypothesesPromptInputs } from '../agents/investigator/prompt';
-import type { AssessmentPromptInputs } from '../steps/prompts/assessment';
-import type { CriticPromptInputs } from '../steps/prompts/critic';
-import type { FallbackPromptInputs } from '../steps/prompts/fallback';
-import type { MemoryExtractPromptInputs } from '../steps/prompts/memory';
-import type { ReflectionPromptInputs } from '../steps/prompts/reflection';
-import type { RephrasePromptInputs } from '../steps/prompts/rephrase';
-import type { RoutingPromptInputs } from '../steps/prompts/routing';
-import type { VaguenessPromptInputs } from '../steps/prompts/vagueness';
+import type { AssessmentPromptInputs } from '../steps/assessment/prompt';
+import type { CriticPromptInputs } from '../steps/critic/prompt';
+import type { FallbackPromptInputs } from '../steps/fallback-reply/prompt';
+import type { MemoryExtractPromptInputs } from '../steps/memory/prompt';
+import type { ReflectionPromptInputs } from '../steps/reflection/prompt';
+import type { RephrasePromptInputs } from '../steps/rephrase/prompt';
+import type { RoutingPromptInputs } from '../steps/route/prompt';
+import type { VaguenessPromptInputs } from '../steps/classify-vagueness/prompt';
 import type { SynthesisPromptInputs } from '../steps/synthesis';
 
 export interface ModelCallInputs extends Record<ModelCallId, object> {

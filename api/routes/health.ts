@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Pool } from 'pg';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { checkBwrap, type BwrapCheck } from '../../platform/sandbox-bwrap';
+import { checkBwrap, type BwrapCheck } from '../../platform/sandbox/bwrap';
 import type { Logger } from '../logger';
 
 class ProbeTimeout extends Error {}

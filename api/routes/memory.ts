@@ -4,7 +4,7 @@ import { isMemoryId } from '../../contracts/memory';
 import { ROUTES } from '../contract';
 import { ApiError, notFound } from '../errors';
 import { createMemoryForUser, deleteMemoryForUserOrThrow, listMemoryForUser } from '../services/memory';
-import { parseRequest } from '../validation';
+import { parseRequest } from '../parse-request';
 
 export interface MemoryRoutesDeps {
   pool: Pool;

@@ -26,7 +26,7 @@ import {
   turnCostSoFar,
   type TurnRow,
 } from '../services/turns';
-import { parseRequest } from '../validation';
+import { parseRequest } from '../parse-request';
 
 export interface TurnRoutesDeps {
   pool: Pool;

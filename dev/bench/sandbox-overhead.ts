@@ -1,6 +1,6 @@
 /**
  * (e) What confinement adds to one run of generated analysis code: the sandbox
- * (platform/sandbox.ts: bubblewrap, setpriv, rlimits, seccomp, one fresh interpreter per
+ * (platform/sandbox/: bubblewrap, setpriv, rlimits, seccomp, one fresh interpreter per
  * run) against the floor, the same interpreter with the same flags and environment running the same
  * body on the same data with no confinement at all, also spawned fresh each time. Each run is timed
  * from the call to its parsed result, writing its input files included.
@@ -15,7 +15,7 @@ import path from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import { generateHealthData } from '../synthetic-data/generate';
 import { createSandbox, DEFAULT_SANDBOX_LIMITS, type SandboxData } from '../../platform/sandbox';
-import { bwrapArgs } from '../../platform/sandbox-bwrap';
+import { bwrapArgs } from '../../platform/sandbox/bwrap';
 import { analysisCodeFor } from '../scripted-model/language/analysis-code';
 import { nowMs, summarize, type Summary } from './stats';
 

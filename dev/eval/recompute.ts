@@ -1,7 +1,7 @@
 /**
  * The eval's own recomputation of a Fact Sheet number, from the user's rows in Postgres. Written apart
- * from the service on purpose: it imports nothing of activities/steps/reproduction.ts or
- * platform/statistics.ts, and reads the window from the words the Fact Sheet states ("the last 7
+ * from the service on purpose: it imports nothing of checks/reproduction.ts or
+ * checks/statistics.ts, and reads the window from the words the Fact Sheet states ("the last 7
  * days") rather than from the plan the service executed, so an answer whose label and computation
  * disagree shows up here.
  *

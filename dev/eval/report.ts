@@ -38,7 +38,7 @@ after another; the three users run side by side.
 **What is scored.**
 
 - _Answer numbers traced_: the final answer of every completed turn through \`factCheckReply\`
-  (activities/steps/fact-check.ts) against the Turn's \`fact_sheet\`, the user's message and the Domain
+  (checks/fact-check.ts) against the Turn's \`fact_sheet\`, the user's message and the Domain
   Expert's prose (its \`agent.thought\` narration); the share of the answer's numbers that trace, and how many
   of those trace only to the user's message or only to the Domain Expert's prose (which nothing checks against
   the data). The service's own \`result.fact_check\` is reported beside it when the Turn carries it.

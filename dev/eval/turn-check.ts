@@ -7,7 +7,7 @@
  */
 import type { TurnEvent } from '../../contracts/events';
 import type { FactEntry } from '../../contracts/turn';
-import { extractNumbers, factCheckReply } from '../../activities/steps/fact-check';
+import { extractNumbers, factCheckReply } from '../../checks/fact-check';
 import type { AskedTurn } from './client';
 import { EXPECTED_AGENTS, type AskedComputation, type EvalQuestion } from './questions';
 import { agrees, parseWindowLabel, recomputeNumbers, type DailyCalendar, type NumberSpec } from './recompute';

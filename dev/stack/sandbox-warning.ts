@@ -2,7 +2,7 @@
  * What `npm start` says when this host cannot run the sandbox: data questions would fail turn after
  * turn with an error few would trace back to a missing package, so it is said up front, loudly.
  */
-import { checkBwrap, type BwrapCheck } from '../../platform/sandbox-bwrap';
+import { checkBwrap, type BwrapCheck } from '../../platform/sandbox/bwrap';
 
 /** The warning for a failed check, or null when the sandbox can run. */
 export function sandboxWarning(check: BwrapCheck): string | null {

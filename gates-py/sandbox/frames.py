@@ -1,6 +1,6 @@
 """The four DataFrames handed to the generated `analysis(...)`, read from the run's input files.
 
-The input directory holds JSON written by platform/sandbox.ts: `summary.json` and
+The input directory holds JSON written by platform/sandbox/: `summary.json` and
 `activities.json` (lists of row objects) and `profile.json` (one object, or null). Columns are fixed here, so
 an empty table still has the columns the generated code expects.
 """

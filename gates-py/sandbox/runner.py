@@ -1,4 +1,4 @@
-"""Entry point inside the sandbox (started by platform/sandbox.ts through bwrap).
+"""Entry point inside the sandbox (started by platform/sandbox/ through bwrap).
 
     runner.py probe    --cpu-seconds N --memory-mb N --max-output-bytes N
     runner.py preflight CODE_FILE  (same limits)

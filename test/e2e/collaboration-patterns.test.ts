@@ -8,7 +8,7 @@
 import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema, type Turn } from '../../contracts/turn';
-import { factCheckReply } from '../../activities/steps/fact-check';
+import { factCheckReply } from '../../checks/fact-check';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { api, expectSchema } from '../support/http';

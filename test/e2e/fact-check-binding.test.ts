@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Amy, type TurnResult } from '@amy/sdk';
-import { checkNumbers } from '../../activities/steps/fact-check';
+import { checkNumbers } from '../../checks/fact-check';
 import { turnSchema } from '../../contracts/turn';
 import { scriptedRules } from '../../dev/scripted-model/rules';
 import { api, expectSchema } from '../support/http';

@@ -4,7 +4,7 @@
  * was tested is remembered (GET /v1/memory lists it with its turn) and not proposed again.
  */
 import { turnSchema, type Turn } from '../../contracts/turn';
-import { factCheckReply } from '../../activities/steps/fact-check';
+import { factCheckReply } from '../../checks/fact-check';
 import { PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService, type TestService } from '../support/service';

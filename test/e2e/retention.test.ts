@@ -6,7 +6,7 @@
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Pool } from 'pg';
-import { createPurgeExpiredTurnEvents } from '../../activities/steps/retention';
+import { createPurgeExpiredTurnEvents } from '../../activities/bookkeeping/retention';
 import { ensureRetentionSchedule, RETENTION_SCHEDULE_ID } from '../../worker/retention-schedule';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { insertUserAndTurn } from '../support/fixtures';

@@ -18,9 +18,9 @@ import {
   type SandboxResult,
   sweepStaleRunDirs,
 } from '../../platform/sandbox';
-import { bwrapArgs, findBwrap, pythonLayout, sandboxUid } from '../../platform/sandbox-bwrap';
-import { runConfined } from '../../platform/sandbox-process';
-import { tryLockDir } from '../../platform/sandbox-run-dir';
+import { bwrapArgs, findBwrap, pythonLayout, sandboxUid } from '../../platform/sandbox/bwrap';
+import { runConfined } from '../../platform/sandbox/process';
+import { tryLockDir } from '../../platform/sandbox/run-dir';
 import { sandboxPids, survivors } from '../support/sandbox-processes';
 
 const REPO = path.resolve(__dirname, '..', '..');

@@ -26,7 +26,7 @@ import {
 import { LITERATURE_PRIORS, priorsFor } from '../../activities/data/literature-priors';
 import type { StepDeps } from '../../activities/runtime/step-deps';
 import { createAnthropicClient, createLlm } from '../../platform/llm';
-import { LlmCallAbortedError, UpstreamRequestError } from '../../platform/llm-errors';
+import { LlmCallAbortedError, UpstreamRequestError } from '../../platform/llm/errors';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { startScriptedModelServer } from '../../dev/scripted-model/server';

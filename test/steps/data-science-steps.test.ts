@@ -17,10 +17,10 @@ import {
   type ExtractFindingsInput,
 } from '../../activities/agents/data-science/findings';
 import { parsePlan, type AnalysisSpec } from '../../activities/agents/data-science/plan';
-import { ModelOutputInvalidError } from '../../platform/llm-errors';
-import type { ValidatedFinding } from '../../activities/steps/validation';
+import { ModelOutputInvalidError } from '../../platform/llm/errors';
+import type { ValidatedFinding } from '../../activities/steps/run-gates';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
-import { finalVerdict, validatorCounts } from '../../workflows/validation';
+import { finalVerdict, validatorCounts } from '../../workflows/validate-findings';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 /** Throws unless `parse` fails with ModelOutputInvalidError for the given reason. */

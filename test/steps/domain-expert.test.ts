@@ -23,8 +23,8 @@ import {
   REFERENCE_RANGES,
   rangeCompareTool,
 } from '../../activities/agents/domain-expert/range-compare';
-import { ToolRequestError, type ToolContext } from '../../activities/agents/domain-expert/tool';
-import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from '../../activities/agents/domain-expert/tools';
+import { ToolRequestError, type ToolContext } from '../../activities/agents/domain-expert/tool-contract';
+import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from '../../activities/agents/domain-expert/run-tool';
 import { guardUrls, urlsIn } from '../../activities/agents/domain-expert/url-guard';
 import { readUserProfile } from '../../activities/agents/domain-expert/user-profile';
 import { LITERATURE_PRIORS } from '../../activities/data/literature-priors';
@@ -32,7 +32,7 @@ import { DOMAIN_EXPERT_LAST_ROUND } from '../../activities/agents/domain-expert/
 import { ConfigError, loadConfig } from '../../platform/config';
 import { replaceUserHealthData } from '../../platform/health-data/store';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
-import { ModelOutputInvalidError } from '../../platform/llm-errors';
+import { ModelOutputInvalidError } from '../../platform/llm/errors';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
 import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../dev/scripted-model/types';
 import { expectSchema } from '../support/http';

@@ -5,7 +5,7 @@
  * sentence, the checked answer replaces the streamed one for a client, and the outcome is on the log.
  */
 import { createReplyConversationally } from '../../activities/steps/fallback-reply';
-import { checkNumbers } from '../../activities/steps/fact-check';
+import { checkNumbers } from '../../checks/fact-check';
 import { createCheckAnswer } from '../../activities/steps/synthesis';
 import type { TurnEvent } from '../../contracts/events';
 import type { StreamAgent } from '../../contracts/events';

@@ -9,8 +9,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import type { AgentFinding, Finding, GateVerdict } from '../../contracts/findings';
-import { factCheckReply } from '../../activities/steps/fact-check';
-import { buildFactSheet } from '../../activities/steps/fact-sheet';
+import { factCheckReply } from '../../checks/fact-check';
+import { buildFactSheet } from '../../checks/fact-sheet';
 import {
   augmentBriefingWithVerdicts,
   averageRanks,
@@ -28,7 +28,7 @@ import { DAILY_METRICS, type DailyMetric, type DailyRow, type WorkoutRow } from 
 import { readUserHealthData } from '../../platform/health-data/store';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
-import type { ValidatedFinding } from '../../activities/steps/validation';
+import type { ValidatedFinding } from '../../activities/steps/run-gates';
 import {
   investigatorBriefing,
   investigatorHypotheses,
@@ -492,7 +492,7 @@ const promptOf = (harness: StepHarness, step: string) => {
 const keyOf = (h: Pick<Hypothesis, 'kind' | 'feature_to_test' | 'target_to_test'>) =>
   `${h.kind}:${h.feature_to_test}:${h.target_to_test}`;
 
-// Independent of platform/statistics.ts: ranks by counting, windows by date strings.
+// Independent of checks/statistics.ts: ranks by counting, windows by date strings.
 function naiveRanks(values: number[]): number[] {
   return values.map((v) => values.filter((w) => w < v).length + (values.filter((w) => w === v).length + 1) / 2);
 }

@@ -22,8 +22,8 @@ import {
   ModelOutputInvalidError,
   UpstreamRequestError,
   UpstreamUnavailableError,
-} from '../../platform/llm-errors';
-import { costUsd, priceOf } from '../../platform/prices';
+} from '../../platform/llm/errors';
+import { costUsd, priceOf } from '../../platform/llm/prices';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import { startScriptedModelServer, type ScriptedModelServer } from '../../dev/scripted-model/server';
 import type { ScriptedRule } from '../../dev/scripted-model/types';

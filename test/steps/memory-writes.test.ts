@@ -11,8 +11,8 @@ import {
   recordTestedHypotheses,
 } from '../../platform/memory';
 import { createUserWithApiKey } from '../../platform/users';
-import { testedHypothesis } from '../../activities/steps/memory-step';
-import type { ValidatedFinding } from '../../activities/steps/validation';
+import { testedHypothesis } from '../../activities/steps/memory';
+import type { ValidatedFinding } from '../../activities/steps/run-gates';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 let t: TestDatabase;

@@ -2,7 +2,7 @@
  * Step 5, reflection (seed 002): NO is the common case; YES asks at most one follow-up of the Data
  * Science and the Domain Expert agents, never of the coach; an unusable answer means no follow-up.
  */
-import { createReflect, type ReflectInput } from '../../activities/steps/reflect';
+import { createReflect, type ReflectInput } from '../../activities/steps/reflection';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { startStepHarness, type StepHarness } from '../support/step-harness';

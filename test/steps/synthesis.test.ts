@@ -7,14 +7,14 @@
  * removed; the stream's text is the checked answer, and the Turn keeps the outcome.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { checkNumbers } from '../../activities/steps/fact-check';
+import { checkNumbers } from '../../checks/fact-check';
 import {
   createSynthesise,
   type SynthesisFinding,
   type SynthesisInput,
   type SynthesisOutput,
 } from '../../activities/steps/synthesis';
-import { createTurnLifecycle } from '../../activities/steps/turn-lifecycle';
+import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
 import type { TurnEvent } from '../../contracts/events';
 import type { TurnResult } from '../../contracts/turn';
 import { scriptedRules } from '../../dev/scripted-model/rules';

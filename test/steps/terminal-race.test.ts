@@ -7,7 +7,7 @@
  * return an answer the row does not hold.
  */
 import { Pool } from 'pg';
-import { createTurnLifecycle } from '../../activities/steps/turn-lifecycle';
+import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
 import { createEventLog } from '../../platform/event-log';
 import { newId } from '../../platform/ids';
 import { createTestDatabase, type TestDatabase } from '../support/database';

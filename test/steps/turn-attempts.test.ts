@@ -1,11 +1,11 @@
 /**
- * Which workflow run a turn belongs to (activities/steps/turn-attempts.ts): the first run claims the turn;
+ * Which workflow run a turn belongs to (activities/bookkeeping/turn-attempts.ts): the first run claims the turn;
  * a new run after a reset opens the next attempt, keeping the failed one on record; a straggler of a
  * superseded run and any run of a completed turn are refused.
  */
 import { Pool } from 'pg';
 import { createEventLog, type EventLog } from '../../platform/event-log';
-import { enterTurnRun } from '../../activities/steps/turn-attempts';
+import { enterTurnRun } from '../../activities/bookkeeping/turn-attempts';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { insertUserAndTurn } from '../support/fixtures';
 

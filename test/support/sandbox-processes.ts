@@ -3,7 +3,7 @@
  * (65534, or as root one uid per concurrency slot), and which of them this test process started.
  */
 import fs from 'node:fs';
-import { MAX_SANDBOX_SLOTS, SANDBOX_ROOT_UID_BASE, SANDBOX_UID } from '../../platform/sandbox-bwrap';
+import { MAX_SANDBOX_SLOTS, SANDBOX_ROOT_UID_BASE, SANDBOX_UID } from '../../platform/sandbox/bwrap';
 
 export function isSandboxUid(uid: string): boolean {
   const n = Number(uid);

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createSandbox } from '../../platform/sandbox';
-import { RUN_DIR_PREFIX } from '../../platform/sandbox-run-dir';
+import { RUN_DIR_PREFIX } from '../../platform/sandbox/run-dir';
 
 const parent = process.argv[2]!;
 const python = path.resolve(__dirname, '..', '..', '.venv', 'bin', 'python');

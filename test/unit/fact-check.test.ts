@@ -6,7 +6,7 @@ import {
   factCheckReply,
   removeUntraced,
   withinTolerance,
-} from '../../activities/steps/fact-check';
+} from '../../checks/fact-check';
 
 const sheet = {
   'ds-001.avg': 60.39,

@@ -1,4 +1,4 @@
-import { buildFactSheet, type FactSheetFinding } from '../../activities/steps/fact-sheet';
+import { buildFactSheet, type FactSheetFinding } from '../../checks/fact-sheet';
 
 const finding = (
   id: string,

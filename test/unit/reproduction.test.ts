@@ -3,7 +3,7 @@
  * that does not match rejects the finding, one it cannot recompute makes the finding unreproducible.
  */
 import type { AgentFinding, Finding, FindingSeries } from '../../contracts/findings';
-import { isDescription, reproduceFinding, reproductionGate } from '../../activities/steps/reproduction';
+import { isDescription, reproduceFinding, reproductionGate } from '../../checks/reproduction';
 
 const finding = (overrides: Partial<Finding>): Finding => ({
   id: 'ds-001',

@@ -1,4 +1,4 @@
-import { sanitiseRouting } from '../../activities/steps/routing';
+import { sanitiseRouting } from '../../activities/steps/route/sanitise-routing';
 
 /** The model names agents as the seed's prompts do; past the parser, the turn uses agent ids. */
 describe('sanitiseRouting', () => {

@@ -3,7 +3,7 @@
  * The check is the real one: bwrap run on this host, or AMY_BWRAP_PATH pointing at a missing file.
  */
 import { sandboxWarning, warnIfNoSandbox } from '../../dev/stack/sandbox-warning';
-import { checkBwrap } from '../../platform/sandbox-bwrap';
+import { checkBwrap } from '../../platform/sandbox/bwrap';
 
 test('without bubblewrap: a loud warning that data questions cannot run, naming apt-get install bubblewrap', async () => {
   const printed: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * Validation as the workflow sequences it (workflows/validation.ts): gates, then the Critic on what the
+ * Validation as the workflow sequences it (workflows/validate-findings.ts): gates, then the Critic on what the
  * gates judged, then the Assessment on what is not rejected; the coach's pre-validation hop; every
  * finding validated exactly once; a gate runner that cannot run rejects instead of failing the turn.
  */

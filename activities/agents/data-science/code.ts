@@ -11,7 +11,7 @@ import {
   type DebugPromptInputs,
 } from './prompt';
 import { completeStep } from '../../runtime/complete-step';
-import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import type { Invocation } from '../../../contracts/steps';
 import type { AnalysisPlan } from './plan';

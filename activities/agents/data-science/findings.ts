@@ -13,7 +13,7 @@ import { log } from '@temporalio/activity';
 import { z } from 'zod';
 import { findingSchema, type AgentFinding, type AnalysisStatistic, type Finding } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
-import { withinTolerance } from '../../steps/fact-check';
+import { withinTolerance } from '../../../checks/fact-check';
 import { EXTRACT_SYSTEM, extractUserPrompt } from './prompt';
 import { columnUnit } from '../../../platform/health-data/records';
 import { parseModelJson } from '../../../platform/llm';

@@ -11,8 +11,8 @@ import {
 } from '../../../contracts/findings';
 import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
-import { withMemory } from '../../steps/prompts/memory';
-import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import { withMemory } from '../../steps/memory/prompt';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import { readDailyDateRange } from '../../../platform/health-data/store';
 import { runStepAttempt } from '../../runtime/step-attempt';

@@ -7,7 +7,7 @@
  * asks for, and no URL reaches the answer unless a tool of this consultation returned it.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { withMemory } from '../../steps/prompts/memory';
+import { withMemory } from '../../steps/memory/prompt';
 import { log } from '@temporalio/activity';
 import {
   DOMAIN_EXPERT_LAST_ROUND,
@@ -16,12 +16,12 @@ import {
   type DomainExpertPromptInputs,
 } from './prompt';
 import type { LlmCallContext } from '../../../platform/llm';
-import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt, type StepAttempt } from '../../runtime/step-attempt';
 import { announceAgentCompleted, announceAgentStarted } from '../../runtime/stream-agent-reply';
-import type { ToolContext } from './tool';
-import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from './tools';
+import type { ToolContext } from './tool-contract';
+import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from './run-tool';
 import { guardUrls, urlsIn } from './url-guard';
 
 export interface ConsultDomainExpertInput {

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { LITERATURE_PRIORS, type LiteraturePrior } from '../../data/literature-priors';
 import { findReferenceEntry, normaliseBiomarkerName } from './range-compare';
-import { defineTool } from './tool';
+import { defineTool } from './tool-contract';
 
 export interface PriorsLookup {
   term: string;

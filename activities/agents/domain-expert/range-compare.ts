@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import rangesFile from '../../data/reference-ranges.json';
-import { defineTool, ToolRequestError } from './tool';
+import { defineTool, ToolRequestError } from './tool-contract';
 
 const POSITIONS = ['below', 'within', 'borderline', 'above'] as const;
 export type RangePosition = (typeof POSITIONS)[number];

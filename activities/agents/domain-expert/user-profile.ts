@@ -5,7 +5,7 @@
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { readHealthProfile, readLabResults } from '../../../platform/health-data/store';
-import { defineTool } from './tool';
+import { defineTool } from './tool-contract';
 
 export interface LatestBiomarker {
   name: string;

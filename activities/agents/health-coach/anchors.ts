@@ -17,7 +17,7 @@
  *   reply is checked against and what the Fact Sheet stores, so a cited number matches a stored one.
  *   A change is the difference of the unrounded means, rounded once.
  */
-import { extractNumbers, withinTolerance } from '../../steps/fact-check';
+import { extractNumbers, withinTolerance } from '../../../checks/fact-check';
 import { columnUnit, parseIsoDate, type DailyMetric, type DailyRow } from '../../../platform/health-data/records';
 
 export interface PersonalAnchor {

@@ -16,7 +16,7 @@
  * does this activity, whatever it is passed.
  */
 import { log } from '@temporalio/activity';
-import { withMemory } from '../../steps/prompts/memory';
+import { withMemory } from '../../steps/memory/prompt';
 import {
   HC_FINISH_GATE,
   HC_RECOMMEND_GATE,
@@ -33,7 +33,7 @@ import type { ModelCallInputs } from '../../runtime/model-call-inputs';
 import { readUserHealthData } from '../../../platform/health-data/store';
 import type { ModelCallId } from '../../../contracts/steps';
 import type { LlmRequest, LlmResponse } from '../../../platform/llm';
-import { ModelOutputInvalidError } from '../../../platform/llm-errors';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt, type StepAttempt } from '../../runtime/step-attempt';
 import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';

@@ -5,7 +5,7 @@
  * data is and what the user trains, in roughly 500–1500 tokens.
  */
 import { METRIC_SPECS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../../platform/health-data/records';
-import { mean, observed, recentAndPrior, roundTo, sampleSd } from '../../../platform/statistics';
+import { mean, observed, recentAndPrior, roundTo, sampleSd } from '../../../checks/statistics';
 
 export const DIGEST_METRICS = [
   'steps',

@@ -16,7 +16,7 @@ import {
   roundTo,
   sampleSd,
   spearman,
-} from '../../../platform/statistics';
+} from '../../../checks/statistics';
 
 export const TREND_WINDOW_DAYS = 30;
 

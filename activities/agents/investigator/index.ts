@@ -14,7 +14,7 @@
  * completed in step 4 with the cost of both model calls.
  */
 import { log } from '@temporalio/activity';
-import { withMemory } from '../../steps/prompts/memory';
+import { withMemory } from '../../steps/memory/prompt';
 import type { AgentFinding } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
 import {
@@ -30,7 +30,7 @@ import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
-import type { ValidatedFinding } from '../../steps/validation';
+import type { ValidatedFinding } from '../../steps/run-gates';
 import { augmentBriefingWithVerdicts } from './briefing';
 import { computeDigest, renderDigest } from './digest';
 import { hypothesisToFinding } from './findings';
@@ -42,7 +42,7 @@ export { readProposals, topHypotheses } from './hypotheses';
 export { augmentBriefingWithVerdicts } from './briefing';
 export { computeDigest, renderDigest } from './digest';
 export { hypothesisToFinding } from './findings';
-export { averageRanks, spearman } from '../../../platform/statistics';
+export { averageRanks, spearman } from '../../../checks/statistics';
 
 const AGENT = 'investigator' as const;
 /** The Investigator runs once per turn, as its whole answer. */

@@ -2,7 +2,7 @@
  * What the scripted model understands of a user's message: the routing pattern it belongs to and, for
  * a question about the user's own numbers, the one computation that answers it. Classification,
  * routing, rephrase and the Data Science steps all read a question through `understand()`
- * (./understand.ts), so the agents a turn brings in and the number it computes always agree.
+ * (./understand-question.ts), so the agents a turn brings in and the number it computes always agree.
  *
  * The conventions below are the contract the phrasing corpus (test/fixtures/phrasing-corpus.json) is
  * written against; change them there and here together.

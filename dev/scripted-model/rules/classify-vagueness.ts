@@ -1,4 +1,4 @@
-import { understand, asksOpenEnded } from '../language/understand';
+import { understand, asksOpenEnded } from '../language/understand-question';
 import type { ScriptedRule } from '../types';
 
 /**

@@ -1,6 +1,6 @@
 import type { Finding, GatesOutcome } from '../../../contracts/findings';
 import type { LiteraturePrior } from '../../../activities/data/literature-priors';
-import { formatNumber } from '../../../activities/steps/prompts/critic';
+import { formatNumber } from '../../../activities/steps/critic/prompt';
 import type { ScriptedRule } from '../types';
 
 /**

@@ -14,7 +14,7 @@ import { windowLabel } from '../../../activities/agents/data-science/findings';
 import type { AnalysisStatistic, FindingKind } from '../../../contracts/findings';
 import { analysisCodeFor } from '../language/analysis-code';
 import { readSpecSentence } from '../language/canonical';
-import { understand } from '../language/understand';
+import { understand } from '../language/understand-question';
 import type { DataSpec, SpecWindow } from '../language/understanding';
 import type { ScriptedRule } from '../types';
 

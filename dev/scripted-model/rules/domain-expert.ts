@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ScriptedRequest, ScriptedRule, ScriptedToolUse } from '../types';
 import { mentionedMetrics, type MetricMention } from '../language/metrics';
-import { normaliseMessage } from '../language/understand';
+import { normaliseMessage } from '../language/understand-question';
 
 /** The first daily metric a question names, as its column ("my resting heart rate" → resting_heart_rate). */
 const firstDailyMetric = (question: string) =>

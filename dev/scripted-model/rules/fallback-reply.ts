@@ -1,5 +1,5 @@
 import { clarifyingReply, unavailableReply } from '../language/replies';
-import { understand } from '../language/understand';
+import { understand } from '../language/understand-question';
 import type { ScriptedRule } from '../types';
 import { userQuestion } from './user-question';
 

@@ -1,6 +1,6 @@
 import type { HealthDigest } from '../../../activities/agents/investigator/digest';
 import { numbersText } from '../../../activities/agents/investigator/prompt';
-import { roundTo } from '../../../platform/statistics';
+import { roundTo } from '../../../checks/statistics';
 import type { TestedHypothesis } from '../../../activities/agents/investigator/tested-hypotheses';
 import type { ScriptedRule } from '../types';
 

@@ -1,6 +1,6 @@
 import type { ScriptedRule } from '../types';
 import { specSentence } from '../language/canonical';
-import { understand } from '../language/understand';
+import { understand } from '../language/understand-question';
 import { AGENT_LABELS } from '../../../contracts/steps';
 import { plainText } from './user-question';
 

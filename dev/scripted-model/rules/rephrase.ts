@@ -1,7 +1,7 @@
 import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
 import type { ScriptedRule } from '../types';
 import { specSentence } from '../language/canonical';
-import { understand } from '../language/understand';
+import { understand } from '../language/understand-question';
 import { userQuestion } from './user-question';
 
 /**

@@ -1,11 +1,11 @@
 import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
 import { PATTERN_ROUTES } from '../language/patterns';
-import { understand } from '../language/understand';
+import { understand } from '../language/understand-question';
 import type { ScriptedRule } from '../types';
 
 /**
  * Step 1b (seed 002, "Routing, the 6 patterns"): the main agent and the supporting agents of the
- * pattern the language layer reads in the conversation (../language/understand.ts). Small talk, device
+ * pattern the language layer reads in the conversation (../language/understand-question.ts). Small talk, device
  * help, a metric the data does not hold and anything unreadable route to main_agent "" (the fallback
  * reply, which answers each of those). The answer names agents as the seed's prompt does.
  */

@@ -1,5 +1,5 @@
 import type { ModelCallInputs } from '../../../activities/runtime/model-call-inputs';
-import { checkNumbers, isWindowLength } from '../../../activities/steps/fact-check';
+import { checkNumbers, isWindowLength } from '../../../checks/fact-check';
 import type { ScriptedRule } from '../types';
 
 /**

@@ -9,7 +9,7 @@ import { readSpecSentence, specSentence } from '../../../dev/scripted-model/lang
 import { defaultRules } from '../../../dev/scripted-model/rules';
 import { PATTERN_ROUTES } from '../../../dev/scripted-model/language/patterns';
 import { EXAMPLE_QUESTIONS, clarifyingReply, unavailableReply } from '../../../dev/scripted-model/language/replies';
-import { understand } from '../../../dev/scripted-model/language/understand';
+import { understand } from '../../../dev/scripted-model/language/understand-question';
 import type { DataSpec, RoutingPattern } from '../../../dev/scripted-model/language/understanding';
 import { phrasingCorpus } from './phrasing-corpus';
 

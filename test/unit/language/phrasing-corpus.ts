@@ -1,7 +1,7 @@
 /** The phrasing corpus (test/fixtures/phrasing-corpus.json), as the language tests read it. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ConversationMessage } from '../../../dev/scripted-model/language/understand';
+import type { ConversationMessage } from '../../../dev/scripted-model/language/understand-question';
 import type { DataSpec, RoutingPattern } from '../../../dev/scripted-model/language/understanding';
 
 export interface CorpusEntry {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PATTERN_ROUTES } from '../../../dev/scripted-model/language/patterns';
-import { understand } from '../../../dev/scripted-model/language/understand';
+import { understand } from '../../../dev/scripted-model/language/understand-question';
 import type { RoutingPattern } from '../../../dev/scripted-model/language/understanding';
 
 const PATTERN_OF_ROW: Record<string, RoutingPattern> = {

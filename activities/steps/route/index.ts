@@ -1,9 +1,9 @@
-import type { Message } from '../../contracts/turn';
-import { completeStep } from '../runtime/complete-step';
-import { ORCHESTRATOR_SYSTEM, routingUserPrompt } from './prompts/routing';
-import { rawRoutingSchema, sanitiseRouting, type Routing } from './routing';
-import { parseModelJson } from '../../platform/llm';
-import type { StepDeps } from '../runtime/step-deps';
+import type { Message } from '../../../contracts/turn';
+import { completeStep } from '../../runtime/complete-step';
+import { ORCHESTRATOR_SYSTEM, routingUserPrompt } from './prompt';
+import { rawRoutingSchema, sanitiseRouting, type Routing } from './sanitise-routing';
+import { parseModelJson } from '../../../platform/llm';
+import type { StepDeps } from '../../runtime/step-deps';
 
 export interface RouteInput {
   turnId: string;

@@ -6,14 +6,14 @@
  */
 import { log } from '@temporalio/activity';
 import { z } from 'zod';
-import type { Finding } from '../../contracts/findings';
-import { completeStep } from '../runtime/complete-step';
-import type { CriticVerdict } from './critic';
-import { priorsFor, type LiteraturePrior } from '../data/literature-priors';
-import { ASSESSMENT_SYSTEM, assessmentUserPrompt } from './prompts/assessment';
-import { parseModelJson } from '../../platform/llm';
-import { ModelOutputInvalidError } from '../../platform/llm-errors';
-import type { StepDeps } from '../runtime/step-deps';
+import type { Finding } from '../../../contracts/findings';
+import { completeStep } from '../../runtime/complete-step';
+import type { CriticVerdict } from '../critic';
+import { priorsFor, type LiteraturePrior } from '../../data/literature-priors';
+import { ASSESSMENT_SYSTEM, assessmentUserPrompt } from './prompt';
+import { parseModelJson } from '../../../platform/llm';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
+import type { StepDeps } from '../../runtime/step-deps';
 
 const NOVELTY_LEVELS = ['established', 'supported', 'emerging', 'user_specific'] as const;
 

@@ -10,7 +10,7 @@ import type { AgentFinding, GateVerdict, GatesOutcome } from '../contracts/findi
 import type { ValidatorCounts } from '../contracts/turn';
 import type { AssessFindingInput, Assessment } from '../activities/steps/assessment';
 import type { CriticDecision, CritiqueFindingInput, CriticVerdict } from '../activities/steps/critic';
-import type { ValidatedFinding } from '../activities/steps/validation';
+import type { ValidatedFinding } from '../activities/steps/run-gates';
 import { bookkeeping, computeSteps, modelSteps } from './activities';
 import type { StepRunner } from './progress';
 

@@ -6,11 +6,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ulid } from 'ulid';
 import type { ZodType } from 'zod';
-import { STEP_HEADER, STEP_INPUTS_FIELD, type ModelCallId } from '../contracts/steps';
-import { ConfigError, type Config } from './config';
+import { STEP_HEADER, STEP_INPUTS_FIELD, type ModelCallId } from '../../contracts/steps';
+import { ConfigError, type Config } from '../config';
 import type { Pool } from 'pg';
-import type { EventLog } from './event-log';
-import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './llm-errors';
+import type { EventLog } from '../event-log';
+import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './errors';
 import { costUsd } from './prices';
 
 const ANTHROPIC_API_URL = 'https://api.anthropic.com';

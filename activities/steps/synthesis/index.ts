@@ -4,12 +4,12 @@
  * An answer with numbers that trace to nothing is written once more, the model told which numbers
  * (a repair inside this activity, so the workflow's commands are unchanged and every recorded history
  * replays); whatever is still untraced is removed (./fact-check.ts). The repaired text replaces the first
- * on the stream as the step's next attempt (./fact-check-step.ts). The `fact_check` event and the
+ * on the stream as the step's next attempt (../check-answer.ts). The `fact_check` event and the
  * returned outcome say what was found and done.
  */
-import { AGENT_LABELS, type RoutableAgent } from '../../contracts/steps';
-import type { FactCheckOutcome, FactEntry } from '../../contracts/turn';
-import { checkNumbers, removeUntraced, type FactCheckReferences } from './fact-check';
+import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
+import type { FactCheckOutcome, FactEntry } from '../../../contracts/turn';
+import { checkNumbers, removeUntraced, type FactCheckReferences } from '../../../checks/fact-check';
 import {
   announceRevision,
   factCheckOutcome,
@@ -18,20 +18,20 @@ import {
   publishCheckedAnswer,
   recordFactCheck,
   resynthesisReason,
-} from './fact-check-step';
+} from '../check-answer';
 import {
   buildFactSheet,
   hasWindowLength,
   windowEntries,
   type BuiltFactSheet,
   type FactSheetFinding,
-} from './fact-sheet';
-import { withMemory } from './prompts/memory';
-import { DS_FAILED_WARNING, FINAL_SYNTHESIS_SYSTEM, factCheckRepair } from './prompts/synthesis';
-import type { LlmRequest } from '../../platform/llm';
-import type { StepDeps } from '../runtime/step-deps';
-import { runStepAttempt } from '../runtime/step-attempt';
-import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../runtime/stream-agent-reply';
+} from '../../../checks/fact-sheet';
+import { withMemory } from '../memory/prompt';
+import { DS_FAILED_WARNING, FINAL_SYNTHESIS_SYSTEM, factCheckRepair } from './prompt';
+import type { LlmRequest } from '../../../platform/llm';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt } from '../../runtime/step-attempt';
+import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
 export interface SynthesisFinding extends FactSheetFinding {
   finding: FactSheetFinding['finding'] & { claim: string };

@@ -1,7 +1,7 @@
-import type { Message } from '../../contracts/turn';
-import { completeStep } from '../runtime/complete-step';
-import { VAGUENESS_SYSTEM, vaguenessUserPrompt } from './prompts/vagueness';
-import type { StepDeps } from '../runtime/step-deps';
+import type { Message } from '../../../contracts/turn';
+import { completeStep } from '../../runtime/complete-step';
+import { VAGUENESS_SYSTEM, vaguenessUserPrompt } from './prompt';
+import type { StepDeps } from '../../runtime/step-deps';
 
 export type Vagueness = 'low' | 'medium' | 'high';
 

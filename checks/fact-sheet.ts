@@ -12,7 +12,7 @@
  *   in a window ("the days since 2026-06-01") are not lengths and add nothing; a length the sheet
  *   already holds (two findings over the last 90 days) is not listed twice.
  */
-import type { FactEntry } from '../../contracts/turn';
+import type { FactEntry } from '../contracts/turn';
 import { WINDOW_DAYS_KEY, extractNumbers, isWindowLength } from './fact-check';
 
 export type FactSheet = Record<string, number>;

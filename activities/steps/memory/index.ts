@@ -7,22 +7,22 @@
  */
 import { log } from '@temporalio/activity';
 import { z } from 'zod';
-import type { GateVerdict } from '../../contracts/findings';
-import { MEMORY_CATEGORIES } from '../../contracts/memory';
-import { completeStep } from '../runtime/complete-step';
-import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompts/memory';
-import { parseModelJson } from '../../platform/llm';
-import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../platform/llm-errors';
+import type { GateVerdict } from '../../../contracts/findings';
+import { MEMORY_CATEGORIES } from '../../../contracts/memory';
+import { completeStep } from '../../runtime/complete-step';
+import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompt';
+import { parseModelJson } from '../../../platform/llm';
+import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../../platform/llm/errors';
 import {
   memorySummary,
   recordExtractedMemories,
   recordTestedHypotheses,
   type ExtractedMemory,
   type TestedHypothesisEntry,
-} from '../../platform/memory';
-import type { StepDeps } from '../runtime/step-deps';
-import { announceAgentCompleted, announceAgentStarted } from '../runtime/stream-agent-reply';
-import type { ValidatedFinding } from './validation';
+} from '../../../platform/memory';
+import type { StepDeps } from '../../runtime/step-deps';
+import { announceAgentCompleted, announceAgentStarted } from '../../runtime/stream-agent-reply';
+import type { ValidatedFinding } from '../run-gates';
 
 const CONFIDENCE: Record<GateVerdict, number> = { validated: 0.9, conditional: 0.6, rejected: 0.4 };
 const EFFECT_KEYS = ['effect', 'rho', 'change', 'correlation'];

@@ -2,7 +2,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { literaturePriorsTool } from './literature-lookup';
 import { rangeCompareTool } from './range-compare';
-import type { DomainExpertTool, ToolContext, ToolOutcome } from './tool';
+import type { DomainExpertTool, ToolContext, ToolOutcome } from './tool-contract';
 import { userProfileTool } from './user-profile';
 
 const TOOLS: readonly DomainExpertTool[] = [rangeCompareTool, literaturePriorsTool, userProfileTool];

@@ -18,7 +18,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import type { DailyRow, HealthProfileRow, WorkoutRow } from './health-data/records';
+import type { DailyRow, HealthProfileRow, WorkoutRow } from '../health-data/records';
 import {
   bwrapArgs,
   findBwrap,
@@ -28,13 +28,13 @@ import {
   SANDBOX_RUNNER_DIR,
   type PythonLayout,
   type SandboxMounts,
-} from './sandbox-bwrap';
-import { runConfined, type ConfinedExit } from './sandbox-process';
-import { createRunDir, sweepStaleRunDirs } from './sandbox-run-dir';
-import { Slots, type SlotsLoad } from './sandbox-slots';
+} from './bwrap';
+import { runConfined, type ConfinedExit } from './process';
+import { createRunDir, sweepStaleRunDirs } from './run-dir';
+import { Slots, type SlotsLoad } from './slots';
 
-export { sweepStaleRunDirs } from './sandbox-run-dir';
-export type { SlotsLoad as SandboxLoad } from './sandbox-slots';
+export { sweepStaleRunDirs } from './run-dir';
+export type { SlotsLoad as SandboxLoad } from './slots';
 
 export interface SandboxLimits {
   /** Wall-clock time of one run, start-up included. */
@@ -59,7 +59,7 @@ const PREFLIGHT_LIMITS: SandboxLimits = { wallMs: 10_000, cpuSeconds: 5, memoryM
 const SCRATCH_BYTES = 64 * 1024 * 1024;
 /** The envelope's marker and framing around the result, over and above maxOutputBytes. */
 const ENVELOPE_SLACK_BYTES = 1024;
-const RUNNER_DIR = path.resolve(__dirname, '../gates-py/sandbox');
+const RUNNER_DIR = path.resolve(__dirname, '../../gates-py/sandbox');
 /** One run per core: a run is CPU-bound, and each may take `memoryMb` besides. */
 export const DEFAULT_SANDBOX_CONCURRENCY = os.availableParallelism();
 const ENVELOPE_MARKER = '\n@@amy-sandbox-envelope@@\n';

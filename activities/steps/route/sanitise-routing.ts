@@ -7,7 +7,7 @@
  * a phantom agent.
  */
 import { z } from 'zod';
-import { AGENT_LABELS, type RoutableAgent } from '../../contracts/steps';
+import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
 
 export const rawRoutingSchema = z.object({
   main_agent: z.string(),

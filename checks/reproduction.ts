@@ -24,8 +24,8 @@ import {
   type AnalysisStatistic,
   type FindingSeries,
   type GateResult,
-} from '../../contracts/findings';
-import { mean, sampleSd, spearman } from '../../platform/statistics';
+} from '../contracts/findings';
+import { mean, sampleSd, spearman } from './statistics';
 import { withinTolerance } from './fact-check';
 
 export interface NumberCheck {

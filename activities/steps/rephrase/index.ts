@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { Message } from '../../contracts/turn';
-import { completeStep } from '../runtime/complete-step';
-import { lastUserMessage } from '../runtime/conversation';
-import { QUESTION_REPHRASE_SYSTEM, rephraseUserPrompt } from './prompts/rephrase';
-import type { RoutableAgent } from '../../contracts/steps';
-import { canonicalAgent, type Routing } from './routing';
-import { ModelOutputInvalidError } from '../../platform/llm-errors';
-import { parseModelJson } from '../../platform/llm';
-import type { StepDeps } from '../runtime/step-deps';
+import type { Message } from '../../../contracts/turn';
+import { completeStep } from '../../runtime/complete-step';
+import { lastUserMessage } from '../../runtime/conversation';
+import { QUESTION_REPHRASE_SYSTEM, rephraseUserPrompt } from './prompt';
+import type { RoutableAgent } from '../../../contracts/steps';
+import { canonicalAgent, type Routing } from '../route/sanitise-routing';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
+import { parseModelJson } from '../../../platform/llm';
+import type { StepDeps } from '../../runtime/step-deps';
 
 export interface RephraseInput {
   turnId: string;

@@ -5,12 +5,12 @@
  */
 import { log } from '@temporalio/activity';
 import { z } from 'zod';
-import { completeStep } from '../runtime/complete-step';
-import { REFLECTION_SYSTEM, reflectionUserPrompt } from './prompts/reflection';
-import { parseModelJson } from '../../platform/llm';
-import { ModelOutputInvalidError } from '../../platform/llm-errors';
-import { canonicalAgent } from './routing';
-import type { StepDeps } from '../runtime/step-deps';
+import { completeStep } from '../../runtime/complete-step';
+import { REFLECTION_SYSTEM, reflectionUserPrompt } from './prompt';
+import { parseModelJson } from '../../../platform/llm';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
+import { canonicalAgent } from '../route/sanitise-routing';
+import type { StepDeps } from '../../runtime/step-deps';
 
 export interface ReflectInput {
   turnId: string;

@@ -8,14 +8,14 @@
  */
 import { log } from '@temporalio/activity';
 import { z } from 'zod';
-import type { Finding, GatesOutcome } from '../../contracts/findings';
-import { completeStep } from '../runtime/complete-step';
-import { priorsFor } from '../data/literature-priors';
-import { CRITIC_SYSTEM, criticUserPrompt, type CriticPromptInputs } from './prompts/critic';
-import { parseModelJson } from '../../platform/llm';
-import { ModelOutputInvalidError } from '../../platform/llm-errors';
-import { recentMemory } from '../../platform/memory';
-import type { StepDeps } from '../runtime/step-deps';
+import type { Finding, GatesOutcome } from '../../../contracts/findings';
+import { completeStep } from '../../runtime/complete-step';
+import { priorsFor } from '../../data/literature-priors';
+import { CRITIC_SYSTEM, criticUserPrompt, type CriticPromptInputs } from './prompt';
+import { parseModelJson } from '../../../platform/llm';
+import { ModelOutputInvalidError } from '../../../platform/llm/errors';
+import { recentMemory } from '../../../platform/memory';
+import type { StepDeps } from '../../runtime/step-deps';
 
 const CRITIC_DECISIONS = ['accept', 'downgrade', 'reject'] as const;
 export type CriticDecision = (typeof CRITIC_DECISIONS)[number];

@@ -1,11 +1,11 @@
-import type { FactCheckOutcome, Message } from '../../contracts/turn';
-import { lastUserMessage } from '../runtime/conversation';
-import { checkNumbers, removeUntraced, type FactCheckReferences } from './fact-check';
-import { factCheckOutcome, firstTextAttempt, publishCheckedAnswer, recordFactCheck } from './fact-check-step';
-import { FALLBACK_SYSTEM, fallbackMessages } from './prompts/fallback';
-import type { StepDeps } from '../runtime/step-deps';
-import { runStepAttempt } from '../runtime/step-attempt';
-import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../runtime/stream-agent-reply';
+import type { FactCheckOutcome, Message } from '../../../contracts/turn';
+import { lastUserMessage } from '../../runtime/conversation';
+import { checkNumbers, removeUntraced, type FactCheckReferences } from '../../../checks/fact-check';
+import { factCheckOutcome, firstTextAttempt, publishCheckedAnswer, recordFactCheck } from '../check-answer';
+import { FALLBACK_SYSTEM, fallbackMessages } from './prompt';
+import type { StepDeps } from '../../runtime/step-deps';
+import { runStepAttempt } from '../../runtime/step-attempt';
+import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
 export interface FallbackReplyInput {
   turnId: string;

@@ -12,7 +12,7 @@ import type { CriticVerdict } from './critic';
 import { readUserHealthData } from '../../platform/health-data/store';
 import type { StepDeps } from '../runtime/step-deps';
 import { runStepAttempt } from '../runtime/step-attempt';
-import { isDescription, reproduceFinding, reproductionGate, type Reproduction } from './reproduction';
+import { isDescription, reproduceFinding, reproductionGate, type Reproduction } from '../../checks/reproduction';
 
 /** A finding after validation, as synthesis, the result and memory see it. */
 export interface ValidatedFinding extends AgentFinding {

@@ -1,10 +1,10 @@
 /**
  * The little statistics our own code computes on the user's rows, in TypeScript: the Investigator's
  * tests (seed 002, "The Investigator path", step 3) and the recomputation of every Data Science number
- * (activities/steps/reproduction.ts). No model and no sandbox, so every number is real. Conventions match the Python gates (gates-py/gates): the SD is the sample
+ * (checks/reproduction.ts). No model and no sandbox, so every number is real. Conventions match the Python gates (gates-py/gates): the SD is the sample
  * SD (ddof = 1), Spearman ranks ties by their average rank, and an undefined statistic is null.
  */
-import type { DailyMetric, DailyRow } from './health-data/records';
+import type { DailyMetric, DailyRow } from '../platform/health-data/records';
 
 const DAY_MS = 86_400_000;
 

@@ -6,7 +6,7 @@
 import type { Finding } from '../../../contracts/findings';
 import type { CriticVerdict } from '../critic';
 import type { LiteraturePrior } from '../../data/literature-priors';
-import { findingBlock, priorsBlock } from './critic';
+import { findingBlock, priorsBlock } from '../critic/prompt';
 
 export const ASSESSMENT_SYSTEM = `You assess one finding from a person's own health data that survived validation, for Amy, a personal health agent.
 Give:

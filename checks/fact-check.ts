@@ -15,7 +15,7 @@
  *   no answer, the number is replaced by a hedge. An answer that leaves this module states no number
  *   that does not trace, and is never empty.
  */
-import type { FactCheckIssue, FactCheckRemoval } from '../../contracts/turn';
+import type { FactCheckIssue, FactCheckRemoval } from '../contracts/turn';
 import type { FactSheet } from './fact-sheet';
 
 export type { FactCheckIssue, FactCheckRemoval };
