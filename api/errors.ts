@@ -4,7 +4,7 @@
  */
 import type { ErrorRequestHandler } from 'express';
 import { ERROR_STATUS, docsUrl, type ApiErrorCode, type ErrorBody } from '../contracts/errors';
-import type { Logger } from './logger';
+import type { Logger } from '../platform/logger';
 
 export class ApiError extends Error {
   override name = 'ApiError';

@@ -10,7 +10,7 @@
 import { Client } from 'pg';
 import type { TurnEvent } from '../contracts/events';
 import { EVENTS_CHANNEL, type EventLog } from '../platform/event-log';
-import type { Logger } from './logger';
+import type { Logger } from '../platform/logger';
 
 const PAGE = 500;
 

@@ -12,7 +12,7 @@ import { newId } from '../platform/ids';
 import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';
-import type { Logger } from './logger';
+import type { Logger } from '../platform/logger';
 import { createStreamQuota } from './stream-quota';
 import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
 import { formatSseEvent, openSseStream, parseLastEventId } from './sse';

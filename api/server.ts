@@ -6,7 +6,7 @@ import { createPgPool } from '../platform/pg-pool';
 import { createApp } from './app';
 import { startEventHub } from './event-hub';
 import { createEventStreamRoute } from './event-stream';
-import { createLogger, type Logger } from './logger';
+import { createLogger, type Logger } from '../platform/logger';
 
 export interface ApiServer {
   url: string;

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Pool } from 'pg';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { checkBwrap, type BwrapCheck } from '../../platform/sandbox/bwrap';
-import type { Logger } from '../logger';
+import type { Logger } from '../../platform/logger';
 
 class ProbeTimeout extends Error {}
 

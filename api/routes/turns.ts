@@ -14,7 +14,7 @@ import {
   hashCreateTurnRequest,
   parseIdempotencyKey,
 } from '../idempotency';
-import type { Logger } from '../logger';
+import type { Logger } from '../../platform/logger';
 import {
   createQueuedTurn,
   discardQueuedTurn,

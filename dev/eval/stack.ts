@@ -7,7 +7,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../../platform/config';
 import { startApiServer } from '../../api/server';
-import type { Logger } from '../../api/logger';
+import type { Logger } from '../../platform/logger';
 import { startScriptedModelServer } from '../scripted-model/server';
 import type { ScriptedRule } from '../scripted-model/types';
 import { createTurnWorker } from '../../worker/create-worker';

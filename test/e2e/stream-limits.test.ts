@@ -10,7 +10,7 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import { Amy, type TurnStreamEvent } from '@amy/sdk';
-import type { Logger } from '../../api/logger';
+import type { Logger } from '../../platform/logger';
 import { startApiServer, type ApiServer } from '../../api/server';
 import { formatSseEvent } from '../../api/sse';
 import { errorEnvelopeSchema } from '../../contracts/errors';

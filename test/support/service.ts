@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../platform/config';
 import { createUserWithApiKey } from '../../platform/users';
 import { startApiServer } from '../../api/server';
-import type { Logger } from '../../api/logger';
+import type { Logger } from '../../platform/logger';
 import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../dev/scripted-model/server';
 import { createTurnWorker } from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { healthRoutes } from '../../api/routes/health';
-import type { Logger } from '../../api/logger';
+import type { Logger } from '../../platform/logger';
 
 test('a failing Postgres and Temporal: 503, "unreachable", and the details only in the log', async () => {
   const pool = new Pool({

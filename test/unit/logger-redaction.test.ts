@@ -3,7 +3,7 @@
  * (plain or percent-encoded), a Bearer credential, an `authorization` or `api_key` field, a key inside an
  * error's message or stack, in nested fields too. What is not a secret stays readable.
  */
-import { createLogger, redactSecrets } from '../../api/logger';
+import { createLogger, redactSecrets } from '../../platform/logger';
 
 const KEY = 'amy_live_0123456789ABCDEFGHIJabcdefghij';
 
