@@ -13,9 +13,13 @@
  *   already holds (two findings over the last 90 days) is not listed twice.
  */
 import type { FactEntry } from '../contracts/turn';
-import { WINDOW_DAYS_KEY, extractNumbers, isWindowLength } from './fact-check';
+import { extractNumbers } from './numbers';
 
 export type FactSheet = Record<string, number>;
+
+/** The Fact Sheet's key for the lengths a finding's window states: `<id>.window_days`, `_2`, … */
+export const WINDOW_DAYS_KEY = 'window_days';
+export const isWindowLength = (claim: string) => new RegExp(`\\.${WINDOW_DAYS_KEY}(_\\d+)?$`).test(claim);
 
 export interface FactSheetFinding {
   finding: {

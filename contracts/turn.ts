@@ -15,7 +15,6 @@ export const messageSchema = z
   .strict();
 export type Message = z.infer<typeof messageSchema>;
 
-export { lastUserMessage } from './last-user-message';
 
 export const turnContextSchema = z
   .object({

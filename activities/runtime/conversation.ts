@@ -6,7 +6,5 @@ export function renderHistory(messages: Message[]): string {
   return messages.map((m) => `${m.role}: ${m.content}`).join('\n');
 }
 
-export { lastUserMessage } from '../../contracts/turn';
-
 export const asModelMessages = (messages: Message[]): Anthropic.MessageParam[] =>
   messages.map((m) => ({ role: m.role, content: m.content }));

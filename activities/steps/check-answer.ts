@@ -20,7 +20,8 @@ import type { StreamAgent } from '../../contracts/events';
 import type { StepId } from '../../contracts/steps';
 import type { FactCheckOutcome, FactCheckRemoval } from '../../contracts/turn';
 import type { EventLog } from '../../platform/event-log';
-import { describeNumbers, toIssue, UNVERIFIED_ANSWER, type NumberCheck, type NumberToken } from '../../checks/fact-check';
+import { describeNumbers, toIssue, UNVERIFIED_ANSWER, type NumberCheck } from '../../checks/fact-check';
+import type { NumberToken } from '../../checks/numbers';
 
 const PAGE = 1000;
 

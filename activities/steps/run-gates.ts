@@ -8,7 +8,7 @@
 import { log } from '@temporalio/activity';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
 import type { Assessment } from './assessment';
-import type { CriticVerdict } from './critic';
+import type { CriticVerdict } from './critic/verdict';
 import { readUserHealthData } from '../../platform/health-data/store';
 import type { StepDeps } from '../runtime/step-deps';
 import { runStepAttempt } from '../runtime/step-attempt';

@@ -2,7 +2,7 @@
  * The scorecard: the run's turns reduced to the numbers the report states, each with the target it is
  * held to (null: informational) and the turns behind every miss, so a reader can open the turn.
  */
-import { extractNumbers } from '../../checks/fact-check';
+import { extractNumbers } from '../../checks/numbers';
 import type { TurnRecord } from './cases';
 import { INDEPENDENT_PAIR } from '../synthetic-data/generate';
 import { FALSE_MEMORY, STATE_A_NUMBER } from './questions';

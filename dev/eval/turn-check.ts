@@ -7,7 +7,8 @@
  */
 import type { TurnEvent } from '../../contracts/events';
 import type { FactEntry } from '../../contracts/turn';
-import { extractNumbers, factCheckReply } from '../../checks/fact-check';
+import { factCheckReply } from '../../checks/fact-check';
+import { extractNumbers } from '../../checks/numbers';
 import type { AskedTurn } from './client';
 import { EXPECTED_AGENTS, type AskedComputation, type EvalQuestion } from './questions';
 import { agrees, parseWindowLabel, recomputeNumbers, type DailyCalendar, type NumberSpec } from './recompute';

@@ -8,7 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { findingSchema, type Finding } from '../../contracts/findings';
 import { createAssessFinding, type AssessFindingInput, type Assessment } from '../../activities/steps/assessment';
-import type { CriticVerdict } from '../../activities/steps/critic';
+import type { CriticVerdict } from '../../activities/steps/critic/verdict';
 import { priorsFor } from '../../activities/data/literature-priors';
 import type { StepDeps } from '../../activities/runtime/step-deps';
 import type { ScriptedRule } from '../../dev/scripted-model/types';

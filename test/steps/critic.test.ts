@@ -20,9 +20,9 @@ import { eventDataSchemas } from '../../contracts/events';
 import {
   createCritiqueFinding,
   createRecordCriticFallback,
-  type CriticVerdict,
   type CritiqueFindingInput,
 } from '../../activities/steps/critic';
+import type { CriticVerdict } from '../../activities/steps/critic/verdict';
 import { LITERATURE_PRIORS, priorsFor } from '../../activities/data/literature-priors';
 import type { StepDeps } from '../../activities/runtime/step-deps';
 import { createAnthropicClient, createLlm } from '../../platform/llm';

@@ -7,7 +7,7 @@
  * - the final verdict combines the gates and the Critic as seed 002 says, and the counts follow it.
  */
 import { findingSchema, type AgentFinding, type GateVerdict } from '../../contracts/findings';
-import type { CriticDecision } from '../../activities/steps/critic';
+import type { CriticDecision } from '../../activities/steps/critic/verdict';
 import { codeFromAnswer } from '../../activities/agents/data-science/code';
 import {
   createExtractFindings,
@@ -16,7 +16,8 @@ import {
   resultNumbers,
   type ExtractFindingsInput,
 } from '../../activities/agents/data-science/findings';
-import { parsePlan, type AnalysisSpec } from '../../activities/agents/data-science/plan';
+import type { AnalysisSpec } from '../../activities/agents/data-science/analysis-spec';
+import { parsePlan } from '../../activities/agents/data-science/plan';
 import { ModelOutputInvalidError } from '../../platform/llm/errors';
 import type { ValidatedFinding } from '../../activities/steps/run-gates';
 import type { ScriptedRule } from '../../dev/scripted-model/types';

@@ -8,12 +8,8 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { checkNumbers } from '../../checks/fact-check';
-import {
-  createSynthesise,
-  type SynthesisFinding,
-  type SynthesisInput,
-  type SynthesisOutput,
-} from '../../activities/steps/synthesis';
+import { createSynthesise, type SynthesisInput, type SynthesisOutput } from '../../activities/steps/synthesis';
+import type { SynthesisFinding } from '../../activities/steps/synthesis/prompt';
 import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
 import type { TurnEvent } from '../../contracts/events';
 import type { TurnResult } from '../../contracts/turn';

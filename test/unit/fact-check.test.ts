@@ -2,11 +2,11 @@ import {
   UNVERIFIED_ANSWER,
   UNVERIFIED_NUMBER,
   checkNumbers,
-  extractNumbers,
   factCheckReply,
   removeUntraced,
   withinTolerance,
 } from '../../checks/fact-check';
+import { extractNumbers } from '../../checks/numbers';
 
 const sheet = {
   'ds-001.avg': 60.39,

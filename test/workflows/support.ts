@@ -16,7 +16,7 @@ import type { TurnActivities } from '../../activities';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
 import type { RoutableAgent } from '../../contracts/steps';
 import type { FactCheckOutcome, TurnResult } from '../../contracts/turn';
-import type { CriticDecision } from '../../activities/steps/critic';
+import type { CriticDecision } from '../../activities/steps/critic/verdict';
 import type { Hypothesis } from '../../activities/agents/investigator';
 import type { TurnWorkflowInput } from '../../workflows/definitions';
 import type { TurnWorkflow } from '../../workflows';

@@ -19,7 +19,8 @@ import { columnUnit } from '../../../platform/health-data/records';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
 import type { Invocation } from '../../../contracts/steps';
-import type { AnalysisPlan, AnalysisSpec } from './plan';
+import type { AnalysisSpec } from './analysis-spec';
+import type { AnalysisPlan } from './plan';
 
 type Numbers = Finding['numbers'];
 

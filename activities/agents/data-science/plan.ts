@@ -9,6 +9,7 @@ import {
   type AnalysisStatistic,
   type FindingKind,
 } from '../../../contracts/findings';
+import type { AnalysisSpec } from './analysis-spec';
 import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
 import { withMemory } from '../../steps/memory/prompt';
@@ -17,21 +18,6 @@ import type { StepDeps } from '../../runtime/step-deps';
 import { readDailyDateRange } from '../../../platform/health-data/store';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
-
-export interface AnalysisSpec {
-  kind: FindingKind;
-  feature: string;
-  /** The other column of an association; null otherwise. */
-  target: string | null;
-  /** Trailing window in days (a trend's recent window); null = all available days. */
-  windowDays: number | null;
-  /** What is computed, when the plan says (older plans and histories do not). */
-  statistic?: AnalysisStatistic;
-  /** Days between the window's end and the data's last day ("the week before last": 7); absent = 0. */
-  offsetDays?: number;
-  /** The window's first day (YYYY-MM-DD) when the question gave a date ("since June"); `windowDays` counts to it. */
-  since?: string;
-}
 
 export interface AnalysisPlan {
   approach: string;

@@ -5,7 +5,7 @@
  */
 import { DAILY_METRICS } from '../../../platform/health-data/records';
 import { ANALYSIS_STATISTICS } from '../../../contracts/findings';
-import type { AnalysisSpec } from './plan';
+import type { AnalysisSpec } from './analysis-spec';
 
 const COMPOSITES = [
   'hrv_rhr_ratio (heart_rate_variability / resting_heart_rate)',

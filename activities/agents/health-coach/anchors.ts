@@ -17,7 +17,8 @@
  *   reply is checked against and what the Fact Sheet stores, so a cited number matches a stored one.
  *   A change is the difference of the unrounded means, rounded once.
  */
-import { extractNumbers, withinTolerance } from '../../../checks/fact-check';
+import { withinTolerance } from '../../../checks/fact-check';
+import { extractNumbers } from '../../../checks/numbers';
 import { columnUnit, parseIsoDate, type DailyMetric, type DailyRow } from '../../../platform/health-data/records';
 
 export interface PersonalAnchor {

@@ -8,7 +8,7 @@ import { log } from '@temporalio/activity';
 import { z } from 'zod';
 import type { Finding } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
-import type { CriticVerdict } from '../critic';
+import type { CriticVerdict } from '../critic/verdict';
 import { priorsFor, type LiteraturePrior } from '../../data/literature-priors';
 import { ASSESSMENT_SYSTEM, assessmentUserPrompt } from './prompt';
 import { parseModelJson } from '../../../platform/llm';

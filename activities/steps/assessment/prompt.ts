@@ -4,7 +4,7 @@
  * can account for the concerns raised.
  */
 import type { Finding } from '../../../contracts/findings';
-import type { CriticVerdict } from '../critic';
+import type { CriticVerdict } from '../critic/verdict';
 import type { LiteraturePrior } from '../../data/literature-priors';
 import { findingBlock, priorsBlock } from '../critic/prompt';
 

@@ -1,5 +1,6 @@
 import type { Message } from '../../../contracts/turn';
-import { lastUserMessage, renderHistory } from '../../runtime/conversation';
+import { lastUserMessage } from '../../../contracts/last-user-message';
+import { renderHistory } from '../../runtime/conversation';
 
 export const VAGUENESS_SYSTEM = `You classify how vague a user's health question is, for a personal health assistant.
 Answer with exactly one word: low, medium or high.

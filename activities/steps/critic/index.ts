@@ -7,53 +7,15 @@
  * and a malformed answer or an unavailable model yields `downgrade`, never a silent `accept`.
  */
 import { log } from '@temporalio/activity';
-import { z } from 'zod';
 import type { Finding, GatesOutcome } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
 import { priorsFor } from '../../data/literature-priors';
 import { CRITIC_SYSTEM, criticUserPrompt, type CriticPromptInputs } from './prompt';
+import { criticAnswerSchema, type CriticAnswer, type CriticVerdict } from './verdict';
 import { parseModelJson } from '../../../platform/llm';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import { recentMemory } from '../../../platform/memory';
 import type { StepDeps } from '../../runtime/step-deps';
-
-const CRITIC_DECISIONS = ['accept', 'downgrade', 'reject'] as const;
-export type CriticDecision = (typeof CRITIC_DECISIONS)[number];
-
-const CONCERN_CATEGORIES = [
-  'confounder',
-  'reverse_causation',
-  'selection_bias',
-  'literature_contradiction',
-  'tautology',
-  'small_n',
-  'noise',
-] as const;
-const CONCERN_SEVERITIES = ['low', 'medium', 'high'] as const;
-
-const concernSchema = z.object({
-  category: z.enum(CONCERN_CATEGORIES),
-  detail: z.string().min(1),
-  severity: z.enum(CONCERN_SEVERITIES),
-});
-export type CriticConcern = z.infer<typeof concernSchema>;
-
-/** The model's answer, in the seed's output schema. */
-const criticAnswerSchema = z.object({
-  decision: z.enum(CRITIC_DECISIONS),
-  concerns: z.array(concernSchema),
-  rationale: z.string().min(1),
-});
-type CriticAnswer = z.infer<typeof criticAnswerSchema>;
-
-export interface CriticVerdict {
-  finding_id: string;
-  decision: CriticDecision;
-  concerns: CriticConcern[];
-  rationale: string;
-  /** True when the model's answer could not be used and the conservative default was returned instead. */
-  fallback: boolean;
-}
 
 export interface CritiqueFindingInput {
   turnId: string;

@@ -1,5 +1,5 @@
 import type { FactCheckOutcome, Message } from '../../../contracts/turn';
-import { lastUserMessage } from '../../runtime/conversation';
+import { lastUserMessage } from '../../../contracts/last-user-message';
 import { checkNumbers, removeUntraced, type FactCheckReferences } from '../../../checks/fact-check';
 import { factCheckOutcome, firstTextAttempt, publishCheckedAnswer, recordFactCheck } from '../check-answer';
 import { FALLBACK_SYSTEM, fallbackMessages } from './prompt';

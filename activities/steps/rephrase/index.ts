@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Message } from '../../../contracts/turn';
 import { completeStep } from '../../runtime/complete-step';
-import { lastUserMessage } from '../../runtime/conversation';
+import { lastUserMessage } from '../../../contracts/last-user-message';
 import { QUESTION_REPHRASE_SYSTEM, rephraseUserPrompt } from './prompt';
 import type { RoutableAgent } from '../../../contracts/steps';
 import { canonicalAgent, type Routing } from '../route/sanitise-routing';

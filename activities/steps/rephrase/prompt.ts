@@ -1,6 +1,7 @@
 import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
 import type { Message } from '../../../contracts/turn';
-import { lastUserMessage, renderHistory } from '../../runtime/conversation';
+import { lastUserMessage } from '../../../contracts/last-user-message';
+import { renderHistory } from '../../runtime/conversation';
 
 export const QUESTION_REPHRASE_SYSTEM = `You prepare sub-questions for the specialists of Amy, a personal health agent.
 Decompose the user's question into one focused question per listed agent.

@@ -1,5 +1,6 @@
 import type { Message } from '../../../contracts/turn';
-import { lastUserMessage, renderHistory } from '../../runtime/conversation';
+import { lastUserMessage } from '../../../contracts/last-user-message';
+import { renderHistory } from '../../runtime/conversation';
 
 export const ORCHESTRATOR_SYSTEM = `You are the orchestrator of Amy, a personal health agent with three specialists:
 - Data Science Agent: computes over the user's own wearable and lab data.

@@ -7,7 +7,6 @@
  * on the stream as the step's next attempt (../check-answer.ts). The `fact_check` event and the
  * returned outcome say what was found and done.
  */
-import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
 import type { FactCheckOutcome, FactEntry } from '../../../contracts/turn';
 import { checkNumbers, removeUntraced, type FactCheckReferences } from '../../../checks/fact-check';
 import {
@@ -27,16 +26,10 @@ import {
   type FactSheetFinding,
 } from '../../../checks/fact-sheet';
 import { withMemory } from '../memory/prompt';
-import { DS_FAILED_WARNING, FINAL_SYNTHESIS_SYSTEM, factCheckRepair } from './prompt';
-import type { LlmRequest } from '../../../platform/llm';
+import { ANCHOR_SOURCE, FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
-
-export interface SynthesisFinding extends FactSheetFinding {
-  finding: FactSheetFinding['finding'] & { claim: string };
-  assessment?: { mechanism: string; strategy: string | null } | null;
-}
 
 /** A number about the user computed deterministically for the coach (seed 002, "computeAnchors"). */
 export interface SynthesisAnchor {
@@ -47,24 +40,15 @@ export interface SynthesisAnchor {
   window: string;
 }
 
-export interface SynthesisInput {
+export interface SynthesisInput extends Omit<SynthesisPromptInputs, 'factSheet' | 'repair'> {
   turnId: string;
-  userMessage: string;
-  /** Whose draft leads: the coach's answer must end with the coach's forward question. */
-  mainAgent: RoutableAgent;
-  mainAgentDraft: string;
-  supportingInsights: string;
   /** Domain Expert prose, whose reference numbers the fact-check accepts. */
   expertProse: string;
-  findings: SynthesisFinding[];
   /** The coach's personal anchors: deterministic numbers the answer may cite, so they join the Fact Sheet. */
   anchors: SynthesisAnchor[];
-  dataScienceFailed: boolean;
   /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
   memory?: string;
 }
-
-const ANCHOR_SOURCE = 'personal_anchor';
 
 /** The Fact Sheet: the findings' numbers, then the anchors as `anchor.<key>`, each with its window's length. */
 export function synthesisFactSheet(input: Pick<SynthesisInput, 'findings' | 'anchors'>): BuiltFactSheet {
@@ -89,72 +73,6 @@ export interface SynthesisOutput {
   answer: string;
   factSheet: FactEntry[];
   factCheck: FactCheckOutcome;
-}
-
-function findingsBlurb(findings: SynthesisFinding[]): string {
-  const shown = findings.filter((f) => f.verdict !== 'rejected');
-  if (shown.length === 0) return '(none survived validation)';
-  return shown
-    .map((f) => {
-      const lines = [`- ${f.finding.id} [${f.verdict.toUpperCase()}]: ${f.finding.claim}`];
-      if (f.assessment?.mechanism) lines.push(`  mechanism: ${f.assessment.mechanism}`);
-      if (f.assessment?.strategy) lines.push(`  strategy: ${f.assessment.strategy}`);
-      return lines.join('\n');
-    })
-    .join('\n');
-}
-
-function factSheetBlock(entries: FactEntry[]): string {
-  if (entries.length === 0) return '(empty)';
-  return entries
-    .map(
-      (e) =>
-        `- ${e.claim} = ${e.value}${e.unit ? ` ${e.unit}` : ''} (n=${e.n ?? '?'}, window: ${e.window ?? '?'})` +
-        (e.source === ANCHOR_SOURCE ? ' [PERSONAL ANCHOR]' : e.verdict ? ' [CONDITIONAL]' : ' [VALIDATED]'),
-    )
-    .join('\n');
-}
-
-/** What the synthesis prompt is rendered from (and what the scripted model reads). */
-export interface SynthesisPromptInputs extends Pick<
-  SynthesisInput,
-  'userMessage' | 'mainAgent' | 'mainAgentDraft' | 'supportingInsights' | 'findings' | 'dataScienceFailed'
-> {
-  /** The Fact Sheet: every number the answer may cite. */
-  factSheet: FactEntry[];
-  /** Only when synthesis writes the answer again after the fact-check: its first answer and the numbers that failed. */
-  repair?: SynthesisRepair;
-}
-
-export interface SynthesisRepair {
-  previousAnswer: string;
-  /** Each number as the answer wrote it ("58 bpm"). */
-  untraced: Array<{ value: number; text: string }>;
-}
-
-export function synthesisPrompt(inputs: SynthesisPromptInputs): string {
-  return [
-    inputs.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
-    `USER QUESTION:\n${inputs.userMessage}`,
-    `MAIN AGENT: ${AGENT_LABELS[inputs.mainAgent]}`,
-    `MAIN AGENT DRAFT:\n${inputs.mainAgentDraft || '(none)'}`,
-    `SUPPORTING INSIGHTS:\n${inputs.supportingInsights || '(none)'}`,
-    `VALIDATED FINDINGS:\n${findingsBlurb(inputs.findings)}`,
-    `FACT SHEET:\n${factSheetBlock(inputs.factSheet)}`,
-  ]
-    .filter(Boolean)
-    .join('\n\n');
-}
-
-/** The conversation of a synthesis call: the prompt, and for a repair, the first answer and what the check found. */
-export function synthesisMessages(inputs: SynthesisPromptInputs): LlmRequest['messages'] {
-  const prompt = { role: 'user' as const, content: synthesisPrompt(inputs) };
-  if (!inputs.repair) return [prompt];
-  return [
-    prompt,
-    { role: 'assistant', content: inputs.repair.previousAnswer },
-    { role: 'user', content: factCheckRepair(inputs.repair.untraced.map((n) => n.text)) },
-  ];
 }
 
 export function createSynthesise(deps: StepDeps) {

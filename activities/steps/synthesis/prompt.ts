@@ -1,3 +1,8 @@
+import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
+import type { FactEntry } from '../../../contracts/turn';
+import type { FactSheetFinding } from '../../../checks/fact-sheet';
+import type { LlmRequest } from '../../../platform/llm';
+
 /** Seed 002, "Step 7, Synthesis": the famously short system prompt. */
 export const FINAL_SYNTHESIS_SYSTEM = `You are Amy, a unified personal health agent. Speak as a single coherent voice. Do not mention specific sub-agents. Honour the FACT SHEET and validated findings, never invent numbers or contradict the validation verdicts.
 Rules:
@@ -22,4 +27,81 @@ export function factCheckRepair(untraced: string[]): string {
       'Every number you state must be a FACT SHEET value; where the answer needs a number the FACT SHEET does not have, ' +
       "say we'd need to look more closely instead. Keep everything else that was right.",
   ].join('\n');
+}
+
+export interface SynthesisFinding extends FactSheetFinding {
+  finding: FactSheetFinding['finding'] & { claim: string };
+  assessment?: { mechanism: string; strategy: string | null } | null;
+}
+
+export const ANCHOR_SOURCE = 'personal_anchor';
+
+function findingsBlurb(findings: SynthesisFinding[]): string {
+  const shown = findings.filter((f) => f.verdict !== 'rejected');
+  if (shown.length === 0) return '(none survived validation)';
+  return shown
+    .map((f) => {
+      const lines = [`- ${f.finding.id} [${f.verdict.toUpperCase()}]: ${f.finding.claim}`];
+      if (f.assessment?.mechanism) lines.push(`  mechanism: ${f.assessment.mechanism}`);
+      if (f.assessment?.strategy) lines.push(`  strategy: ${f.assessment.strategy}`);
+      return lines.join('\n');
+    })
+    .join('\n');
+}
+
+function factSheetBlock(entries: FactEntry[]): string {
+  if (entries.length === 0) return '(empty)';
+  return entries
+    .map(
+      (e) =>
+        `- ${e.claim} = ${e.value}${e.unit ? ` ${e.unit}` : ''} (n=${e.n ?? '?'}, window: ${e.window ?? '?'})` +
+        (e.source === ANCHOR_SOURCE ? ' [PERSONAL ANCHOR]' : e.verdict ? ' [CONDITIONAL]' : ' [VALIDATED]'),
+    )
+    .join('\n');
+}
+
+/** What the synthesis prompt is rendered from (and what the scripted model reads). */
+export interface SynthesisPromptInputs {
+  userMessage: string;
+  /** Whose draft leads: the coach's answer must end with the coach's forward question. */
+  mainAgent: RoutableAgent;
+  mainAgentDraft: string;
+  supportingInsights: string;
+  findings: SynthesisFinding[];
+  dataScienceFailed: boolean;
+  /** The Fact Sheet: every number the answer may cite. */
+  factSheet: FactEntry[];
+  /** Only when synthesis writes the answer again after the fact-check: its first answer and the numbers that failed. */
+  repair?: SynthesisRepair;
+}
+
+export interface SynthesisRepair {
+  previousAnswer: string;
+  /** Each number as the answer wrote it ("58 bpm"). */
+  untraced: Array<{ value: number; text: string }>;
+}
+
+export function synthesisPrompt(inputs: SynthesisPromptInputs): string {
+  return [
+    inputs.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
+    `USER QUESTION:\n${inputs.userMessage}`,
+    `MAIN AGENT: ${AGENT_LABELS[inputs.mainAgent]}`,
+    `MAIN AGENT DRAFT:\n${inputs.mainAgentDraft || '(none)'}`,
+    `SUPPORTING INSIGHTS:\n${inputs.supportingInsights || '(none)'}`,
+    `VALIDATED FINDINGS:\n${findingsBlurb(inputs.findings)}`,
+    `FACT SHEET:\n${factSheetBlock(inputs.factSheet)}`,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+}
+
+/** The conversation of a synthesis call: the prompt, and for a repair, the first answer and what the check found. */
+export function synthesisMessages(inputs: SynthesisPromptInputs): LlmRequest['messages'] {
+  const prompt = { role: 'user' as const, content: synthesisPrompt(inputs) };
+  if (!inputs.repair) return [prompt];
+  return [
+    prompt,
+    { role: 'assistant', content: inputs.repair.previousAnswer },
+    { role: 'user', content: factCheckRepair(inputs.repair.untraced.map((n) => n.text)) },
+  ];
 }

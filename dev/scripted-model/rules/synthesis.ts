@@ -1,5 +1,6 @@
 import type { ModelCallInputs } from '../../../activities/runtime/model-call-inputs';
-import { checkNumbers, isWindowLength } from '../../../checks/fact-check';
+import { checkNumbers } from '../../../checks/fact-check';
+import { isWindowLength } from '../../../checks/fact-sheet';
 import type { ScriptedRule } from '../types';
 
 /**
