@@ -15,7 +15,6 @@ export const messageSchema = z
   .strict();
 export type Message = z.infer<typeof messageSchema>;
 
-
 export const turnContextSchema = z
   .object({
     include_memory: z.boolean().default(true),
