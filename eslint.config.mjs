@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
 // Workflow code must be deterministic: no Node built-ins and nothing that does I/O.
@@ -38,8 +39,17 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    settings: {
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.mjs', '.json'] })],
+    },
     rules: {
+      // An import circle means two modules are one job split in two, or one leans on the other's insides:
+      // either way the layering no longer says what depends on what.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
@@ -123,7 +133,14 @@ export default tseslint.config(
     },
   },
   {
-    files: ['activities/**/*.ts', 'platform/**/*.ts', 'worker/**/*.ts', 'contracts/**/*.ts'],
+    files: [
+      'activities/**/*.ts',
+      'checks/**/*.ts',
+      'platform/**/*.ts',
+      'worker/**/*.ts',
+      'contracts/**/*.ts',
+      'scripts/**/*.ts',
+    ],
     rules: { 'no-restricted-imports': ['error', { patterns: [devToolingOnly] }] },
   },
 );

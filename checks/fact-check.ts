@@ -30,12 +30,10 @@ export interface FactCheckReferences {
   expertProse?: string;
 }
 
-
 export function withinTolerance(value: number, reference: number): boolean {
   const tolerance = Math.max(0.02 * Math.abs(reference), 0.05);
   return Math.abs(value - reference) <= tolerance || Math.abs(value - Math.abs(reference)) <= tolerance;
 }
-
 
 function referenceValues({ sheet, userMessage, expertProse = '' }: FactCheckReferences): number[] {
   const values = Object.values(sheet);

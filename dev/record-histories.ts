@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { temporalCliPath } from '../dev/stack/local-temporal';
+import { temporalCliPath } from './stack/local-temporal';
 
 const root = path.resolve(__dirname, '..');
 

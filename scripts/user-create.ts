@@ -1,33 +1,36 @@
-/** `npm run user:create -- <name> [--no-data]`: a new user with an API key and, by default, synthetic health data. */
-import { seedDemoHealthData } from '../dev/synthetic-data/demo-user';
+/**
+ * `npm run user:create -- <name>`: a new user with an API key, printed once. The user starts with no
+ * health data: load theirs with `npm run data:import`. (`npm run demo:user` makes one with a synthetic
+ * history, for trying the service.)
+ */
+import type { Pool } from 'pg';
 import { createPgPool } from '../platform/pg-pool';
 import { createUserWithApiKey, deleteUser, InvalidUserNameError, UserExistsError } from '../platform/users';
 import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
 
-const USAGE = 'usage: npm run user:create -- <name> [--no-data]';
+/** Gives the new user health data and says what it gave; a failure undoes the user. */
+export type HealthDataSeeder = (pool: Pool, userId: string) => Promise<string>;
 
-function parseArgs(args: string[]) {
+function parseName(args: string[], usage: string): string {
   const flags = args.filter((arg) => arg.startsWith('--'));
   const names = args.filter((arg) => !arg.startsWith('--'));
-  const unknown = flags.filter((flag) => flag !== '--no-data');
-  if (unknown.length) throw new CliError(`unknown option ${unknown.join(', ')}\n${USAGE}`);
-  if (names.length !== 1) throw new CliError(USAGE);
-  return { name: names[0], withData: !flags.includes('--no-data') };
+  if (flags.length) throw new CliError(`unknown option ${flags.join(', ')}\n${usage}`);
+  if (names.length !== 1) throw new CliError(usage);
+  return names[0];
 }
 
-async function run() {
-  const { name, withData } = parseArgs(process.argv.slice(2));
+export async function createUserCommand(args: string[], usage: string, seedHealthData?: HealthDataSeeder) {
+  const name = parseName(args, usage);
   const pool = createPgPool(resolveDatabaseUrl(), 2);
   try {
     const { user, apiKey } = await createUserWithApiKey(pool, name);
-    let data = 'no health data (--no-data): load a CSV with `npm run data:import`';
-    if (withData) {
+    let data = 'no health data: load a CSV with `npm run data:import`';
+    if (seedHealthData) {
       // Undo the user if seeding fails: its key has not been shown yet, so a retry must be able to start over.
-      const counts = await seedDemoHealthData(pool, user.id).catch(async (err: unknown) => {
+      data = await seedHealthData(pool, user.id).catch(async (err: unknown) => {
         await deleteUser(pool, user.id);
         throw err;
       });
-      data = `${counts.days} days of synthetic health data up to today, ${counts.workouts} workouts, ${counts.biomarkers} lab results`;
     }
     console.log(`Created user ${user.name} (${user.id}) with ${data}.`);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
@@ -47,4 +50,8 @@ Send it as a bearer token:
   }
 }
 
-run().catch((err) => failCommand(err, [InvalidUserNameError, UserExistsError]));
+export const failUserCommand = (err: unknown) => failCommand(err, [InvalidUserNameError, UserExistsError]);
+
+if (require.main === module) {
+  createUserCommand(process.argv.slice(2), 'usage: npm run user:create -- <name>').catch(failUserCommand);
+}

@@ -1,6 +1,6 @@
 /**
  * The demo user's data: a synthetic history written through the platform's health-data store. Used by
- * `npm start`, `npm run user:create -- --demo`-style tooling, the benchmarks and the tests; the service
+ * `npm start`, `npm run demo:user`, the benchmarks and the tests; the service
  * itself never generates data.
  */
 import type { Pool } from 'pg';

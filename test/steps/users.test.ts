@@ -95,7 +95,7 @@ test('issueApiKey adds a working key without revoking the others', async () => {
   expect(await findUserIdByApiKey(t.pool, apiKey)).toBe(user.id);
 });
 
-test('scripts/user-create.ts prints a working key once, seeds data, and refuses a taken name', async () => {
+test('scripts/user-create.ts prints a working key once, with no health data, and refuses a taken name', async () => {
   const run = (...args: string[]) => runCli('scripts/user-create.ts', args, { DATABASE_URL: t.url });
 
   const created = await run('frank');
@@ -104,17 +104,23 @@ test('scripts/user-create.ts prints a working key once, seeds data, and refuses 
   expect(apiKey).toBeDefined();
   const userId = await findUserIdByApiKey(t.pool, apiKey!);
   expect(userId).not.toBeNull();
-  expect(await t.db.dailySummary.count({ where: { userId: userId! } })).toBe(DEMO_HISTORY_DAYS);
-  expect(await t.db.healthProfile.count({ where: { userId: userId! } })).toBe(1);
+  expect(await t.db.dailySummary.count({ where: { userId: userId! } })).toBe(0);
 
-  const [taken, invalid, bare] = await Promise.all([
-    run('frank', '--no-data'),
-    run('bad name'),
-    run('gina', '--no-data'),
-  ]);
+  const [taken, invalid, flag] = await Promise.all([run('frank'), run('bad name'), run('gina', '--no-data')]);
   expect(taken).toMatchObject({ code: 1, stderr: expect.stringContaining('a user named "frank" already exists') });
   expect(invalid).toMatchObject({ code: 1, stderr: expect.stringContaining('invalid user name') });
-  expect(bare.code).toBe(0);
-  const gina = await t.db.user.findUniqueOrThrow({ where: { name: 'gina' } });
-  expect(await t.db.dailySummary.count({ where: { userId: gina.id } })).toBe(0);
+  expect(flag).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown option --no-data') });
+  expect(await t.db.user.count({ where: { name: 'gina' } })).toBe(0);
+});
+
+test('dev/synthetic-data/demo-user-create.ts gives the new user the demo history', async () => {
+  const run = (...args: string[]) => runCli('dev/synthetic-data/demo-user-create.ts', args, { DATABASE_URL: t.url });
+
+  const created = await run('hana');
+  expect(created.code).toBe(0);
+  const apiKey = /amy_live_[0-9A-Za-z]{32}/.exec(created.stdout)?.[0];
+  const userId = await findUserIdByApiKey(t.pool, apiKey!);
+  expect(await t.db.dailySummary.count({ where: { userId: userId! } })).toBe(DEMO_HISTORY_DAYS);
+  expect(await t.db.healthProfile.count({ where: { userId: userId! } })).toBe(1);
+  expect(await run('hana')).toMatchObject({ code: 1, stderr: expect.stringContaining('already exists') });
 });
