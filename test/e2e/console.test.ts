@@ -5,7 +5,8 @@
  * text, reopening turns (replayed, and from the stored Turn once their events have expired), and the
  * memory list.
  *
- * `CONSOLE_SCREENSHOT=docs/console.png` writes the screenshot of the finished data turn to the README's image.
+ * `CONSOLE_SCREENSHOT=docs/console.png` writes the screenshot of the finished data turn to the image that
+ * docs/cli-and-console.md shows.
  */
 import fs, { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -115,7 +116,8 @@ interface InPage {
 
 /**
  * Where the screenshot of a finished turn goes: `CONSOLE_SCREENSHOT=docs/console.png` refreshes the
- * README's; otherwise a temporary file, so CI takes it too (and leaves the tree as it is).
+ * image docs/cli-and-console.md shows; otherwise a temporary file, so CI takes it too (and leaves the tree
+ * as it is).
  */
 const screenshotPath = () =>
   process.env.CONSOLE_SCREENSHOT

@@ -2,10 +2,12 @@
  * The SDK as its documentation shows it, run against the real service in plain Node processes that
  * import the built `@amy/sdk` from the repository root, as a user would:
  *
- * - every code block of the README's "TypeScript SDK" section, taken from the README as it stands;
- * - the client examples of seeds 000, 001 and 004, copied here verbatim. Only the seeds' elisions are
- *   filled in (`[...]` becomes a real conversation, `render`/`finish` record what they are given),
- *   and the React Native example imports a stand-in with react-native-event-source's constructor.
+ * - every code block of docs/sdk.md before its recipes, taken from the page as it stands, each a whole
+ *   program;
+ * - the recipes of docs/sdk.md and the TypeScript clients of docs/streaming.md ("Consuming the
+ *   stream"), also as they stand. They assume an `amy` client and, where a program would draw on
+ *   screen, `render` and `finish`; a prelude provides them, recording what they are given. The React
+ *   Native client imports a stand-in with react-native-event-source's constructor.
  *
  * Memory pagination with entries added mid-way is checked here too, through the SDK.
  */
@@ -40,17 +42,37 @@ async function runModule(code: string): Promise<{ stdout: string; stderr: string
   }
 }
 
-function readmeSdkBlocks(): string[] {
-  const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## TypeScript SDK\n'));
-  const body = section.slice(0, section.indexOf('\n## ', 1));
-  return [...body.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+const page = (name: string) => fs.readFileSync(path.join(REPO_ROOT, 'docs', name), 'utf8');
+
+/** The text under a heading, up to the next heading of the same level or higher. */
+function section(markdown: string, heading: string): string {
+  const level = /^#+/.exec(heading)![0].length;
+  const start = markdown.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`no heading "${heading}"`);
+  const rest = markdown.slice(start + heading.length + 2);
+  const end = rest.search(new RegExp(`\\n#{1,${level}} `));
+  return end < 0 ? rest : rest.slice(0, end);
 }
 
-describe("the README's TypeScript SDK examples, as written", () => {
-  const blocks = readmeSdkBlocks();
+const tsBlocks = (markdown: string) => [...markdown.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 
-  test('the section has its examples', () => expect(blocks.length).toBeGreaterThanOrEqual(3));
+/** The one TypeScript example under a heading. */
+function example(markdown: string, heading: string): string {
+  const blocks = tsBlocks(section(markdown, heading));
+  if (blocks.length !== 1) throw new Error(`"${heading}" has ${blocks.length} TypeScript examples, not one`);
+  return blocks[0];
+}
+
+/** docs/sdk.md's whole programs: every TypeScript block before its recipes. */
+function sdkPagePrograms(): string[] {
+  const sdk = page('sdk.md');
+  return tsBlocks(sdk.slice(0, sdk.indexOf('\n## Recipes\n')));
+}
+
+describe("docs/sdk.md's examples, as written", () => {
+  const blocks = sdkPagePrograms();
+
+  test('the page has its examples', () => expect(blocks.length).toBeGreaterThanOrEqual(3));
 
   test.each(blocks.map((code, i) => [i + 1, code]))(
     'example %i runs',
@@ -70,138 +92,106 @@ describe("the README's TypeScript SDK examples, as written", () => {
   }, 180_000);
 });
 
-/** The seeds' snippets need an `amy` and, where they elide them, messages and a renderer. */
-const SEED_PRELUDE = `
+/** The recipes and clients assume an `amy`, a `render` and a `finish`; this prelude records what they get. */
+const PRELUDE = `
 import { Amy } from '@amy/sdk';
-const amy = new Amy({ apiKey: process.env.AMY_API_KEY });
-const report = { deltas: [], results: [], logs: [] };
+const amy = new Amy();
+const report = { deltas: [], results: [] };
 const render = (delta) => report.deltas.push(delta);
 const finish = (result) => report.results.push(result);
-const out = () => console.log(JSON.stringify(report));
 `;
-/** Seed 000 and 004 write `messages: [...]`; this is the conversation put there. */
-const ELIDED_MESSAGES = `[{ role: "user", content: "thanks!" }]`;
-const fill = (snippet: string) => snippet.replaceAll('[...]', ELIDED_MESSAGES);
+const REPORT_MARK = 'report: ';
 
-async function runSeedSnippet(snippet: string, epilogue = ''): Promise<Record<string, unknown>> {
-  const { stdout } = await runModule(`${SEED_PRELUDE}\n${fill(snippet)}\n${epilogue}\nout();`);
-  return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+/** Runs an example after the prelude, then `epilogue`; returns what it printed and what it recorded. */
+async function runExample(
+  code: string,
+  epilogue = '',
+): Promise<{ lines: string[]; report: { deltas: string[]; results: unknown[] } }> {
+  const { stdout } = await runModule(
+    `${PRELUDE}\n${code}\n${epilogue}\nconsole.log(${JSON.stringify(REPORT_MARK)} + JSON.stringify(report));`,
+  );
+  const lines = stdout.trim().split('\n');
+  const report = JSON.parse(lines.pop()!.slice(REPORT_MARK.length)) as { deltas: string[]; results: unknown[] };
+  return { lines, report };
 }
 
-describe("the seeds' client examples, verbatim", () => {
-  test('seed 000, conversational: the whole conversation goes in messages', async () => {
-    const report = await runSeedSnippet(
-      `
-const history = [
-  { role: "user", content: "How was my sleep last week?" },
-  { role: "assistant", content: "Average 7.2h, REM was lower than your..." },
-  { role: "user", content: "Why might REM have dropped?" },
-];
-const turn = await amy.turns.create({ messages: history });`,
-      'report.results.push(turn);',
-    );
-    const [turn] = report.results as Array<{ id: string; status: string; messages: unknown[] }>;
+/** `<id> <type>` lines, as the streaming clients print each event: ids from 1, gapless, the terminal event last. */
+function expectWholeStream(lines: string[]) {
+  const events = lines.filter((line) => /^\d+ \S+$/.test(line)).map((line) => line.split(' '));
+  expect(events.map(([id]) => Number(id))).toEqual(events.map((_, i) => i + 1));
+  expect(events.at(-1)?.[1]).toBe('turn.completed');
+}
+
+describe("docs/sdk.md's recipes, as written", () => {
+  const sdk = page('sdk.md');
+
+  test('a conversation: the whole conversation goes in messages', async () => {
+    const { report } = await runExample(example(sdk, '### A conversation'), 'report.results.push(turn);');
+    const [turn] = report.results as Array<{ id: string; messages: Array<{ role: string }> }>;
     expect(turn.id).toMatch(/^turn_/);
-    expect(turn.messages).toHaveLength(3);
+    expect(turn.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
   }, 120_000);
 
-  test('seed 000 and 004, without memory injection', async () => {
-    const report = await runSeedSnippet(
-      `
-const turn = await amy.turns.create({
-  messages: [...],
-  context: { include_memory: false }
-});`,
-      'report.results.push(turn);',
-    );
+  test('a turn without memory', async () => {
+    const { report } = await runExample(example(sdk, '### A turn without memory'), 'report.results.push(turn);');
     expect((report.results as Array<{ status: string }>)[0].status).toMatch(/queued|running/);
   }, 120_000);
 
-  test('seed 000, streaming: render the thoughts, finish with the result', async () => {
-    const report = await runSeedSnippet(`
-const turn = await amy.turns.create({ messages: [...] }); // stream: true by default
-
-for await (const event of amy.turns.stream(turn.id)) {
-  if (event.type === "agent.thought") render(event.delta);
-  if (event.type === "turn.completed") finish(event.result);
-}`);
+  test('streaming while someone watches: render the thoughts, finish with the result', async () => {
+    const { report } = await runExample(example(sdk, '### Streaming while someone watches'));
     const [result] = report.results as Array<{ answer: string }>;
-    expect((report.deltas as string[]).join('')).toBe(result.answer);
+    expect(report.deltas.join('')).toBe(result.answer);
   }, 120_000);
 
-  test('seed 000, blocking: the turn comes back completed', async () => {
-    const report = await runSeedSnippet(
-      `
-const turn = await amy.turns.create({ messages: [...], stream: false });
-// turn.status === "completed", turn.result is populated.`,
+  test('blocking when no one watches: the turn comes back ended, with its answer', async () => {
+    const { lines, report } = await runExample(
+      example(sdk, '### Blocking when no one watches'),
       'report.results.push(turn);',
     );
     const [turn] = report.results as Array<{ status: string; result: { answer: string } | null }>;
     expect(turn.status).toBe('completed');
     expect(turn.result?.answer.length).toBeGreaterThan(0);
-  }, 120_000);
+    expect(lines.join('\n')).toContain(`completed ${turn.result!.answer.split('\n')[0]}`);
+  }, 180_000);
 
-  test('seed 001, the SDK iterator with onReconnect', async () => {
-    const report = await runSeedSnippet(
-      `
-const turn = await amy.turns.create({ messages: [...] });
-const iterator = amy.turns.stream(turn.id, {
-  onReconnect: (lastId) => console.log("Reconnecting from", lastId),
-});
-
-for await (const event of iterator) {
-  // The iterator transparently reconnects on transient errors,
-  // tracks Last-Event-Id, and resumes the for-await loop.
-  report.logs.push(event.type);
-}`,
+  test('memory entries: write, list by category, delete', async () => {
+    const { report } = await runExample(
+      example(sdk, '### Memory entries'),
+      'report.results.push({ fact, goals, after: (await amy.memory.list({ category: "preference" })).data });',
     );
-    expect((report.logs as string[]).at(-1)).toBe('turn.completed');
-  }, 120_000);
-
-  test('seed 001, React Native: the same iterator over an EventSource that takes headers', async () => {
-    const standIn = path.join(REPO_ROOT, 'test/support/react-native-event-source.mjs');
-    const { stdout } = await runModule(`
-import EventSource from ${JSON.stringify(standIn)};
-import { Amy } from "@amy/sdk";
-
-const apiKey = process.env.AMY_API_KEY;
-const turnId = (await new Amy({ apiKey }).turns.create({ messages: [{ role: "user", content: "thanks!" }] })).id;
-const seen = [];
-
-const amy = new Amy({
-  apiKey,
-  EventSourceCtor: EventSource,
-});
-
-for await (const event of amy.turns.stream(turnId)) {
-  // works identically to Node / browser
-  seen.push(event.id + ":" + event.type);
-}
-console.log(JSON.stringify(seen));`);
-    const seen = JSON.parse(stdout.trim()) as string[];
-    expect(seen.map((s) => Number(s.split(':')[0]))).toEqual(seen.map((_, i) => i + 1));
-    expect(seen.at(-1)).toMatch(/turn\.completed$/);
-  }, 120_000);
-
-  test('seed 004, memory: list by category, write, delete', async () => {
-    const report = await runSeedSnippet(
-      `
-const fact = await amy.memory.create({
-  text: "Vegetarian. No fish.",
-  category: "preference",
-});
-const { data: facts } = await amy.memory.list({ category: "goal" });
-await amy.memory.delete(fact.id);`,
-      'report.results.push({ fact, facts, after: (await amy.memory.list({ category: "preference" })).data });',
-    );
-    const [{ fact, facts, after }] = report.results as Array<{
+    const [{ fact, goals, after }] = report.results as Array<{
       fact: { id: string; source_turn_id: null };
-      facts: Array<{ category: string }>;
+      goals: Array<{ category: string }>;
       after: Array<{ id: string }>;
     }>;
     expect(fact.source_turn_id).toBeNull();
-    expect(facts.every((m) => m.category === 'goal')).toBe(true);
+    expect(goals.every((m) => m.category === 'goal')).toBe(true);
     expect(after.map((m) => m.id)).not.toContain(fact.id);
+  }, 120_000);
+});
+
+describe("docs/streaming.md's TypeScript clients, as written", () => {
+  const streaming = page('streaming.md');
+
+  test('the SDK iterator with onReconnect reads the whole stream', async () => {
+    const { lines } = await runExample(example(streaming, '### The TypeScript SDK'));
+    expectWholeStream(lines);
+  }, 120_000);
+
+  test('React Native: the same iterator over an EventSource that takes headers', async () => {
+    const standIn = path.join(REPO_ROOT, 'test/support/react-native-event-source.mjs');
+    const code = example(streaming, '### React Native').replace(
+      /from ['"]react-native-event-source['"]/,
+      `from ${JSON.stringify(standIn)}`,
+    );
+    expect(code).toContain(standIn);
+    // The client is given an `apiKey` and a `turnId`; it imports `Amy` itself, so the prelude is not used.
+    const { stdout } = await runModule(`
+const { Amy: Client } = await import('@amy/sdk');
+const apiKey = process.env.AMY_API_KEY;
+const turnId = (await new Client({ apiKey }).turns.create({ messages: [{ role: 'user', content: 'thanks!' }] })).id;
+${code}`);
+    expectWholeStream(stdout.trim().split('\n'));
   }, 120_000);
 });
 

@@ -10,7 +10,7 @@ export interface TestDatabase {
   pool: Pool;
   /**
    * The generated Prisma client, for tests only: suites read tables through it in assertions. Nothing
-   * the service runs imports it (README, "Database access").
+   * the service runs imports it (docs/operations.md, "Database access").
    */
   db: PrismaClient;
   drop(): Promise<void>;

@@ -1,7 +1,7 @@
 /**
- * README, "Database access": what the service runs reaches Postgres through `pg` only. Prisma is the
- * schema and migration tool, so no runtime module (nor a production command in scripts/) may import
- * its client or its driver adapter.
+ * docs/operations.md, "Database access": what the service runs reaches Postgres through `pg` only.
+ * Prisma is the schema and migration tool, so no runtime module (nor a production command in
+ * scripts/) may import its client or its driver adapter.
  */
 import fs from 'node:fs';
 import path from 'node:path';
