@@ -1,0 +1,79 @@
+/**
+ * The layout rules that lint enforces, each shown to bite on a probe: an import circle, a production
+ * command-line tool importing dev/ tooling, and shipped code importing dev/ (while dev/ may use what
+ * ships). The probes are real files (the circle rule follows imports on disk), written into folders of
+ * their own, linted in one ESLint run as `npm run lint` runs it, and removed after.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const root = path.resolve(__dirname, '../..');
+const PROBE_DIR = '__layout_probe__';
+const importDemoDays =
+  "import { DEMO_HISTORY_DAYS } from '../../dev/synthetic-data/demo-user';\nexport const days = DEMO_HISTORY_DAYS;\n";
+
+const PROBES: Record<string, string> = {
+  [`checks/${PROBE_DIR}/a.ts`]: "import { b } from './b';\nexport const a = (): number => b() + 1;\n",
+  [`checks/${PROBE_DIR}/b.ts`]: "import { a } from './a';\nexport const b = (): number => (a ? 1 : 0);\n",
+  [`scripts/${PROBE_DIR}/tool.ts`]: importDemoDays,
+  [`platform/${PROBE_DIR}/shipped.ts`]: importDemoDays,
+  [`dev/${PROBE_DIR}/tooling.ts`]: "import { newId } from '../../platform/ids';\nexport const id = newId;\n",
+};
+
+interface LintResult {
+  filePath: string;
+  messages: Array<{ ruleId: string | null; message: string }>;
+}
+
+/** Each probe's lint messages as `rule: message`, by its path relative to the repo. */
+let messagesByProbe: Record<string, string[]>;
+
+beforeAll(async () => {
+  const files = Object.keys(PROBES);
+  try {
+    for (const [file, text] of Object.entries(PROBES)) {
+      fs.mkdirSync(path.join(root, path.dirname(file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), text);
+    }
+    // A child process: the ESLint config is an ES module, which jest's module sandbox cannot load.
+    const bin = path.join(root, 'node_modules/.bin/eslint');
+    const { stdout } = await promisify(execFile)(bin, ['--format', 'json', ...files], { cwd: root }).catch(
+      (err: { code?: number; stdout?: string }) => {
+        if (err.code === 1 && err.stdout) return { stdout: err.stdout }; // exit 1: lint errors, reported on stdout
+        throw err;
+      },
+    );
+    const results = JSON.parse(stdout) as LintResult[];
+    messagesByProbe = Object.fromEntries(
+      results.map((r) => [path.relative(root, r.filePath), r.messages.map((m) => `${m.ruleId}: ${m.message}`)]),
+    );
+  } finally {
+    for (const dir of new Set(files.map((file) => path.dirname(file)))) {
+      fs.rmSync(path.join(root, dir), { recursive: true, force: true });
+    }
+  }
+}, 120_000);
+
+test('an import circle fails lint', () => {
+  expect(messagesByProbe[`checks/${PROBE_DIR}/a.ts`]).toEqual([
+    expect.stringMatching(/^import-x\/no-cycle: Dependency cycle detected/),
+  ]);
+  expect(messagesByProbe[`checks/${PROBE_DIR}/b.ts`]).toEqual([
+    expect.stringMatching(/^import-x\/no-cycle: Dependency cycle detected/),
+  ]);
+});
+
+test('scripts/ importing dev/ tooling fails lint', () => {
+  expect(messagesByProbe[`scripts/${PROBE_DIR}/tool.ts`]).toEqual([
+    expect.stringContaining('shipped code may not import dev/ tooling'),
+  ]);
+});
+
+test('shipped code importing dev/ tooling fails lint; dev/ importing shipped code does not', () => {
+  expect(messagesByProbe[`platform/${PROBE_DIR}/shipped.ts`]).toEqual([
+    expect.stringContaining('shipped code may not import dev/ tooling'),
+  ]);
+  expect(messagesByProbe[`dev/${PROBE_DIR}/tooling.ts`]).toEqual([]);
+});
