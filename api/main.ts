@@ -1,8 +1,10 @@
 import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
 import { startApiServer } from './server';
 
 async function run() {
-  const api = await startApiServer(loadConfig());
+  const config = loadConfig();
+  const api = await startApiServer(config, createLogger('api', config.LOG_LEVEL));
   const shutdown = () => {
     api.close().then(
       () => process.exit(0),
@@ -13,7 +15,7 @@ async function run() {
   process.once('SIGTERM', shutdown);
 }
 
-run().catch((err) => {
-  console.error(err);
+run().catch((err: unknown) => {
+  createLogger('api').error('api failed', { error: err });
   process.exit(1);
 });

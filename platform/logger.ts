@@ -61,13 +61,15 @@ export interface LogEntry {
 }
 
 /** The entry as one line (no trailing newline), cleaned of credentials and health data. */
-export function formatLogEntry(entry: LogEntry, format: LogFormat): string {
+function formatLogEntry(entry: LogEntry, format: LogFormat): string {
   const json = JSON.stringify(entry, cleaningReplacer);
   if (format === 'json') return json;
   const { at, level, service, msg, ...rest } = JSON.parse(json) as LogEntry;
   const time = typeof at === 'string' && at.length >= 23 ? at.slice(11, 23) : String(at);
   const extra = Object.entries(rest).map(([key, value]) => `${key}=${prettyValue(value)}`);
-  return [time, String(level).toUpperCase().padEnd(5), service, oneLine(String(msg)), ...extra].join(' ');
+  return [time, String(level).toUpperCase().padEnd(5), String(service).padEnd(6), oneLine(String(msg)), ...extra].join(
+    ' ',
+  );
 }
 
 /** Quoted when it would not read as one token; never spans lines. */
@@ -89,7 +91,7 @@ export interface LogStreams {
 const defaultStreams = (): LogStreams => ({ out: process.stdout, err: process.stderr });
 
 /** Readable lines on a terminal, JSON lines everywhere else (a pipe, a file, a log collector). */
-export function defaultLogFormat(streams: LogStreams = defaultStreams()): LogFormat {
+function defaultLogFormat(streams: LogStreams = defaultStreams()): LogFormat {
   return streams.out.isTTY ? 'pretty' : 'json';
 }
 
@@ -153,8 +155,8 @@ const FROM_TEMPORAL: Record<TemporalLogLevel, Level> = {
   ERROR: 'error',
 };
 
-/** Temporal's metadata that is noise in a line of ours (Core's tracing spans). */
-const DROPPED_TEMPORAL_META = new Set(['spanContexts']);
+/** Temporal's metadata that is noise in a line of ours: Core's tracing spans, an activity's opaque task token. */
+const DROPPED_TEMPORAL_META = new Set(['spanContexts', 'taskToken']);
 
 /**
  * Temporal's Logger on top of ours, for `Runtime.install({ logger })`: the SDK's lines, the Workflow

@@ -1,4 +1,11 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type Logger as TemporalLogger,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { createActivities, type StepDeps } from '../activities';
 import { turnRunInterceptors } from './turn-run-interceptor';
 import { upstreamFailureInterceptors } from './upstream-failure-interceptor';
@@ -14,6 +21,34 @@ export const quietBundlerLogger = {
   error: (msg: string) => console.error(msg),
   log: () => undefined,
 };
+
+/**
+ * The bundler's logger on top of `logger`: webpack's statistics (a listing of every module, logged at
+ * info once a bundle is built) are dropped; its warnings and errors, which say why bundling failed, pass.
+ */
+function bundlerLogger(logger: TemporalLogger): TemporalLogger {
+  const dropped = () => undefined;
+  return {
+    log: (level, message, meta) =>
+      level === 'WARN' || level === 'ERROR' ? logger.log(level, message, meta) : undefined,
+    trace: dropped,
+    debug: dropped,
+    info: dropped,
+    warn: (message, meta) => logger.warn(message, meta),
+    error: (message, meta) => logger.error(message, meta),
+  };
+}
+
+/**
+ * Bundles workflows/ as Worker.create would from `workflowsPath`, but through a logger that leaves out
+ * webpack's statistics (Worker.create logs them through the Runtime's logger, with no way to turn them off).
+ */
+async function bundleWorkflows(): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
+  const logger = Runtime.instance().logger;
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: bundlerLogger(logger) });
+  logger.info('workflow bundle built', { size_mb: Number((code.length / 2 ** 20).toFixed(2)) });
+  return { code };
+}
 
 /**
  * A worker polling the turn task queue. Pass a prebuilt `workflowBundle` (bundleWorkflowCode) to
@@ -32,6 +67,6 @@ export async function createTurnWorker(opts: {
     taskQueue: opts.taskQueue,
     activities: createActivities(opts.deps),
     interceptors: { activity: [turnRunInterceptors(opts.deps), upstreamFailureInterceptors] },
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath }),
+    workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()),
   });
 }

@@ -1,16 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
 import { createStepDeps } from './dependencies';
 import { ensureRetentionSchedule } from './retention-schedule';
-import { runTurnWorker } from './run-worker';
-
-const WORKER_LOG_LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
+import { installWorkerLogging, runTurnWorker } from './run-worker';
 
 async function run() {
   const config = loadConfig();
-  // Before any connection: the runtime's logger is fixed once it exists.
-  Runtime.install({ logger: new DefaultLogger(WORKER_LOG_LEVELS[config.LOG_LEVEL]) });
+  const logger = installWorkerLogging(config);
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   try {
     await ensureRetentionSchedule(new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }), {
@@ -20,10 +17,11 @@ async function run() {
   } finally {
     await clientConnection.close();
   }
-  await runTurnWorker(config, createStepDeps(config));
+  await runTurnWorker(config, createStepDeps(config), logger);
 }
 
-run().catch((err) => {
-  console.error(err);
+run().catch((err: unknown) => {
+  // Before the config is read there is no level to honour; an error is always written.
+  createLogger('worker').error('worker failed', { error: err });
   process.exit(1);
 });

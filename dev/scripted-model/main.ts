@@ -1,5 +1,6 @@
 /** `npm run scripted-model`: the scripted Messages API on its own, for `npm start`, demos and manual runs. */
 import { z } from 'zod';
+import { createLogger } from '../../platform/logger';
 import { scriptedRules } from './rules';
 import { startScriptedModelServer } from './server';
 
@@ -22,6 +23,8 @@ const envSchema = z.object({
   SCRIPTED_MODEL_UNTRACED_NUMBER: z.enum(['never', 'first', 'always']).default('never'),
 });
 
+const logger = createLogger('scripted-model');
+
 async function run() {
   const env = envSchema.parse(process.env);
   const server = await startScriptedModelServer({
@@ -34,12 +37,12 @@ async function run() {
       untracedNumber: env.SCRIPTED_MODEL_UNTRACED_NUMBER,
     }),
   });
-  console.log(`scripted model listening on ${server.url} (set ANTHROPIC_BASE_URL=${server.url})`);
+  logger.info('scripted model listening', { url: server.url, hint: `set ANTHROPIC_BASE_URL=${server.url}` });
   const shutdown = () => {
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        console.error(err);
+        logger.error('scripted model failed to close', { error: err });
         process.exit(1);
       },
     );
@@ -49,6 +52,6 @@ async function run() {
 }
 
 run().catch((err: unknown) => {
-  console.error(err);
+  logger.error('scripted model failed', { error: err });
   process.exit(1);
 });

@@ -8,8 +8,8 @@
  *   /healthz) answers, within `timeoutMs`. A process that exits first, or is not ready in time, fails
  *   the launch with its last output lines, and is stopped if it still runs.
  * - Its stdout and stderr are read line by line (a pipe nobody reads would block a chatty child), the
- *   last lines are kept for error messages, and `echo` copies them to ours. With `logFile` they go to
- *   that file instead, and an error quotes the end of the file.
+ *   last lines are kept for error messages, `echo` copies them to ours and `onLine` sees each. With
+ *   `logFile` they go to that file instead, and an error quotes the end of the file.
  * - `stop()` sends SIGTERM (or `stopSignal`) and SIGKILL if the process is still there after `graceMs`;
  *   `kill()` is SIGKILL at once, for the fault suites. Both resolve once the process has exited.
  */
@@ -59,6 +59,8 @@ export type LaunchOptions<T> = Target & {
   echo?: 'none' | 'stderr' | 'all';
   /** Put before every echoed line. */
   prefix?: string;
+  /** Called with every line it writes, e.g. to relay it as a log entry of ours. */
+  onLine?: (line: string, from: 'stdout' | 'stderr') => void;
   /** Append stdout and stderr to this file instead of reading them. */
   logFile?: string;
   /** Defaults to SIGTERM. */
@@ -162,6 +164,7 @@ export async function launch<T>(opts: LaunchOptions<T>): Promise<LaunchedProcess
       kept.push(line);
       if (kept.length > KEPT_LINES) kept.shift();
       echoTo?.write(`${opts.prefix ?? ''}${line}\n`);
+      opts.onLine?.(line, isStdout ? 'stdout' : 'stderr');
       if (isStdout) for (const listener of readyLines) listener(line);
     });
   };

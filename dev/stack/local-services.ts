@@ -40,7 +40,7 @@ export interface LocalServicesOptions {
   };
   /** Where DATABASE_URL, TEMPORAL_ADDRESS and TEMPORAL_UI_URL are read; this process's environment by default. */
   env?: NodeJS.ProcessEnv;
-  /** Says what is being started, e.g. `[amy] starting Postgres under .data/postgres`. */
+  /** Says what is being started, e.g. `starting Postgres under .data/postgres`. */
   log?: (message: string) => void;
 }
 

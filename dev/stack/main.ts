@@ -4,11 +4,16 @@
  * (SQLite, Web UI) under .data/, and the scripted model. Then migrates, prepares the demo user,
  * starts the worker and the API as child processes, prints how to use it and writes .data/stack.json.
  * SIGINT/SIGTERM stop everything it started.
+ *
+ * What it says and what its roles log comes out in one format (platform/logger.ts): JSON lines, or
+ * readable lines when its stdout is a terminal. The roles write JSON to their pipes; each line is
+ * written again here in this process's format. Only the banner, for people, is plain text.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { hasDailySummaries } from '../../platform/health-data/store';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
+import { createLogger, createLogRelay } from '../../platform/logger';
 import { createPgPool } from '../../platform/pg-pool';
 import { ensureUser, findUserIdByApiKey, issueApiKey } from '../../platform/users';
 import { startScriptedModelServer } from '../scripted-model/server';
@@ -23,7 +28,9 @@ const dataDir = path.join(root, '.data');
 const stackFile = path.join(dataDir, 'stack.json');
 const DEMO_USER = 'demo';
 
-const say = (msg: string) => console.log(`[amy] ${msg}`);
+const log = createLogger('stack');
+const say = (msg: string) => log.info(msg);
+const relay = createLogRelay();
 
 function readPreviousStack(): { demo_api_key?: string } {
   try {
@@ -43,7 +50,8 @@ async function run() {
     stopping = true;
     say('stopping…');
     await stopEach(children);
-    for (const stop of stoppers.reverse()) await stop().catch((err) => console.error(err));
+    for (const stop of stoppers.reverse())
+      await stop().catch((err: unknown) => log.error('could not stop a local service', { error: err }));
     say('stopped');
     process.exit(code);
   };
@@ -52,7 +60,7 @@ async function run() {
 
   try {
     // Before anything else, so the warning is not lost above the services' start-up output.
-    const sandboxReady = await warnIfNoSandbox();
+    const sandboxReady = await warnIfNoSandbox(log);
     const services = await startLocalServices({
       postgres: { dataDir: path.join(dataDir, 'postgres'), preferredPort: 54329 },
       temporal: {
@@ -97,9 +105,17 @@ async function run() {
       ...(anthropicBaseUrl ? { ANTHROPIC_BASE_URL: anthropicBaseUrl } : {}),
     };
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    // Their logs are relayed as they are; the worker is ready once it polls, the API once it is healthy.
+    // Their logs are relayed in our format; the worker is ready once it polls, the API once it is healthy.
     const launchRole = (role: 'worker' | 'api', ready: Readiness<true>, timeoutMs?: number) =>
-      launch({ name: `the ${role}`, entry: `${role}/main.ts`, env, echo: 'all', ready, timeoutMs, track: children });
+      launch({
+        name: `the ${role}`,
+        entry: `${role}/main.ts`,
+        env,
+        onLine: (line, from) => relay(role, line, from),
+        ready,
+        timeoutMs,
+        track: children,
+      });
     const roles = await Promise.all([
       launchRole('worker', lineIncludes('worker polling')),
       launchRole('api', httpOk(`${apiUrl}/healthz`, 250), 60_000),
@@ -107,7 +123,7 @@ async function run() {
     for (const role of roles) {
       void role.exited.then(({ code, signal }) => {
         if (stopping) return;
-        console.error(`[amy] ${role.name} exited (${signal ?? code}); stopping everything`);
+        log.error(`${role.name} exited; stopping everything`, { exit: signal ?? code });
         void stopAll(1);
       });
     }
@@ -149,12 +165,12 @@ async function run() {
       ].join('\n'),
     );
   } catch (err) {
-    console.error('[amy] start-up failed:', err instanceof Error ? err.message : err);
+    log.error('start-up failed', { error: err instanceof Error ? err.message : String(err) });
     await stopAll(1);
   }
 }
 
-run().catch((err) => {
-  console.error(err);
+run().catch((err: unknown) => {
+  log.error('npm start failed', { error: err });
   process.exit(1);
 });

@@ -1,34 +1,40 @@
 /**
  * What `npm start` says when this host cannot run the sandbox: data questions would fail turn after
- * turn with an error few would trace back to a missing package, so it is said up front, loudly.
+ * turn with an error few would trace back to a missing package, so it is said up front, as a warning
+ * with the fix, and again in the banner.
  */
+import type { Logger } from '../../platform/logger';
 import { checkBwrap, type BwrapCheck } from '../../platform/sandbox/bwrap';
 
-/** The warning for a failed check, or null when the sandbox can run. */
-export function sandboxWarning(check: BwrapCheck): string | null {
-  if (check.ok) return null;
-  const cause =
-    check.reason === 'not_installed'
-      ? `bubblewrap (bwrap) is not installed (${check.detail}).`
-      : `bubblewrap cannot run here: ${check.detail}`;
-  const fix =
-    check.reason === 'not_installed'
-      ? 'Install it (Debian/Ubuntu: apt-get install bubblewrap) and restart npm start.'
-      : 'Allow it user namespaces (or run as root), e.g. sysctl kernel.unprivileged_userns_clone=1, and restart.';
-  const rule = '!'.repeat(78);
-  return [
-    rule,
-    '!! DATA QUESTIONS CANNOT RUN: the sandbox for generated analysis code is unavailable.',
-    `!! ${cause}`,
-    `!! ${fix}`,
-    '!! Knowledge and coaching questions work; a data question ends with its analysis unavailable.',
-    rule,
-  ].join('\n');
+export interface SandboxProblem {
+  cause: string;
+  fix: string;
 }
 
-/** Checks this host and prints the warning to stderr when the sandbox cannot run. */
-export async function warnIfNoSandbox(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
-  const warning = sandboxWarning(await checkBwrap(env));
-  if (warning) console.error(warning);
-  return warning === null;
+/** Why the sandbox cannot run and how to fix it, or null when it can. */
+export function sandboxProblem(check: BwrapCheck): SandboxProblem | null {
+  if (check.ok) return null;
+  return check.reason === 'not_installed'
+    ? {
+        cause: `bubblewrap (bwrap) is not installed (${check.detail})`,
+        fix: 'install it (Debian/Ubuntu: apt-get install bubblewrap) and restart npm start',
+      }
+    : {
+        cause: `bubblewrap cannot run here: ${check.detail}`,
+        fix: 'allow it user namespaces (or run as root), e.g. sysctl kernel.unprivileged_userns_clone=1, and restart',
+      };
+}
+
+/** Checks this host and logs a warning when the sandbox cannot run; true when it can. */
+export async function warnIfNoSandbox(
+  logger: Pick<Logger, 'warn'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
+  const problem = sandboxProblem(await checkBwrap(env));
+  if (problem)
+    logger.warn('DATA QUESTIONS CANNOT RUN: the sandbox for generated analysis code is unavailable', {
+      ...problem,
+      unaffected: 'knowledge and coaching questions work; a data question ends with its analysis unavailable',
+    });
+  return problem === null;
 }

