@@ -12,10 +12,11 @@ export type StreamAgent = (typeof STREAM_AGENTS)[number];
 const streamAgent = z.enum(STREAM_AGENTS);
 
 /**
- * The event catalog (seed 001) plus `cost_warning`, `fact_check`, `step.retry` and `turn.retried`.
- * `step.retry` announces that a step is running again after a failed attempt; token deltas carry
- * their `attempt` and the `step` they belong to (the name `step.retry` gives it), so a client discards
- * the partial text of exactly that step's earlier attempts (invariant 3).
+ * The event catalog (docs/api.md, "The event catalog"), with the events this service adds:
+ * `cost_warning`, `fact_check`, `step.retry` and `turn.retried`. `step.retry` announces that a step is
+ * running again after a failed attempt; token deltas carry their `attempt` and the `step` they belong
+ * to (the name `step.retry` gives it), so a client discards the partial text of exactly that step's
+ * earlier attempts (docs/design.md, "Step retries").
  * `turn.retried` follows a `turn.failed` when an operator retries the failed turn: a new attempt of
  * the turn resumes at the step that failed, and ends with its own terminal event.
  */
@@ -50,10 +51,10 @@ export const eventDataSchemas = {
   }),
   'step.retry': z.object({ step: z.string(), attempt: z.number().int().min(2), reason: z.string(), at: z.string() }),
   cost_warning: z.object({ cost_usd: z.number(), threshold_usd: z.number(), at: z.string() }),
-  /** The turn's `result.fact_check`; events logged before the check was binding carry `issues` only. */
+  /** The turn's `result.fact_check`; an event of a turn checked while the check only warned carries `issues` only. */
   fact_check: factCheckOutcomeSchema.partial({ numbers_checked: true, repairs: true }),
   'turn.completed': z.object({ turn_id: z.string(), result: turnResultSchema }),
-  /** `cost_usd` (beyond seed 001): what the failed turn's model calls cost, failed attempts included. */
+  /** `cost_usd` (beyond the product contract): what the failed turn's model calls cost, failed attempts included. */
   'turn.failed': z.object({ turn_id: z.string(), error: errorBodySchema, cost_usd: z.number() }),
   'turn.retried': z.object({
     turn_id: z.string(),

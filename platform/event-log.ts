@@ -13,16 +13,22 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from './pg-pool';
-import { TERMINAL_EVENTS, type TurnEvent, type TurnEventType } from '../contracts/events';
+import { TERMINAL_EVENTS, type TurnEvent, type TurnEventData, type TurnEventType } from '../contracts/events';
 
 export const EVENTS_CHANNEL = 'turn_events';
 
-export interface NewTurnEvent {
-  type: TurnEventType;
-  data: Record<string, unknown>;
-  /** Identity of a deterministic event (e.g. `agent.started:data_science`); omit for token deltas. */
-  dedupeKey?: string;
-}
+/**
+ * An event to append, its `data` typed by its `type` (contracts/events.ts `eventDataSchemas`), so a
+ * misspelt field or a value of the wrong type does not compile.
+ */
+export type NewTurnEvent<T extends TurnEventType = TurnEventType> = {
+  [K in T]: {
+    type: K;
+    data: TurnEventData<K>;
+    /** Identity of a deterministic event (e.g. `agent.started:data_science`); omit for token deltas. */
+    dedupeKey?: string;
+  };
+}[T];
 
 export class TurnNotFoundError extends Error {
   override name = 'TurnNotFoundError';

@@ -27,11 +27,11 @@ export interface EndedTurn {
   error: ErrorBody | null;
 }
 
-interface EndedRow {
-  status: string;
-  result: TurnResult | null;
-  error: ErrorBody | null;
-}
+/** The row as a transition leaves it: every ending writes its result or its error with the status. */
+type EndedRow =
+  | { status: 'completed'; result: TurnResult; error: null }
+  | { status: 'failed'; result: null; error: ErrorBody }
+  | { status: 'queued' | 'running'; result: null; error: null };
 
 /** The error of a turn whose workflow closed, or never ran, without recording an outcome. */
 export function turnAbandoned(message: string): ErrorBody {
@@ -77,7 +77,11 @@ async function setTerminalStatus(client: PoolClient, turnId: string, ending: Tur
   return res.rowCount === 1;
 }
 
-async function terminalEvent(client: PoolClient, turnId: string, row: EndedRow): Promise<NewTurnEvent> {
+async function terminalEvent(
+  client: PoolClient,
+  turnId: string,
+  row: Extract<EndedRow, { status: 'completed' | 'failed' }>,
+): Promise<NewTurnEvent> {
   if (row.status === 'completed') {
     return { type: 'turn.completed', data: { turn_id: turnId, result: row.result }, dedupeKey: 'turn.terminal' };
   }

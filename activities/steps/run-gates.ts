@@ -11,6 +11,7 @@ import type { Assessment } from './assessment';
 import type { CriticVerdict } from './critic/verdict';
 import { readUserHealthData } from '../../platform/health-data/store';
 import type { StepDeps } from '../runtime/step-deps';
+import type { NewTurnEvent } from '../../platform/event-log';
 import { runStepAttempt } from '../runtime/step-attempt';
 import { isDescription, reproduceFinding, reproductionGate, type Reproduction } from '../../checks/reproduction';
 
@@ -117,8 +118,8 @@ export function createRunGates(deps: StepDeps) {
       await deps.events.append(
         turnId,
         outcomes.flatMap((outcome) =>
-          outcome.gates.map((gate) => ({
-            type: 'validator.gate' as const,
+          outcome.gates.map((gate): NewTurnEvent<'validator.gate'> => ({
+            type: 'validator.gate',
             data: {
               finding_id: outcome.finding_id,
               claim: claims.get(outcome.finding_id) ?? '',

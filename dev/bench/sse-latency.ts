@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import type { Pool } from 'pg';
-import type { EventLog } from '../../platform/event-log';
+import type { EventLog, NewTurnEvent } from '../../platform/event-log';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { openSse } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';
@@ -70,7 +70,7 @@ export async function measureSseLatency(opts: SseLatencyOptions): Promise<SseLat
       {
         type: 'agent.thought',
         data: { agent: 'synthesis', delta: 'steady as she goes ', attempt: 1, seq, sent_at: sentAt },
-      },
+      } as unknown as NewTurnEvent, // `seq` and `sent_at` are the bench's probes, outside the schema
     ]);
     appendMs.push(nowMs() - sentAt);
   }

@@ -6,7 +6,7 @@
 import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema } from '../../contracts/turn';
-import { createEventLog } from '../../platform/event-log';
+import { createEventLog, type NewTurnEvent } from '../../platform/event-log';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 import { openEventStream, type ReceivedEvent } from '../support/sse-client';
@@ -139,7 +139,8 @@ describe('a reconnect after the end (every native EventSource makes one) is answ
     const stream = openEventStream(eventsUrl(other), { apiKey: user.apiKey, lastEventId: terminal.id - 1 });
     await stream.responseHeaders;
     await createEventLog(pool).append(other, [
-      { type: terminal.type, data: terminal.data, dedupeKey: 'turn.terminal' },
+      // The stored event written back as it was.
+      { type: terminal.type, data: terminal.data, dedupeKey: 'turn.terminal' } as NewTurnEvent,
     ]);
     await stream.closedByServer;
     expect(stream.events.map(({ id, type, data }) => ({ id, type, data }))).toEqual([terminal]);

@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { createEventLog, type EventLog } from '../../platform/event-log';
+import { turnAbandoned } from '../../platform/turn-ending';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { insertUserAndTurn } from '../support/fixtures';
 
@@ -24,8 +25,14 @@ describe('turn event log', () => {
       (async () => {
         for (let i = 0; i < 8; i++) {
           await log.append(turnId, [
-            { type: 'agent.thought', data: { agent: 'data_science', delta: `w${w}-${i}a`, attempt: 1 } },
-            { type: 'agent.thought', data: { agent: 'data_science', delta: `w${w}-${i}b`, attempt: 1 } },
+            {
+              type: 'agent.thought',
+              data: { agent: 'data_science', delta: `w${w}-${i}a`, attempt: 1, step: 'ds_analysis' },
+            },
+            {
+              type: 'agent.thought',
+              data: { agent: 'data_science', delta: `w${w}-${i}b`, attempt: 1, step: 'ds_analysis' },
+            },
           ]);
         }
       })(),
@@ -45,7 +52,9 @@ describe('turn event log', () => {
     expect(await log.append(turnId, [started])).toHaveLength(1);
     expect(await log.append(turnId, [started])).toHaveLength(0);
     await Promise.all(Array.from({ length: 10 }, () => log.append(turnId, [started])));
-    await log.append(turnId, [{ type: 'agent.thought', data: { agent: 'synthesis', delta: 'x', attempt: 1 } }]);
+    await log.append(turnId, [
+      { type: 'agent.thought', data: { agent: 'synthesis', delta: 'x', attempt: 1, step: 'synthesis' } },
+    ]);
     const events = await log.readAfter(turnId, 0);
     expect(events.map((e) => [e.id, e.type])).toEqual([
       [1, 'turn.started'],
@@ -56,8 +65,15 @@ describe('turn event log', () => {
   test('once the turn has ended only its terminal event is written: a straggling agent cannot append after it', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
     await pool.query(`UPDATE turns SET status = 'failed' WHERE id = $1`, [turnId]);
-    const thought = { type: 'agent.thought' as const, data: { agent: 'domain_expert', delta: 'late', attempt: 1 } };
-    const failed = { type: 'turn.failed' as const, data: { turn_id: turnId }, dedupeKey: 'turn.terminal' };
+    const thought = {
+      type: 'agent.thought' as const,
+      data: { agent: 'domain_expert' as const, delta: 'late', attempt: 1, step: 'domain_expert' },
+    };
+    const failed = {
+      type: 'turn.failed' as const,
+      data: { turn_id: turnId, error: turnAbandoned('the turn ended'), cost_usd: 0 },
+      dedupeKey: 'turn.terminal',
+    };
     expect(await log.append(turnId, [failed, thought])).toHaveLength(1);
     expect(await log.append(turnId, [thought])).toHaveLength(0);
     expect((await log.readAfter(turnId, 0)).map((e) => e.type)).toEqual(['turn.failed']);
@@ -67,7 +83,7 @@ describe('turn event log', () => {
     const { turnId } = await insertUserAndTurn(t.url);
     const started = {
       type: 'agent.started' as const,
-      data: { agent: 'synthesis' },
+      data: { agent: 'synthesis' as const, at: 'x', question: 'q' },
       dedupeKey: 'agent.started:synthesis',
     };
     expect(await log.append(turnId, [started])).toHaveLength(1);
@@ -81,15 +97,19 @@ describe('turn event log', () => {
   test('readAfter returns only later events, in order', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
     for (let i = 0; i < 5; i++) {
-      await log.append(turnId, [{ type: 'agent.thought', data: { agent: 'synthesis', delta: String(i), attempt: 1 } }]);
+      await log.append(turnId, [
+        { type: 'agent.thought', data: { agent: 'synthesis', delta: String(i), attempt: 1, step: 'synthesis' } },
+      ]);
     }
     expect((await log.readAfter(turnId, 3)).map((e) => e.id)).toEqual([4, 5]);
     expect(await log.readAfter(turnId, 5)).toEqual([]);
   });
 
   test('appending to a turn that does not exist fails and writes nothing', async () => {
-    await expect(log.append('turn_01HX0000000000000000000000', [{ type: 'turn.started', data: {} }])).rejects.toThrow(
-      /does not exist/,
-    );
+    await expect(
+      log.append('turn_01HX0000000000000000000000', [
+        { type: 'turn.started', data: { turn_id: 'turn_01HX0000000000000000000000', at: 'x' } },
+      ]),
+    ).rejects.toThrow(/does not exist/);
   });
 });

@@ -38,7 +38,9 @@ async function failedTurn() {
     JSON.stringify(error),
     new Date('2026-11-22T11:00:00Z'),
   ]);
-  await events.append(turnId, [{ type: 'turn.failed', data: { turn_id: turnId, error }, dedupeKey: 'turn.terminal' }]);
+  await events.append(turnId, [
+    { type: 'turn.failed', data: { turn_id: turnId, error, cost_usd: 0 }, dedupeKey: 'turn.terminal' },
+  ]);
   return turnId;
 }
 

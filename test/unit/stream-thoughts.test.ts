@@ -22,14 +22,17 @@ function fakeLlm(deltas: string[], steps: string[] = []): Llm {
 }
 
 function fakeLog(appendMs: number, failOn?: number) {
-  const written: NewTurnEvent[] = [];
+  const written: Array<NewTurnEvent<'agent.thought'>> = [];
   let appends = 0;
   const events: EventLog = {
     async append(_turnId, batch) {
       const n = ++appends;
       await new Promise((resolve) => setTimeout(resolve, appendMs));
       if (n === failOn) throw new Error('Connection terminated unexpectedly');
-      written.push(...batch);
+      for (const event of batch) {
+        if (event.type !== 'agent.thought') throw new Error(`streamThoughts wrote ${event.type}`);
+        written.push(event);
+      }
       return [];
     },
     readAfter: () => Promise.resolve([]),
