@@ -38,7 +38,7 @@ export async function authenticate(
   return { userId: found.userId, apiKeyId: found.id };
 }
 
-export const API_KEY_IN_URL_MESSAGE =
+const API_KEY_IN_URL_MESSAGE =
   '?api_key= is accepted only by GET /v1/turns/{id}/events, for browsers\' EventSource: send your key as "Authorization: Bearer <key>".';
 
 export function requireApiKey(pool: Pool): RequestHandler {

@@ -7,8 +7,8 @@ import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
 
-export const turnIdParamsSchema = z.object({ id: z.string() }).strict();
-export const memoryIdParamsSchema = z.object({ id: z.string() }).strict();
+const turnIdParamsSchema = z.object({ id: z.string() }).strict();
+const memoryIdParamsSchema = z.object({ id: z.string() }).strict();
 
 export const healthSchema = z.object({
   status: z.enum(['ok', 'degraded']),
@@ -18,7 +18,7 @@ export const healthSchema = z.object({
   sandbox: z.object({ ok: z.boolean(), error: z.string().optional() }),
 });
 
-export const turnEventsSnapshotSchema = turnSchema;
+const turnEventsSnapshotSchema = turnSchema;
 
 interface ResponseContract {
   description: string;
@@ -48,7 +48,7 @@ export interface RouteContract {
  * The envelope as a given status carries it: `code` is one of the codes contracts/errors.ts gives that
  * status, so the document says which errors each status means (and a fuzzer checks the pairing).
  */
-export function errorEnvelopeFor(status: number): z.ZodType {
+function errorEnvelopeFor(status: number): z.ZodType {
   const codes = Object.entries(ERROR_STATUS)
     .filter(([, s]) => s === status)
     .map(([code]) => code);
@@ -82,7 +82,7 @@ const errors = (...statuses: number[]) =>
 const v1Errors = (...statuses: number[]) => errors(...[...new Set([400, 401, 413, 415, 500, ...statuses])].sort());
 
 /** /openapi.json itself: an OpenAPI 3.0 document (its paths are this table). */
-export const openApiDocumentSchema = z.looseObject({
+const openApiDocumentSchema = z.looseObject({
   openapi: z.string(),
   info: z.looseObject({ title: z.string(), version: z.string() }),
   paths: z.record(z.string(), z.unknown()),

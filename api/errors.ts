@@ -22,7 +22,7 @@ export class ApiError extends Error {
 
 export const notFound = (what: string) => new ApiError('not_found', `${what} not found.`);
 
-export function errorBody(code: ApiErrorCode, message: string, requestId: string, field?: string): ErrorBody {
+function errorBody(code: ApiErrorCode, message: string, requestId: string, field?: string): ErrorBody {
   return { code, message, request_id: requestId, docs_url: docsUrl(code), ...(field ? { field } : {}) };
 }
 

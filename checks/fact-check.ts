@@ -19,7 +19,7 @@ import type { FactCheckIssue, FactCheckRemoval } from '../contracts/turn';
 import { isWindowLength, type FactSheet } from './fact-sheet';
 import { extractNumbers, type NumberToken } from './numbers';
 
-export type { FactCheckIssue, FactCheckRemoval };
+export type { FactCheckIssue };
 
 /** What an answer's numbers may trace to (seed 002, step 7b). */
 export interface FactCheckReferences {

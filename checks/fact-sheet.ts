@@ -18,7 +18,7 @@ import { extractNumbers } from './numbers';
 export type FactSheet = Record<string, number>;
 
 /** The Fact Sheet's key for the lengths a finding's window states: `<id>.window_days`, `_2`, … */
-export const WINDOW_DAYS_KEY = 'window_days';
+const WINDOW_DAYS_KEY = 'window_days';
 export const isWindowLength = (claim: string) => new RegExp(`\\.${WINDOW_DAYS_KEY}(_\\d+)?$`).test(claim);
 
 export interface FactSheetFinding {
@@ -56,7 +56,7 @@ function numberEntries(numbers: Record<string, unknown>): Array<[string, number]
 }
 
 /** The lengths a window label states, each once, with their unit ("the 30 days before the last 7 days" → 30, 7). */
-export function windowLengths(window: string): Array<{ value: number; unit: string | null }> {
+function windowLengths(window: string): Array<{ value: number; unit: string | null }> {
   const seen = new Set<number>();
   return extractNumbers(window).flatMap((token) => {
     if (token.notAQuantity !== null || seen.has(token.value)) return [];

@@ -135,7 +135,7 @@ const ORDINAL_SUFFIX = /^(?:st|nd|rd|th)\b/i;
 const LINE_PREFIX = /(?:^|\n)[ \t>#*•-]*$/;
 
 /** Why a number is not a quantity; never set on a number with a unit. */
-export type NonQuantity = 'list_index' | 'year' | 'date';
+type NonQuantity = 'list_index' | 'year' | 'date';
 
 export interface NumberToken {
   value: number;

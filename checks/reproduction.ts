@@ -28,7 +28,7 @@ import {
 import { mean, sampleSd, spearman } from './statistics';
 import { withinTolerance } from './fact-check';
 
-export interface NumberCheck {
+interface NumberCheck {
   key: string;
   claimed: number | [number, number];
   /** null when there is no recomputation for this key. */
@@ -42,7 +42,7 @@ export type Reproduction =
   | { status: 'unreproducible'; statistic: AnalysisStatistic; checks: NumberCheck[]; reason: string };
 
 /** What a finding computed: its plan's statistic, or its kind's default (the Investigator's tests). */
-export function statisticOf(finding: Pick<AgentFinding, 'finding' | 'statistic'>): AnalysisStatistic {
+function statisticOf(finding: Pick<AgentFinding, 'finding' | 'statistic'>): AnalysisStatistic {
   if (finding.statistic) return finding.statistic;
   return finding.finding.kind === 'association' ? 'spearman' : finding.finding.kind === 'trend' ? 'change' : 'mean';
 }

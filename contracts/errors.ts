@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export { DOCS_BASE, docsUrl } from './docs-url';
+export { docsUrl } from './docs-url';
 
 /** Every error code the API can return, with its HTTP status. Codes are stable; messages are not. */
 export const ERROR_STATUS = {
@@ -24,16 +24,14 @@ export const ERROR_STATUS = {
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 
 /** Codes a turn can fail with (`Turn.error.code`, `turn.failed`). */
-export const TURN_ERROR_CODES = [
-  'upstream_unavailable',
-  'model_output_invalid',
-  'agent_not_available',
-  'cancelled',
-  'internal_error',
+export type TurnErrorCode =
+  | 'upstream_unavailable'
+  | 'model_output_invalid'
+  | 'agent_not_available'
+  | 'cancelled'
+  | 'internal_error'
   /** The turn's workflow closed without recording an outcome (terminated, past its time limit, lost). */
-  'turn_abandoned',
-] as const;
-export type TurnErrorCode = (typeof TURN_ERROR_CODES)[number];
+  | 'turn_abandoned';
 
 export const errorBodySchema = z.object({
   code: z.string(),

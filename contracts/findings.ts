@@ -118,10 +118,9 @@ export const SEED_GATE_NAMES = GATE_NAMES.filter((gate) => gate !== 'reproductio
 export const HARD_GATES = ['reproduction', 'sample_size', 'construct_validity'] as const satisfies readonly GateName[];
 
 /** `skipped`: the gate does not apply to this finding's kind (`detail.applicable` is false). */
-export const GATE_RESULT_VERDICTS = ['passed', 'failed', 'skipped'] as const;
-export type GateResultVerdict = (typeof GATE_RESULT_VERDICTS)[number];
+const GATE_RESULT_VERDICTS = ['passed', 'failed', 'skipped'] as const;
 
-export const gateResultSchema = z
+const gateResultSchema = z
   .object({
     gate: z.enum(GATE_NAMES),
     verdict: z.enum(GATE_RESULT_VERDICTS),
@@ -143,8 +142,7 @@ export const GATE_VERDICTS = ['validated', 'conditional', 'rejected'] as const;
 export type GateVerdict = (typeof GATE_VERDICTS)[number];
 
 /** Why a finding was rejected before its pass ratio was even looked at; `error`: the gates crashed. */
-export const HARD_REJECTIONS = [...HARD_GATES, 'error'] as const;
-export type HardRejection = (typeof HARD_REJECTIONS)[number];
+const HARD_REJECTIONS = [...HARD_GATES, 'error'] as const;
 
 export const gatesOutcomeSchema = z
   .object({

@@ -8,10 +8,10 @@ import { POSTGRES_INSTANT_PROBLEM, isPostgresInstant } from './instant';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 import { jsonTextProblem, storableText } from './text';
 
-export const MAX_MEMORY_TEXT_CHARS = 500;
+const MAX_MEMORY_TEXT_CHARS = 500;
 /** A client's own annotation on an entry: at most this many bytes of JSON, and this many keys. */
-export const MAX_MEMORY_META_BYTES = 2048;
-export const MAX_MEMORY_META_KEYS = 20;
+const MAX_MEMORY_META_BYTES = 2048;
+const MAX_MEMORY_META_KEYS = 20;
 /** Entries a user may write directly (the turn-written ones do not count): beyond it, delete some first. */
 export const MAX_USER_MEMORY_ENTRIES = 1000;
 

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 
-export const PAGE_SIZE_DEFAULT = 20;
-export const PAGE_SIZE_MAX = 100;
+const PAGE_SIZE_DEFAULT = 20;
+const PAGE_SIZE_MAX = 100;
 
 export const pageLimitSchema = z.coerce
   .number()

@@ -46,7 +46,7 @@ export const SEED_STEPS = ['0', '1a', '1b', '2', '3', '4', '5', '6', '7', '7b', 
 export type SeedStep = (typeof SEED_STEPS)[number];
 
 /** Seed 002: supporting agents are step 3, the main agent step 4, reflection (and its follow-ups) step 5. */
-export const INVOCATION_SEED_STEP: Record<Invocation, SeedStep> = { supporting: '3', main: '4', reflection: '5' };
+const INVOCATION_SEED_STEP: Record<Invocation, SeedStep> = { supporting: '3', main: '4', reflection: '5' };
 
 interface StepDefinition {
   /** What a screen shows for it, e.g. the Temporal Web UI's activity summary after the seed number. */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 const NUL = '\u0000';
 
 /** Whether every surrogate in the string is half of a pair (String.prototype.isWellFormed, spelled out). */
-export function isWellFormedText(text: string): boolean {
+function isWellFormedText(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);
     if (unit >= 0xd800 && unit <= 0xdbff) {
@@ -22,7 +22,7 @@ export function isWellFormedText(text: string): boolean {
 }
 
 /** A problem with text as storable text, or null. */
-export function textProblem(text: string): string | null {
+function textProblem(text: string): string | null {
   if (text.includes(NUL)) return 'must not contain NUL characters (\\u0000)';
   if (!isWellFormedText(text))
     return 'must be well-formed Unicode (a lone surrogate such as \\ud800 has no UTF-8 form)';

@@ -4,8 +4,8 @@ import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 import { AGENTS } from './steps';
 import { storableText } from './text';
 
-export const MAX_MESSAGES = 100;
-export const MAX_MESSAGE_CHARS = 20_000;
+const MAX_MESSAGES = 100;
+const MAX_MESSAGE_CHARS = 20_000;
 
 export const messageSchema = z
   .object({
@@ -15,7 +15,7 @@ export const messageSchema = z
   .strict();
 export type Message = z.infer<typeof messageSchema>;
 
-export const turnContextSchema = z
+const turnContextSchema = z
   .object({
     include_memory: z.boolean().default(true),
     include_biomarkers: z.boolean().default(true),
@@ -45,7 +45,7 @@ export const factEntrySchema = z.object({
 });
 export type FactEntry = z.infer<typeof factEntrySchema>;
 
-export const validatorCountsSchema = z.object({
+const validatorCountsSchema = z.object({
   findings_total: z.number().int(),
   findings_validated: z.number().int(),
   findings_conditional: z.number().int(),
@@ -54,11 +54,11 @@ export const validatorCountsSchema = z.object({
 export type ValidatorCounts = z.infer<typeof validatorCountsSchema>;
 
 /** A number of the answer as first written that traces to no reference (seed 002, step 7b). */
-export const factCheckIssueSchema = z.object({ value: z.number(), severity: z.literal('warn') });
+const factCheckIssueSchema = z.object({ value: z.number(), severity: z.literal('warn') });
 export type FactCheckIssue = z.infer<typeof factCheckIssueSchema>;
 
 /** A number still untraced after the repair, and what was done so the answer no longer states it. */
-export const factCheckRemovalSchema = z.object({
+const factCheckRemovalSchema = z.object({
   value: z.number(),
   sentence: z.string().describe('The sentence that held the number, as the answer had it.'),
   action: z
@@ -112,14 +112,14 @@ export const turnResultSchema = z.object({
 });
 export type TurnResult = z.infer<typeof turnResultSchema>;
 
-export const TURN_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+const TURN_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export type TurnStatus = (typeof TURN_STATUSES)[number];
 
 /**
  * Live progress of a queued or running turn: the steps from the workflow's `progress` query, and the
  * cost so far from the llm_calls ledger (calls that have ended, failed attempts included).
  */
-export const turnProgressSchema = z.object({
+const turnProgressSchema = z.object({
   /** A step id from contracts/steps.ts; a step that runs more than once (the debug loop, per finding) is listed per run. */
   current_step: z.string().nullable(),
   completed_steps: z.array(z.string()),
@@ -129,7 +129,7 @@ export const turnProgressSchema = z.object({
 export type TurnProgress = z.infer<typeof turnProgressSchema>;
 
 /** An attempt of a turn that failed before an operator retried it (`npm run turn:retry`). */
-export const previousAttemptSchema = z.object({
+const previousAttemptSchema = z.object({
   attempt: z.number().int().min(1),
   error: errorBodySchema.nullable(),
   ended_at: z.string().nullable(),
@@ -164,7 +164,7 @@ export const turnSchema = z.object({
 export type Turn = z.infer<typeof turnSchema>;
 
 /** A Turn as a list carries it: as stored, without `progress`, which only GET /v1/turns/:id asks the workflow for. */
-export const listedTurnSchema = turnSchema.omit({ progress: true });
+const listedTurnSchema = turnSchema.omit({ progress: true });
 
 export const turnListSchema = pageSchema(listedTurnSchema);
 export type TurnList = z.infer<typeof turnListSchema>;

@@ -95,7 +95,7 @@ export interface FindingSeriesSpec {
   offsetDays?: number;
 }
 
-export interface BuiltFindingSeries {
+interface BuiltFindingSeries {
   series: FindingSeries;
   /** The finding's feature or target when it is no column of the summary: its values are all null. */
   missingColumns: string[];

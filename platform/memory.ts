@@ -282,7 +282,7 @@ export async function recordExtractedMemories(
 }
 
 /** How many entries the injected summary holds at most (seed 004: "capped at ~80 entries"). */
-export const MEMORY_SUMMARY_LIMIT = 80;
+const MEMORY_SUMMARY_LIMIT = 80;
 
 const SUMMARY_SECTIONS: Array<{ category: string; title: string }> = [
   { category: 'goal', title: 'Goals' },

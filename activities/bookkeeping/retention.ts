@@ -14,7 +14,7 @@ export interface PurgeExpiredTurnEventsInput {
 }
 
 /** Rows per DELETE: a large backlog is cleared in short transactions instead of one long lock-holding one. */
-export const PURGE_BATCH_SIZE = 10_000;
+const PURGE_BATCH_SIZE = 10_000;
 
 export function createPurgeExpiredTurnEvents({ pool }: Pick<StepDeps, 'pool'>, batchSize = PURGE_BATCH_SIZE) {
   /**

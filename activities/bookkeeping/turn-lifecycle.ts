@@ -29,7 +29,7 @@ export interface FailTurnInput {
 type Deps = Pick<StepDeps, 'pool' | 'events' | 'clock'>;
 
 /** Sum of every LLM call charged to the turn, failed attempts included. */
-export async function turnCostUsd(pool: Deps['pool'], turnId: string): Promise<number> {
+async function turnCostUsd(pool: Deps['pool'], turnId: string): Promise<number> {
   const row = await pool.query<{ total: string | null }>(
     'SELECT SUM(cost_usd)::text AS total FROM llm_calls WHERE turn_id = $1',
     [turnId],

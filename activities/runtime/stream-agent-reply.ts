@@ -1,5 +1,5 @@
 import type { StreamAgent } from '../../contracts/events';
-import { stepOfModelCall, type ModelCallId, type SingleCallStep } from '../../contracts/steps';
+import { stepOfModelCall, type ModelCallId } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
 import type { LlmRequest, LlmResponse } from '../../platform/llm';
 import type { ModelCallInputs } from './model-call-inputs';
@@ -109,34 +109,4 @@ export async function streamThoughts<Call extends ModelCallId>(
   while (!log.failed && (log.writing || log.unwritten !== '')) await (log.writing ?? startWriting());
   if (log.failed) throw log.failed.error;
   return response;
-}
-
-/** One model reply streamed as a whole agent turn: started, thoughts, completed. */
-export async function streamAgentReply<Step extends SingleCallStep>(
-  deps: StepDeps,
-  call: {
-    turnId: string;
-    step: Step;
-    inputs: ModelCallInputs[Step];
-    attempt: number;
-    signal: AbortSignal;
-    agent: StreamAgent;
-    question: string;
-    request: LlmRequest;
-  },
-): Promise<string> {
-  const { turnId, agent, step } = call;
-  const startedAt = deps.clock();
-  await announceAgentStarted(deps.events, { turnId, agent, invocation: step, question: call.question, at: startedAt });
-  const response = await streamThoughts(deps, { ...call, modelCall: step });
-  await announceAgentCompleted(deps.events, {
-    turnId,
-    agent,
-    invocation: step,
-    startedAt,
-    at: deps.clock(),
-    costUsd: response.costUsd,
-    output: response.text,
-  });
-  return response.text;
 }

@@ -32,8 +32,8 @@ export const CONSOLE_CSP = [
 ].join('; ');
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const CONSOLE_DIR = path.join(REPO_ROOT, 'console');
-export const SDK_BUNDLE_PATH = path.join(REPO_ROOT, 'sdk', 'dist', 'index.js');
+const CONSOLE_DIR = path.join(REPO_ROOT, 'console');
+const SDK_BUNDLE_PATH = path.join(REPO_ROOT, 'sdk', 'dist', 'index.js');
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -74,7 +74,7 @@ export function resolveConfig(env: NodeJS.ProcessEnv, cwd: string): CliConfig {
 }
 
 /** `.data/stack.json` in `dir` or the nearest parent that has one. */
-export function findStackFile(dir: string): string | null {
+function findStackFile(dir: string): string | null {
   for (let current = path.resolve(dir); ; current = path.dirname(current)) {
     const candidate = path.join(current, STACK_FILE);
     if (fs.existsSync(candidate)) return candidate;

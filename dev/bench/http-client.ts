@@ -16,7 +16,7 @@ export interface SseMessage {
  * Incremental SSE framing for what the API sends (`id`, `event`, one `data` line, blank line). Holds
  * the unfinished tail of the last chunk, since TCP may split an event anywhere.
  */
-export class SseParser {
+class SseParser {
   private buffer = '';
   private pending: Partial<SseMessage> = {};
 

@@ -29,7 +29,7 @@ export interface LoadUser {
   inFlight: number;
 }
 
-export interface SubscriberRecord {
+interface SubscriberRecord {
   /** When the first GET was sent and when its 200 headers arrived (the subscription is registered by then). */
   sentAt: number;
   readyAt: number | null;
@@ -44,7 +44,7 @@ export interface SubscriberRecord {
   error: string | null;
 }
 
-export type TurnOutcome = 'completed' | 'failed' | 'lost';
+type TurnOutcome = 'completed' | 'failed' | 'lost';
 
 export interface TurnRecord {
   index: number;
@@ -134,7 +134,7 @@ async function subscribe(
 }
 
 /** Starts one turn for `user` and follows it to its end (or the timeout) with M subscribers. */
-export async function runTurn(
+async function runTurn(
   opts: DriverOptions,
   user: LoadUser,
   spec: { index: number; kind: TurnKind; startAt: number },

@@ -22,7 +22,7 @@ export const TARGETS = {
   gatesAssociationP50Ms: { 100: 25, 1000: 250 } as Readonly<Record<number, number>>,
 } as const;
 
-export interface ResultRow {
+interface ResultRow {
   measurement: string;
   result: string;
   target: string;
@@ -47,8 +47,8 @@ export interface MachineInfo {
   date: string;
 }
 
-export const BEGIN_MARKER = '<!-- BEGIN GENERATED: npm run bench -->';
-export const END_MARKER = '<!-- END GENERATED -->';
+const BEGIN_MARKER = '<!-- BEGIN GENERATED: npm run bench -->';
+const END_MARKER = '<!-- END GENERATED -->';
 const docPath = path.resolve(__dirname, '..', '..', 'docs', 'benchmarks.md');
 
 export function machineInfo(postgres: string, temporal: string): MachineInfo {

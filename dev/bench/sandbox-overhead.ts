@@ -27,7 +27,7 @@ export interface SandboxOverheadOptions {
   runs: number;
 }
 
-export interface BodyResult {
+interface BodyResult {
   sandbox: Summary;
   floor: Summary;
   /** sandbox p50 / floor p50. */
@@ -50,8 +50,8 @@ export interface SandboxOverheadResult {
   pandasImport: Summary;
 }
 
-export const TRIVIAL_BODY = 'return {"n": int(len(summary_df))}';
-export const REALISTIC_BODY = analysisCodeFor({
+const TRIVIAL_BODY = 'return {"n": int(len(summary_df))}';
+const REALISTIC_BODY = analysisCodeFor({
   kind: 'description',
   statistic: 'mean',
   feature: 'resting_heart_rate',

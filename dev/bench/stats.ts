@@ -14,7 +14,7 @@ export interface Summary {
  * Nearest-rank percentile: always an observed sample, never an interpolation between two, so a p99
  * of 30 samples is honestly the worst one rather than a value nobody measured.
  */
-export function percentile(sorted: readonly number[], p: number): number {
+function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) throw new Error('percentile of no samples');
   const rank = Math.ceil((p / 100) * sorted.length);
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];

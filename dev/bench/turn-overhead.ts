@@ -45,7 +45,7 @@ export interface HistoryBreakdown {
   activityMsByType: Map<string, number>;
 }
 
-export interface HistorySummary {
+interface HistorySummary {
   activities: number;
   /** The same in every run (checked). */
   activityTypes: string[];

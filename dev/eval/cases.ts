@@ -11,8 +11,7 @@ import { readDailyCalendar, type DailyCalendar } from './recompute';
 import { checkTurn, type TurnCheck } from './turn-check';
 import type { EvalUser } from './users';
 
-export const CASES = ['main', 'state a number', 'false memory', 'imported data', 'wrong number'] as const;
-export type CaseName = (typeof CASES)[number];
+type CaseName = 'main' | 'state a number' | 'false memory' | 'imported data' | 'wrong number';
 
 export interface TurnRecord {
   case: CaseName;

@@ -11,19 +11,17 @@ import type { AgentName } from '../../contracts/steps';
 import type { DailyMetric } from '../../platform/health-data/records';
 import { INDEPENDENT_PAIR, PLANTED_EFFECTS, type PlantedEffect } from '../synthetic-data/generate';
 
-export const PATTERNS = [
-  'knowledge',
-  'my data',
-  'my data, judged',
-  'coaching',
-  'coaching on my data',
-  'coaching with context',
-  'open-ended',
-  'conversation',
-  'unavailable metric',
-  'unclear',
-] as const;
-export type Pattern = (typeof PATTERNS)[number];
+export type Pattern =
+  | 'knowledge'
+  | 'my data'
+  | 'my data, judged'
+  | 'coaching'
+  | 'coaching on my data'
+  | 'coaching with context'
+  | 'open-ended'
+  | 'conversation'
+  | 'unavailable metric'
+  | 'unclear';
 
 /** The agents each pattern brings in (README, "What to ask"), as a set. */
 export const EXPECTED_AGENTS: Record<Pattern, AgentName[]> = {
@@ -47,7 +45,7 @@ export interface AskedComputation {
   window: { days: number | null; offset?: number } | { since: string };
 }
 
-export type Probe = { kind: 'planted'; effect: PlantedEffect } | { kind: 'null'; feature: string; target: string };
+type Probe = { kind: 'planted'; effect: PlantedEffect } | { kind: 'null'; feature: string; target: string };
 
 export interface EvalQuestion {
   text: string;

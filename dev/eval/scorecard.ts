@@ -9,7 +9,7 @@ import { FALSE_MEMORY, STATE_A_NUMBER } from './questions';
 import { agrees } from './recompute';
 import type { FindingCheck, TurnCheck } from './turn-check';
 
-export interface ScoreRow {
+interface ScoreRow {
   measure: string;
   result: string;
   target: string;
@@ -17,7 +17,7 @@ export interface ScoreRow {
   met: boolean | null;
 }
 
-export interface AdversarialRow {
+interface AdversarialRow {
   case: string;
   asked: string;
   outcome: string;

@@ -14,7 +14,7 @@ import { EXPECTED_AGENTS, type AskedComputation, type EvalQuestion } from './que
 import { agrees, parseWindowLabel, recomputeNumbers, type DailyCalendar, type NumberSpec } from './recompute';
 
 /** The spec a Data Science plan states in its `== Spec ==` block, as the agent narrated it. */
-export interface PlanSpec {
+interface PlanSpec {
   kind?: string;
   statistic?: string;
   feature?: string;
@@ -24,7 +24,7 @@ export interface PlanSpec {
   since?: string;
 }
 
-export interface NumberCheck {
+interface NumberCheck {
   claim: string;
   value: number;
   /** null: no recomputation for this number (reason says why). */
@@ -90,7 +90,7 @@ const thoughts = (events: TurnEvent[], agent: string, step?: string): string => 
     .join('');
 };
 
-export function readPlan(events: TurnEvent[]): PlanSpec | null {
+function readPlan(events: TurnEvent[]): PlanSpec | null {
   const text = thoughts(events, 'data_science', 'ds_plan');
   const block = text.split('== Spec ==')[1];
   if (!block) return null;

@@ -11,7 +11,7 @@ import { replaceUserHealthData } from '../../platform/health-data/store';
 import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../platform/health-data/records';
 import { generateHealthData } from '../synthetic-data/generate';
 
-export const HISTORY_DAYS = 400;
+const HISTORY_DAYS = 400;
 
 export interface EvalUser {
   /** How the report names this user: `seed 11`, `imported (seed 42)`. */

@@ -5,8 +5,8 @@ import { MODEL_CALL_IDS, type ModelCallId } from '../../contracts/steps';
  * Faults that tests queue up to exercise the caller's error handling. Each matching request
  * consumes one; a fault with `times: -1` stays until cleared.
  */
-export const FAULT_KINDS = ['overloaded', 'server_error', 'slow', 'malformed', 'hang', 'stream_cut'] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+const FAULT_KINDS = ['overloaded', 'server_error', 'slow', 'malformed', 'hang', 'stream_cut'] as const;
+type FaultKind = (typeof FAULT_KINDS)[number];
 
 export const faultSpecSchema = z
   .object({

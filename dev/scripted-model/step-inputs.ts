@@ -122,7 +122,7 @@ const synthesisFinding = z.object({
 const coachGate = conversation.extend({ question: z.string() });
 const coachClosing = conversation.extend({ reply: z.string() });
 
-export const STEP_INPUT_SCHEMAS = {
+const STEP_INPUT_SCHEMAS = {
   classify_vagueness: conversation,
   investigator_hypotheses: z.object({
     question: z.string(),

@@ -18,7 +18,7 @@ import { z } from 'zod';
 
 /** `nobody`: the uid generated code sees itself as, inside the user namespace of a non-root worker. */
 export const SANDBOX_UID = 65534;
-export const SANDBOX_GID = 65534;
+const SANDBOX_GID = 65534;
 /**
  * When the worker is root, the first of the host uids (and gids) runs are given, one per concurrency
  * slot: 0x70000000, above what systemd hands out to users, dynamic users and containers, so no real
@@ -38,7 +38,7 @@ export function sandboxUid(slot: number, asRoot = isRoot()): number {
 
 export const SANDBOX_RUNNER_DIR = '/sandbox';
 export const SANDBOX_INPUT_DIR = '/input';
-export const SANDBOX_SCRATCH_DIR = '/tmp';
+const SANDBOX_SCRATCH_DIR = '/tmp';
 
 /** Where the interpreter lives: directories to bind read-only at their own paths. */
 export interface PythonLayout {

@@ -34,7 +34,6 @@ import { createRunDir, sweepStaleRunDirs } from './run-dir';
 import { Slots, type SlotsLoad } from './slots';
 
 export { sweepStaleRunDirs } from './run-dir';
-export type { SlotsLoad as SandboxLoad } from './slots';
 
 export interface SandboxLimits {
   /** Wall-clock time of one run, start-up included. */
@@ -99,7 +98,7 @@ export type SandboxResult =
       durationMs: number;
     };
 
-export type PreflightResult =
+type PreflightResult =
   { ok: true; code: string; autoFixed: boolean } | { ok: false; error: { line: number; col: number; message: string } };
 
 export interface Sandbox {

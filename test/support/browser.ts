@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Where Chromium is: `CHROMIUM_PATH` if set, else Debian's `/usr/bin/chromium`. Throws how to install it if absent. */
-export function chromiumPath(): string {
+function chromiumPath(): string {
   const path = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
   if (!existsSync(path)) {
     throw new Error(

@@ -9,7 +9,7 @@
  */
 import net from 'node:net';
 
-export interface ChaosExchange {
+interface ChaosExchange {
   /** 1 for the first request through the proxy. */
   index: number;
   /** The request line, e.g. `GET /v1/turns/turn_…/events HTTP/1.1`. */

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { MAX_SANDBOX_SLOTS, SANDBOX_ROOT_UID_BASE, SANDBOX_UID } from '../../platform/sandbox/bwrap';
 
-export function isSandboxUid(uid: string): boolean {
+function isSandboxUid(uid: string): boolean {
   const n = Number(uid);
   return n === SANDBOX_UID || (n >= SANDBOX_ROOT_UID_BASE && n < SANDBOX_ROOT_UID_BASE + MAX_SANDBOX_SLOTS);
 }

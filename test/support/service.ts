@@ -25,7 +25,7 @@ try {
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-export type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
+type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
 
 export interface TestService {
   url: string;

@@ -14,7 +14,7 @@ export interface ReceivedEvent {
 }
 
 /** One stream the server opened (a 200 response), first connection or reconnection. */
-export interface SseConnection {
+interface SseConnection {
   /** The `Last-Event-ID` header the request carried; null when it carried none. */
   lastEventId: string | null;
   /** Index in `events` of the first event received on this connection. */

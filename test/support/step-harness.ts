@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { insertUserAndTurn } from './fixtures';
 import { readTestEnv } from './test-env';
 
-export type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
+type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
 
 export interface StepHarness {
   deps: StepDeps;

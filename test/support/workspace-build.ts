@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const SDK_BUNDLE = path.join(REPO_ROOT, 'sdk/dist/index.js');
+const SDK_BUNDLE = path.join(REPO_ROOT, 'sdk/dist/index.js');
 export const AMY_BIN = path.join(REPO_ROOT, 'cli/bin/amy.mjs');
 
 const WORKSPACES = {

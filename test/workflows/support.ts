@@ -23,7 +23,7 @@ import type { TurnWorkflow } from '../../workflows';
 import { temporalCliPath } from '../../dev/stack/local-temporal';
 
 export type ActivityName = keyof TurnActivities;
-export type ActivityInput<N extends ActivityName> = Parameters<TurnActivities[N]>[0];
+type ActivityInput<N extends ActivityName> = Parameters<TurnActivities[N]>[0];
 export type ActivityOutput<N extends ActivityName> = Awaited<ReturnType<TurnActivities[N]>>;
 /** One fake per activity, with the real activity's input and output types. */
 export type Fakes = { [N in ActivityName]: (input: ActivityInput<N>) => Promise<ActivityOutput<N>> };
@@ -32,7 +32,7 @@ export type Fakes = { [N in ActivityName]: (input: ActivityInput<N>) => Promise<
 // Logs: the worker's own (an expected activity failure is a WARN) and the workflow's `log` calls.
 
 /** Every entry the worker runtime logged in this file, workflow `log.warn`s included. */
-export const workerLog: LogEntry[] = [];
+const workerLog: LogEntry[] = [];
 
 /**
  * The first entry logged that `matches`, waiting for it: with core logs forwarded, the runtime holds
@@ -65,13 +65,13 @@ try {
 // ---------------------------------------------------------------------------------------------------
 // Recording activity calls.
 
-export interface ActivityCall<N extends ActivityName = ActivityName> {
+interface ActivityCall<N extends ActivityName = ActivityName> {
   name: N;
   input: ActivityInput<N>;
 }
 
 /** The activity calls of one turn, in the order they started, and when each started and ended. */
-export class ActivityRecorder {
+class ActivityRecorder {
   readonly calls: ActivityCall[] = [];
   /** `start <name>` and `end <name>` in the order they happened, to see what overlapped. */
   readonly timeline: string[] = [];
@@ -163,7 +163,7 @@ export const agentFinding = (id: string, source: AgentFinding['source'] = 'data_
   source,
 });
 
-export const gatesOutcome = (findingId: string, verdict: GateVerdict): GatesOutcome => ({
+const gatesOutcome = (findingId: string, verdict: GateVerdict): GatesOutcome => ({
   finding_id: findingId,
   gates: [{ gate: 'sample_size', verdict: verdict === 'rejected' ? 'failed' : 'passed', detail: { applicable: true } }],
   verdict,
@@ -214,7 +214,7 @@ export const CLEAN_FACT_CHECK: FactCheckOutcome = {
 export const ANCHOR = { key: 'sleep_avg_14d', label: 'Sleep', value: 401, unit: 'min', n: 14, window: '14 days' };
 
 /** Sensible answers for every activity: a pattern-2 turn (Data Science alone) that completes. */
-export function baseFakes(): Fakes {
+function baseFakes(): Fakes {
   return {
     startTurn: async () => undefined,
     classifyVagueness: async () => ({ vagueness: 'low' }),
@@ -361,7 +361,7 @@ export async function waitFor(gate: Gate, why: string, ms = 5_000): Promise<void
 // ---------------------------------------------------------------------------------------------------
 // Running turns.
 
-export interface RunTurnOptions {
+interface RunTurnOptions {
   input?: Partial<TurnWorkflowInput>;
   /** Runs while the worker is up, alongside the turn: to query it or cancel it mid-turn. */
   whileRunning?: (handle: WorkflowHandle<typeof TurnWorkflow>, calls: ActivityRecorder) => Promise<void>;

@@ -6,10 +6,6 @@ import { createPlanAnalysis } from './plan';
 import { createRunAnalysis } from './run';
 import { createSummariseAnalysis } from './summary';
 
-export type { AnalysisSpec } from './analysis-spec';
-export type { AnalysisPlan } from './plan';
-export type { AnalysisRun } from './run';
-
 /** The Data Science agent's stages, one activity each, sequenced by the workflow (seed 002). */
 export function createDataScienceActivities(deps: StepDeps) {
   return {

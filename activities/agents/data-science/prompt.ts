@@ -13,7 +13,7 @@ const COMPOSITES = [
   '<metric>_mean_30d, <metric>_sd_30d, <metric>_cv_30d for every daily metric (trailing 30 days)',
 ];
 
-export const DATA_DESCRIPTION = `The data, as pandas DataFrames:
+const DATA_DESCRIPTION = `The data, as pandas DataFrames:
 - summary_df: one row per day. Columns: date (datetime64), ${DAILY_METRICS.join(', ')}; missing values are NaN.
   Derived columns: ${COMPOSITES.join('; ')}.
 - activities_df: one row per workout. Columns: date (datetime64), type, duration_minutes, calories, avg_heart_rate.
@@ -47,7 +47,7 @@ Rules:
 export const DEBUG_SYSTEM = `${CODE_SYSTEM}
 The previous body failed. Fix the cause of the error and answer with the whole corrected body.`;
 
-export const INDENTATION_HELP = `Indentation help: every line after a block opener (if/for/while/def/with/try/else/elif/except) must be indented one level deeper than the opener, with spaces only.`;
+const INDENTATION_HELP = `Indentation help: every line after a block opener (if/for/while/def/with/try/else/elif/except) must be indented one level deeper than the opener, with spaces only.`;
 
 export const SUMMARY_SYSTEM = `You are the Data Science agent. In two or three sentences, state what the computation found, citing only numbers that appear in RESULT, exactly as they appear there (rounding to two decimals is fine). No advice.`;
 

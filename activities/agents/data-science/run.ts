@@ -10,9 +10,9 @@ import { runStepAttempt } from '../../runtime/step-attempt';
 import type { Invocation } from '../../../contracts/steps';
 
 /** Results travel in the workflow's history; a finding needs a handful of numbers, not a data dump. */
-export const MAX_RESULT_JSON_BYTES = 64 * 1024;
+const MAX_RESULT_JSON_BYTES = 64 * 1024;
 
-export type AnalysisFailureKind = SandboxErrorKind | 'syntax' | 'result_too_large' | 'unavailable';
+type AnalysisFailureKind = SandboxErrorKind | 'syntax' | 'result_too_large' | 'unavailable';
 
 export type AnalysisRun =
   | { status: 'ok'; result: unknown; code: string; autoFixed: boolean; durationMs: number }

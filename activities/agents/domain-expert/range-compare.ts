@@ -11,7 +11,7 @@ import rangesFile from '../../data/reference-ranges.json';
 import { defineTool, ToolRequestError } from './tool-contract';
 
 const POSITIONS = ['below', 'within', 'borderline', 'above'] as const;
-export type RangePosition = (typeof POSITIONS)[number];
+type RangePosition = (typeof POSITIONS)[number];
 
 const SEXES = ['female', 'male'] as const;
 export type Sex = (typeof SEXES)[number];
@@ -108,13 +108,13 @@ export function findReferenceEntry(name: string): ReferenceEntry | undefined {
   return BY_NAME.get(normaliseBiomarkerName(name));
 }
 
-export interface BandOnScale {
+interface BandOnScale {
   band: string;
   range: string;
   position: RangePosition;
 }
 
-export interface Classification {
+interface Classification {
   /** Null when the range is the same for both sexes. */
   sex: Sex | null;
   applies_to: string;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { readHealthProfile, readLabResults } from '../../../platform/health-data/store';
 import { defineTool } from './tool-contract';
 
-export interface LatestBiomarker {
+interface LatestBiomarker {
   name: string;
   value: number;
   unit: string;

@@ -43,7 +43,7 @@ import { isShownFinding, type CoachUserInput, type CoachUserOutput } from './typ
 
 export { computeAnchors, citedAnchorKeys, type PersonalAnchor } from './anchors';
 export { parseFinishDecision, parseRecommendVerdict } from './decisions';
-export type { CoachFinding, CoachUserInput, CoachUserOutput, FinishDecision, RecommendVerdict } from './types';
+export type { CoachFinding, CoachUserInput, CoachUserOutput } from './types';
 
 const AGENT = 'health_coach';
 /** The coach is always the main agent (seed 002), so it has one invocation per turn. */

@@ -45,7 +45,7 @@ State no numbers and give no new advice.`;
 /** Free text on one line, so a newline inside it cannot pass for the next line's fact. */
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
 
-export function personalAnchorsBlock(anchors: PersonalAnchor[]): string {
+function personalAnchorsBlock(anchors: PersonalAnchor[]): string {
   if (anchors.length === 0) return '(none: too few recent days of data)';
   return anchors
     .map((a) => `- ${a.key} = ${a.value}${a.unit ? ` ${a.unit}` : ''} (n=${a.n}, ${a.window}): ${a.label}`)
@@ -57,7 +57,7 @@ const formatNumbers = (numbers: ShownFinding['finding']['numbers']) =>
     .map(([key, value]) => `${key}=${Array.isArray(value) ? `[${value.join(', ')}]` : value}`)
     .join(', ');
 
-export function coachFindingsBlock(findings: ShownFinding[]): string {
+function coachFindingsBlock(findings: ShownFinding[]): string {
   if (findings.length === 0) return '(none)';
   return findings
     .map(({ finding, verdict, assessment }) => {
@@ -72,7 +72,7 @@ export function coachFindingsBlock(findings: ShownFinding[]): string {
     .join('\n');
 }
 
-export const ANCHOR_REMINDER = `ANCHOR REMINDER:
+const ANCHOR_REMINDER = `ANCHOR REMINDER:
 Your previous draft quoted none of the PERSONAL ANCHORS. Write the reply again, and this time state at least one anchor's value exactly as listed above, with its unit, and build the advice on it.`;
 
 /*

@@ -7,7 +7,7 @@
 import { METRIC_SPECS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../../platform/health-data/records';
 import { mean, observed, recentAndPrior, roundTo, sampleSd } from '../../../checks/statistics';
 
-export const DIGEST_METRICS = [
+const DIGEST_METRICS = [
   'steps',
   'sleep_minutes',
   'deep_sleep_minutes',
@@ -20,13 +20,13 @@ export const DIGEST_METRICS = [
 ] as const satisfies readonly DailyMetric[];
 
 /** The recent window, and the length of the prior window it is compared with. */
-export const DIGEST_WINDOW_DAYS = 30;
+const DIGEST_WINDOW_DAYS = 30;
 const PRESENCE_METRICS = ['heart_rate_variability', 'steps'] as const satisfies readonly DailyMetric[];
 const TOP_WORKOUT_TYPES = 10;
 export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 const DAY_MS = 86_400_000;
 
-export interface MetricDigest {
+interface MetricDigest {
   metric: DailyMetric;
   recentMean: number | null;
   nRecent: number;
@@ -40,13 +40,13 @@ export interface MetricDigest {
   deltaSd: number | null;
 }
 
-export interface WeekdaySleep {
+interface WeekdaySleep {
   weekday: (typeof WEEKDAYS)[number];
   meanSleepMinutes: number | null;
   n: number;
 }
 
-export interface MetricPresence {
+interface MetricPresence {
   metric: DailyMetric;
   present: number;
   /** Calendar days from the first row to the last: a day without a row counts as missing. */
@@ -54,7 +54,7 @@ export interface MetricPresence {
   ratio: number;
 }
 
-export interface WorkoutTypeSummary {
+interface WorkoutTypeSummary {
   type: string;
   sessions: number;
   meanMinutes: number;

@@ -8,22 +8,14 @@
 import { findingSchema, type AgentFinding, type Finding } from '../../../contracts/findings';
 import { columnUnit, type DailyRow } from '../../../platform/health-data/records';
 import { hypothesisKey, type Hypothesis } from './hypotheses';
-import {
-  mean,
-  observed,
-  pairedValues,
-  recentAndPrior,
-  roundTo,
-  sampleSd,
-  spearman,
-} from '../../../checks/statistics';
+import { mean, observed, pairedValues, recentAndPrior, roundTo, sampleSd, spearman } from '../../../checks/statistics';
 
-export const TREND_WINDOW_DAYS = 30;
+const TREND_WINDOW_DAYS = 30;
 
 const RHO_DECIMALS = 3;
 const LEVEL_DECIMALS = 2;
 
-export type UntestableReason = 'too_few_days' | 'constant';
+type UntestableReason = 'too_few_days' | 'constant';
 
 export type HypothesisTest = { ok: true; finding: AgentFinding } | { ok: false; reason: UntestableReason; n: number };
 

@@ -60,7 +60,7 @@ function sameHypothesisKey(h: { kind: FindingKind; feature: string; target: stri
   return hypothesisKey({ kind: h.kind, feature: a, target: b });
 }
 
-export interface DroppedProposal {
+interface DroppedProposal {
   index: number;
   reason: 'malformed' | 'not_a_daily_metric' | 'duplicate' | 'already_tested';
   detail: string;
@@ -138,7 +138,7 @@ export function readProposals(proposals: readonly unknown[], tested: readonly Te
 }
 
 /** Seed 002's AUTO_TEST_TOP_K. */
-export const AUTO_TEST_TOP_K = 3;
+const AUTO_TEST_TOP_K = 3;
 
 /** The K hypotheses to test: highest confidence first, the model's order breaking ties. */
 export function topHypotheses(hypotheses: readonly Hypothesis[], k = AUTO_TEST_TOP_K): Hypothesis[] {

@@ -22,7 +22,7 @@ export interface TestedHypothesis {
 }
 
 /** Enough for the prompt; older entries are the least likely to be proposed again. */
-export const TESTED_HYPOTHESES_LIMIT = 50;
+const TESTED_HYPOTHESES_LIMIT = 50;
 
 const metaSchema = z.object({
   finding_id: z.string().min(1),

@@ -11,7 +11,7 @@ export interface ClassifyVaguenessInput {
 }
 
 /** Step 0. Biased toward `low`: any answer that is not exactly one of the three words means `low`. */
-export function parseVagueness(text: string): Vagueness {
+function parseVagueness(text: string): Vagueness {
   const word = text
     .trim()
     .toLowerCase()

@@ -20,7 +20,7 @@ Hard rules:
 Reply with JSON only:
 {"decision": "accept" | "downgrade" | "reject", "concerns": [{"category": "<category>", "detail": "<one sentence>", "severity": "low" | "medium" | "high"}], "rationale": "<two-sentence summary>"}`;
 
-export interface MemoryEntry {
+interface MemoryEntry {
   category: string;
   text: string;
 }

@@ -24,7 +24,7 @@ const concernSchema = z.object({
   detail: z.string().min(1),
   severity: z.enum(CONCERN_SEVERITIES),
 });
-export type CriticConcern = z.infer<typeof concernSchema>;
+type CriticConcern = z.infer<typeof concernSchema>;
 
 /** The model's answer, in the seed's output schema. */
 export const criticAnswerSchema = z.object({

@@ -36,7 +36,7 @@ function effectOf(numbers: ValidatedFinding['finding']['numbers']): number | nul
 }
 
 /** What a finding tested, as memory keys it: the same kind, feature, target and window is the same hypothesis. */
-export const testedKey = (finding: Pick<ValidatedFinding['finding'], 'kind' | 'feature' | 'target' | 'window'>) =>
+const testedKey = (finding: Pick<ValidatedFinding['finding'], 'kind' | 'feature' | 'target' | 'window'>) =>
   [finding.kind, finding.feature, finding.target ?? '-', finding.window].join('|');
 
 export function testedHypothesis({ finding, verdict, source }: ValidatedFinding): TestedHypothesisEntry {
@@ -104,7 +104,7 @@ async function extractMemories(
   }
 }
 
-export function summariseAdded(counts: Record<string, number>): string {
+function summariseAdded(counts: Record<string, number>): string {
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const parts = Object.entries(counts)
     .filter(([, n]) => n > 0)

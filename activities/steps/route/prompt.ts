@@ -8,7 +8,7 @@ export const ORCHESTRATOR_SYSTEM = `You are the orchestrator of Amy, a personal 
 - Health Coach Agent: goal setting, behaviour change, wellness plans.
 The Hypothesis Investigator is never assigned here.`;
 
-export const TASK_ASSIGNMENT = `Assign the user's request to agents. Match one collaboration pattern:
+const TASK_ASSIGNMENT = `Assign the user's request to agents. Match one collaboration pattern:
 1. Understand a health topic, facts or news → main: Domain Expert Agent.
 2. Understand my time-series data, single source → main: Data Science Agent.
 3. Understand my data and need external knowledge → main: Domain Expert Agent; supporting: Data Science Agent.

@@ -7,7 +7,7 @@
  * a phantom agent.
  */
 import { z } from 'zod';
-import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
+import type { RoutableAgent } from '../../../contracts/steps';
 
 export const rawRoutingSchema = z.object({
   main_agent: z.string(),
@@ -37,9 +37,6 @@ const ALIASES: Record<string, RoutableAgent> = {
   coach: 'health_coach',
   hc: 'health_coach',
 };
-
-/** The label a prompt shows the model for an agent (the seed's wording). */
-export const agentLabel = (agent: RoutableAgent): string => AGENT_LABELS[agent];
 
 /** The routable agent a name from the model stands for, or null. */
 export function canonicalAgent(name: string): RoutableAgent | null {

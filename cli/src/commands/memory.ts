@@ -112,7 +112,7 @@ function oneOf<C extends string>(categories: readonly C[], value: string, comman
 
 const CATEGORY_WIDTH = Math.max(...ALL_MEMORY_CATEGORIES.map((c) => c.length));
 
-export function memoryLine(memory: Memory): string {
+function memoryLine(memory: Memory): string {
   const text = sanitize(memory.text).replace(/\s*\n\s*/g, ' ');
   return `${memory.id}  ${memory.category.padEnd(CATEGORY_WIDTH)}  ${memory.created_at.slice(0, 10)}  ${text}`;
 }

@@ -3,7 +3,7 @@ import type { CommandContext } from '../context';
 import { followTurn } from '../watch/follow';
 import type { TurnPresenter } from '../watch/presenter';
 
-export const resumeWatch = (turnId: string) => (lastEventId: number) => `amy watch ${turnId} --after ${lastEventId}`;
+const resumeWatch = (turnId: string) => (lastEventId: number) => `amy watch ${turnId} --after ${lastEventId}`;
 
 export function watchTurn(
   ctx: CommandContext,

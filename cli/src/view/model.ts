@@ -18,8 +18,8 @@
 import type { ErrorBody, FactCheckOutcome, StreamAgent, TurnResult, TurnStreamEvent } from '@amy/sdk';
 import { HARD_GATES, type GateName } from '../../../contracts/findings';
 
-export type GateVerdict = 'passed' | 'failed' | 'skipped';
-export type CriticVerdict = 'accept' | 'downgrade' | 'reject';
+type GateVerdict = 'passed' | 'failed' | 'skipped';
+type CriticVerdict = 'accept' | 'downgrade' | 'reject';
 
 /** A finding as the validator judges it: one verdict per gate that ran, then the Critic's. */
 export interface FindingCheck {

@@ -38,7 +38,7 @@ export function formatTail(
 }
 
 /** Whole seconds while short, minutes after: a timer that ticks visibly without jittering. */
-export function formatTimer(ms: number): string {
+function formatTimer(ms: number): string {
   const seconds = Math.max(0, Math.floor(ms / 1000));
   if (seconds < 60) return `${seconds}s`;
   return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;

@@ -30,7 +30,7 @@ export interface TurnPresenter {
   pause(): void;
 }
 
-export class LiveViewPresenter implements TurnPresenter {
+class LiveViewPresenter implements TurnPresenter {
   constructor(
     private readonly view: TurnView,
     private readonly renderer: Renderer,
@@ -59,7 +59,7 @@ export class LiveViewPresenter implements TurnPresenter {
 }
 
 /** `--json`: every event as received, one JSON object per line, and nothing else on stdout. */
-export class NdjsonPresenter implements TurnPresenter {
+class NdjsonPresenter implements TurnPresenter {
   constructor(
     private readonly stdout: TerminalOutput,
     private readonly stderr: TerminalOutput,

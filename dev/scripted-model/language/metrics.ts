@@ -6,9 +6,9 @@
  */
 import type { DataSpec } from './understanding';
 
-export type WorkoutType = NonNullable<DataSpec['workout_type']>;
+type WorkoutType = NonNullable<DataSpec['workout_type']>;
 
-export type MetricSource = 'daily' | 'workouts' | 'labs' | 'unavailable';
+type MetricSource = 'daily' | 'workouts' | 'labs' | 'unavailable';
 
 export interface MetricMention {
   /** The feature the spec names (`workouts` for any workout), or the everyday name of a missing metric. */
@@ -42,7 +42,7 @@ const workouts = (workoutType: WorkoutType | undefined, phrases: string[]): Metr
 });
 const missing = (name: string, phrases: string[]): MetricWords => ({ feature: name, source: 'unavailable', phrases });
 
-export const METRIC_VOCABULARY: MetricWords[] = [
+const METRIC_VOCABULARY: MetricWords[] = [
   daily('deep_sleep_minutes', ['deep sleep', 'deep sleeps', 'deep phase', 'deep stage', 'slow wave sleep']),
   daily('rem_sleep_minutes', ['rem sleep', 'rem', 'dream sleep', 'dreaming sleep']),
   daily('light_sleep_minutes', ['light sleep', 'light stage']),

@@ -4,7 +4,7 @@
  */
 import type { RoutingPattern } from './understanding';
 
-export type SpecialistId = 'data_science' | 'domain_expert' | 'health_coach';
+type SpecialistId = 'data_science' | 'domain_expert' | 'health_coach';
 
 export interface PatternRoute {
   /** null: no specialist — the turn gets a conversational reply (or the Investigator, for `investigate`). */

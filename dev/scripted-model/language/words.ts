@@ -328,7 +328,7 @@ function editDistanceAtMost(a: string, b: string, limit: number): boolean {
 const repairCache = new Map<string, string>();
 
 /** The vocabulary word a misspelt word stands for, or the word itself. */
-export function repairSpelling(word: string, vocabulary: ReadonlySet<string>, targets: readonly string[]): string {
+function repairSpelling(word: string, vocabulary: ReadonlySet<string>, targets: readonly string[]): string {
   if (word.length < 4 || vocabulary.has(word) || KNOWN_WORDS.has(word) || /\d/.test(word)) return word;
   const cached = repairCache.get(word);
   if (cached !== undefined) return cached;
@@ -370,15 +370,5 @@ export function normalise(text: string, vocabulary: ReadonlySet<string>, targets
 
 /** Whether the normalised text holds the phrase as whole words. */
 export const has = (text: string, phrase: string) => text.includes(` ${phrase} `);
-
-/** The first of the phrases the text holds, with where it starts; null when none. */
-export function findFirst(text: string, phrases: readonly string[]): { phrase: string; at: number } | null {
-  let best: { phrase: string; at: number } | null = null;
-  for (const phrase of phrases) {
-    const at = text.indexOf(` ${phrase} `);
-    if (at !== -1 && (best === null || at < best.at)) best = { phrase, at };
-  }
-  return best;
-}
 
 export const hasAny = (text: string, phrases: readonly string[]) => phrases.some((phrase) => has(text, phrase));

@@ -18,8 +18,8 @@ import { understand } from '../language/understand-question';
 import type { DataSpec, SpecWindow } from '../language/understanding';
 import type { ScriptedRule } from '../types';
 
-export type BrokenCodeMode = 'never' | 'first' | 'always';
-export type WrongResultMode = 'none' | 'number' | 'window';
+type BrokenCodeMode = 'never' | 'first' | 'always';
+type WrongResultMode = 'none' | 'number' | 'window';
 
 export interface DataScienceRuleOptions {
   brokenCode?: BrokenCodeMode;
@@ -27,7 +27,7 @@ export interface DataScienceRuleOptions {
 }
 
 /** The spec the agent's question names, or the one the language layer reads in it; null when none. */
-export function specOfQuestion(question: string): DataSpec | null {
+function specOfQuestion(question: string): DataSpec | null {
   return readSpecSentence(question) ?? understand([{ role: 'user', content: question }]).spec;
 }
 

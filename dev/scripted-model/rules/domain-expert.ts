@@ -48,7 +48,7 @@ interface NamedValue {
 }
 
 /** Biomarkers in the order they are mentioned, each with the value given for it, if any. */
-export function mentionedBiomarkers(question: string): NamedValue[] {
+function mentionedBiomarkers(question: string): NamedValue[] {
   let rest = question.toLowerCase();
   const found: Array<NamedValue & { at: number }> = [];
   const bp = BLOOD_PRESSURE.exec(rest);

@@ -15,7 +15,7 @@ import { route } from './route';
 import { synthesisRule, type UntracedNumberMode } from './synthesis';
 
 /** One rule per model call, keyed by its id (contracts/steps.ts): a call without a rule does not compile. */
-export type ScriptedRuleTable = { [Call in ModelCallId]: ScriptedRule<Call> };
+type ScriptedRuleTable = { [Call in ModelCallId]: ScriptedRule<Call> };
 
 /**
  * The rule for every model call of the pipeline, one module per step. `brokenCode` makes the Data

@@ -117,5 +117,3 @@ export function synthesisRule(untracedNumber: UntracedNumberMode = 'never'): Scr
     },
   };
 }
-
-export const synthesis = synthesisRule();

@@ -128,7 +128,7 @@ const RECORDING: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ],
 ];
 
-export const RECORDED_EVENTS = RECORDING.map(([type, data], i) => ({ id: i + 1, type, data }));
+const RECORDED_EVENTS = RECORDING.map(([type, data], i) => ({ id: i + 1, type, data }));
 
 /** The text Data Science's plan had when its first attempt failed, which the retry must replace. */
 export const SUPERSEDED_PLAN = PLAN_FAILED;

@@ -17,7 +17,7 @@ export interface RunningAmy {
 }
 
 /** The environment `amy` gets: the test's own, minus anything that would configure it behind the test's back. */
-export function amyEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+function amyEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of ['AMY_API_KEY', 'AMY_BASE_URL', 'AMY_MAX_RETRIES', 'AMY_RETRY_DELAY_MS', 'NO_COLOR']) {
     delete base[name];
