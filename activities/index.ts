@@ -13,7 +13,8 @@ import { createPurgeExpiredTurnEvents } from './bookkeeping/retention';
 import { createRephraseQuestions } from './steps/rephrase';
 import { createRoute } from './steps/route';
 import type { StepDeps } from './runtime/step-deps';
-import { createCheckAnswer, createSynthesise } from './steps/synthesis';
+import { createSynthesise } from './steps/synthesis';
+import { createCheckAnswer } from './steps/check-answer';
 import { createTurnLifecycle } from './bookkeeping/turn-lifecycle';
 import { createRunGates } from './steps/run-gates';
 

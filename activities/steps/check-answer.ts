@@ -15,13 +15,28 @@
  * retried by Temporal after a repair continues above the repair's number (`firstTextAttempt`). The
  * model call of a repair is recorded in `llm_calls` under the same number, so the ledger and the stream
  * name the same attempt.
+ *
+ * Every answer ends the same way (`endCheckedAnswer`): what is untraced removed, the checked answer
+ * published when that changed it, the `fact_check` event, then, for a step that announced its agent's
+ * start, the agent's `agent.completed`.
  */
 import type { StreamAgent } from '../../contracts/events';
 import type { StepId } from '../../contracts/steps';
-import type { FactCheckOutcome, FactCheckRemoval } from '../../contracts/turn';
+import type { FactCheckOutcome, FactCheckRemoval, FactEntry } from '../../contracts/turn';
 import type { EventLog } from '../../platform/event-log';
-import { describeNumbers, toIssue, UNVERIFIED_ANSWER, type NumberCheck } from '../../checks/fact-check';
+import {
+  checkNumbers,
+  describeNumbers,
+  removeUntraced,
+  toIssue,
+  UNVERIFIED_ANSWER,
+  type FactCheckReferences,
+  type NumberCheck,
+} from '../../checks/fact-check';
+import { buildFactSheet, type FactSheetFinding } from '../../checks/fact-sheet';
 import type { NumberToken } from '../../checks/numbers';
+import type { StepDeps } from '../runtime/step-deps';
+import { announceAgentCompleted } from '../runtime/stream-agent-reply';
 
 const PAGE = 1000;
 
@@ -58,7 +73,7 @@ export async function firstTextAttempt(
 }
 
 /** The version after the last one `step` streamed, for a step whose text was written by another activity. */
-export async function nextTextAttempt(events: EventLog, turnId: string, step: StepId): Promise<number> {
+async function nextTextAttempt(events: EventLog, turnId: string, step: StepId): Promise<number> {
   return Math.max(2, (await lastStreamedAttempt(events, turnId, step)) + 1);
 }
 
@@ -99,7 +114,7 @@ export async function announceRevision(
  * answer, in one append. `once` keys them by the step alone, for a check that runs in an activity of its
  * own (a retry of it finds them written and writes nothing).
  */
-export async function publishCheckedAnswer(
+async function publishCheckedAnswer(
   events: EventLog,
   turnId: string,
   revision: { agent: StreamAgent; step: StepId; attempt: number; answer: string; removed: FactCheckRemoval[] },
@@ -117,7 +132,7 @@ export async function publishCheckedAnswer(
   ]);
 }
 
-export function factCheckOutcome(
+function factCheckOutcome(
   first: NumberCheck,
   repairs: { resynthesised: boolean; removed: FactCheckRemoval[] },
 ): FactCheckOutcome {
@@ -125,6 +140,105 @@ export function factCheckOutcome(
 }
 
 /** Step 7b's event: the outcome the Turn's `result.fact_check` holds, once per turn. */
-export async function recordFactCheck(events: EventLog, turnId: string, outcome: FactCheckOutcome): Promise<void> {
+async function recordFactCheck(events: EventLog, turnId: string, outcome: FactCheckOutcome): Promise<void> {
   await events.append(turnId, [{ type: 'fact_check', data: outcome, dedupeKey: 'fact_check' }]);
+}
+
+/** How a step's answer ends: `endCheckedAnswer`'s input. */
+interface AnswerEnding {
+  agent: StreamAgent;
+  step: StepId;
+  /** The answer as it stands after the step's own repair, if any. */
+  answer: string;
+  references: FactCheckReferences;
+  /** The check of the answer as first written: the outcome's `numbers_checked` and `issues`. */
+  firstCheck: NumberCheck;
+  /** Whether the step wrote the answer once more. */
+  resynthesised: boolean;
+  /** The version number of the checked answer; asked only when the check removes something. */
+  revision: () => number | Promise<number>;
+  /** Keys the published answer by the step alone (see `publishCheckedAnswer`). */
+  once?: boolean;
+  /**
+   * For a step that announced its agent's start: the agent's `agent.completed`, announced last with
+   * the checked answer as its output. `at` is read when the completion is written.
+   */
+  completion?: { startedAt: Date; at: () => Date; costUsd: number };
+}
+
+/**
+ * The end of step 7b for an answer: whatever is still untraced removed; the checked answer, when that
+ * changed it, published as the step's next version; the `fact_check` event; then the agent's
+ * completion. Returns the checked answer and the outcome the `fact_check` event holds.
+ */
+export async function endCheckedAnswer(
+  events: EventLog,
+  turnId: string,
+  ending: AnswerEnding,
+): Promise<{ answer: string; factCheck: FactCheckOutcome }> {
+  const { agent, step, answer } = ending;
+  const checked = removeUntraced(answer, ending.references);
+  if (checked.answer !== answer) {
+    const attempt = await ending.revision();
+    await publishCheckedAnswer(events, turnId, { agent, step, attempt, ...checked }, { once: ending.once });
+  }
+  const factCheck = factCheckOutcome(ending.firstCheck, {
+    resynthesised: ending.resynthesised,
+    removed: checked.removed,
+  });
+  await recordFactCheck(events, turnId, factCheck);
+  if (ending.completion) {
+    const { startedAt, at, costUsd } = ending.completion;
+    await announceAgentCompleted(events, {
+      turnId,
+      agent,
+      invocation: step,
+      startedAt,
+      at: at(),
+      costUsd,
+      output: checked.answer,
+    });
+  }
+  return { answer: checked.answer, factCheck };
+}
+
+export interface CheckAnswerInput {
+  turnId: string;
+  answer: string;
+  userMessage: string;
+  findings: FactSheetFinding[];
+}
+
+export interface CheckAnswerOutput {
+  /** The briefing as checked: no number in it fails the fact-check. */
+  answer: string;
+  factSheet: FactEntry[];
+  factCheck: FactCheckOutcome;
+}
+
+/**
+ * Step 7b as an activity of its own, for an answer that synthesis did not write (the Investigator's
+ * briefing): its Fact Sheet, built by the same rules, the same deterministic fact-check and the same
+ * removal (no second writing: the briefing's own step has ended). A briefing with numbers removed
+ * replaces the streamed one as the briefing step's next version, keyed by the step alone, so a retry
+ * of this activity writes it once.
+ */
+export function createCheckAnswer(deps: StepDeps) {
+  return async function checkAnswer(input: CheckAnswerInput): Promise<CheckAnswerOutput> {
+    const { turnId } = input;
+    const step = 'investigator_briefing';
+    const { sheet, entries } = buildFactSheet(input.findings);
+    const references: FactCheckReferences = { sheet, userMessage: input.userMessage };
+    const { answer, factCheck } = await endCheckedAnswer(deps.events, turnId, {
+      agent: 'investigator',
+      step,
+      answer: input.answer,
+      references,
+      firstCheck: checkNumbers(input.answer, references),
+      resynthesised: false,
+      revision: () => nextTextAttempt(deps.events, turnId, step),
+      once: true,
+    });
+    return { answer, factSheet: entries, factCheck };
+  };
 }

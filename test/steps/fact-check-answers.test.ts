@@ -6,7 +6,7 @@
  */
 import { createReplyConversationally } from '../../activities/steps/fallback-reply';
 import { checkNumbers } from '../../checks/fact-check';
-import { createCheckAnswer } from '../../activities/steps/synthesis';
+import { createCheckAnswer } from '../../activities/steps/check-answer';
 import type { TurnEvent } from '../../contracts/events';
 import type { StreamAgent } from '../../contracts/events';
 import { defaultRules } from '../../dev/scripted-model/rules';

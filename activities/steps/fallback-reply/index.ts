@@ -1,11 +1,11 @@
 import type { FactCheckOutcome, Message } from '../../../contracts/turn';
 import { lastUserMessage } from '../../../contracts/last-user-message';
-import { checkNumbers, removeUntraced, type FactCheckReferences } from '../../../checks/fact-check';
-import { factCheckOutcome, firstTextAttempt, publishCheckedAnswer, recordFactCheck } from '../check-answer';
+import { checkNumbers, type FactCheckReferences } from '../../../checks/fact-check';
+import { endCheckedAnswer, firstTextAttempt } from '../check-answer';
 import { FALLBACK_SYSTEM, fallbackMessages } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
-import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
 export interface FallbackReplyInput {
   turnId: string;
@@ -49,25 +49,16 @@ export function createReplyConversationally(deps: StepDeps) {
           messages: fallbackMessages({ messages: input.messages }),
         },
       });
-      const checked = removeUntraced(response.text, references);
-      if (checked.answer !== response.text) {
-        await publishCheckedAnswer(deps.events, turnId, { agent, step, attempt: attempt + 1, ...checked });
-      }
-      const factCheck = factCheckOutcome(checkNumbers(response.text, references), {
-        resynthesised: false,
-        removed: checked.removed,
-      });
-      await recordFactCheck(deps.events, turnId, factCheck);
-      await announceAgentCompleted(deps.events, {
-        turnId,
+      return endCheckedAnswer(deps.events, turnId, {
         agent,
-        invocation: step,
-        startedAt,
-        at: deps.clock(),
-        costUsd: response.costUsd,
-        output: checked.answer,
+        step,
+        answer: response.text,
+        references,
+        firstCheck: checkNumbers(response.text, references),
+        resynthesised: false,
+        revision: () => attempt + 1,
+        completion: { startedAt, at: () => deps.clock(), costUsd: response.costUsd },
       });
-      return { answer: checked.answer, factCheck };
     });
   };
 }

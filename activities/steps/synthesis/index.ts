@@ -1,37 +1,23 @@
 /**
- * Step 7 and 7b (seed 002): synthesis streams the answer under the `synthesis` channel, constrained to
- * the fact sheet built here from the validated findings; then the deterministic fact-check binds it.
- * An answer with numbers that trace to nothing is written once more, the model told which numbers
- * (a repair inside this activity, so the workflow's commands are unchanged and every recorded history
- * replays); whatever is still untraced is removed (./fact-check.ts). The repaired text replaces the first
- * on the stream as the step's next attempt (../check-answer.ts). The `fact_check` event and the
- * returned outcome say what was found and done.
+ * Steps 7 and 7b (docs/design.md, "Step 7: synthesis" and "The fact-check"): synthesis streams the
+ * answer under the `synthesis` channel, constrained to the Fact Sheet built here from the validated
+ * findings; then the deterministic fact-check binds it. An answer with numbers that trace to nothing
+ * is written once more, the model told which numbers (a repair inside this activity, so the workflow's
+ * commands stay the same and every recorded history replays); whatever is still untraced is removed
+ * (checks/fact-check.ts). The repaired text replaces the first on the stream as the step's next attempt
+ * (../check-answer.ts). The `fact_check` event and the returned outcome say what was found and done.
  */
 import type { FactCheckOutcome, FactEntry } from '../../../contracts/turn';
-import { checkNumbers, removeUntraced, type FactCheckReferences } from '../../../checks/fact-check';
-import {
-  announceRevision,
-  factCheckOutcome,
-  firstTextAttempt,
-  nextTextAttempt,
-  publishCheckedAnswer,
-  recordFactCheck,
-  resynthesisReason,
-} from '../check-answer';
-import {
-  buildFactSheet,
-  hasWindowLength,
-  windowEntries,
-  type BuiltFactSheet,
-  type FactSheetFinding,
-} from '../../../checks/fact-sheet';
+import { checkNumbers, type FactCheckReferences } from '../../../checks/fact-check';
+import { announceRevision, endCheckedAnswer, firstTextAttempt, resynthesisReason } from '../check-answer';
+import { buildFactSheet, hasWindowLength, windowEntries, type BuiltFactSheet } from '../../../checks/fact-sheet';
 import { withMemory } from '../memory/prompt';
 import { ANCHOR_SOURCE, FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
-import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
-/** A number about the user computed deterministically for the coach (seed 002, "computeAnchors"). */
+/** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 export interface SynthesisAnchor {
   key: string;
   value: number;
@@ -132,66 +118,17 @@ export function createSynthesise(deps: StepDeps) {
         const untraced = firstCheck.untraced.map(({ value, text }) => ({ value, text }));
         answer = await write({ ...inputs, repair: { previousAnswer: first, untraced } });
       }
-      const checked = removeUntraced(answer, references);
-      if (checked.answer !== answer) {
-        attempt += 1;
-        await publishCheckedAnswer(deps.events, turnId, { agent, step, attempt, ...checked });
-      }
-      const factCheck = factCheckOutcome(firstCheck, { resynthesised, removed: checked.removed });
-      await recordFactCheck(deps.events, turnId, factCheck);
-      await announceAgentCompleted(deps.events, {
-        turnId,
+      const ending = await endCheckedAnswer(deps.events, turnId, {
         agent,
-        invocation: step,
-        startedAt,
-        at: deps.clock(),
-        costUsd,
-        output: checked.answer,
+        step,
+        answer,
+        references,
+        firstCheck,
+        resynthesised,
+        revision: () => attempt + 1,
+        completion: { startedAt, at: () => deps.clock(), costUsd },
       });
-      return { answer: checked.answer, factSheet: entries, factCheck };
+      return { answer: ending.answer, factSheet: entries, factCheck: ending.factCheck };
     });
-  };
-}
-
-export interface CheckAnswerInput {
-  turnId: string;
-  answer: string;
-  userMessage: string;
-  findings: FactSheetFinding[];
-}
-
-export interface CheckAnswerOutput {
-  /** The briefing as checked: no number in it fails the fact-check. */
-  answer: string;
-  factSheet: FactEntry[];
-  factCheck: FactCheckOutcome;
-}
-
-/**
- * Step 7b for an answer that synthesis did not write (the Investigator's briefing): its Fact Sheet,
- * built by the same rules, the same deterministic fact-check and the same removal (no second writing:
- * the briefing's own step has ended). A briefing with numbers removed replaces the streamed one as the
- * briefing step's next attempt.
- */
-export function createCheckAnswer(deps: StepDeps) {
-  return async function checkAnswer(input: CheckAnswerInput): Promise<CheckAnswerOutput> {
-    const { turnId } = input;
-    const { sheet, entries } = buildFactSheet(input.findings);
-    const references: FactCheckReferences = { sheet, userMessage: input.userMessage };
-    const firstCheck = checkNumbers(input.answer, references);
-    const checked = removeUntraced(input.answer, references);
-    if (checked.answer !== input.answer) {
-      const step = 'investigator_briefing';
-      const attempt = await nextTextAttempt(deps.events, turnId, step);
-      await publishCheckedAnswer(
-        deps.events,
-        turnId,
-        { agent: 'investigator', step, attempt, ...checked },
-        { once: true },
-      );
-    }
-    const factCheck = factCheckOutcome(firstCheck, { resynthesised: false, removed: checked.removed });
-    await recordFactCheck(deps.events, turnId, factCheck);
-    return { answer: checked.answer, factSheet: entries, factCheck };
   };
 }

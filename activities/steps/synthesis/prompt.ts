@@ -3,7 +3,7 @@ import type { FactEntry } from '../../../contracts/turn';
 import type { FactSheetFinding } from '../../../checks/fact-sheet';
 import type { LlmRequest } from '../../../platform/llm';
 
-/** Seed 002, "Step 7, Synthesis": the famously short system prompt. */
+/** Step 7's system prompt (docs/design.md, "Step 7: synthesis"): short, its rules the ones the step must keep. */
 export const FINAL_SYNTHESIS_SYSTEM = `You are Amy, a unified personal health agent. Speak as a single coherent voice. Do not mention specific sub-agents. Honour the FACT SHEET and validated findings, never invent numbers or contradict the validation verdicts.
 Rules:
 1. Numbers MUST come from the FACT SHEET. No invention, no inconsistent rounding, no interpolation. If a value is not there, say we'd need to look more closely.
