@@ -13,15 +13,15 @@
  * - A model call's id is its step's id; a step that makes several kinds of model call names each one
  *   `<step>.<call>` (the Health Coach's `health_coach.gate`, `.main`, `.finish`, `.summary`). These ids
  *   are closed: the LLM client's `step` and the scripted model's rules are typed by them.
- * - `seed` is the step's number in seed 002's "Step 0 … Step 8"; `invocation` for an agent's step,
- *   whose number is its role in the turn (3 supporting, 4 main, 5 a reflection follow-up); null for the
- *   service's own bookkeeping.
+ * - `number` is the step's number in the pipeline, 0 to 8 (docs/design.md#the-pipeline); `invocation`
+ *   for an agent's step, whose number is its role in the turn (3 supporting, 4 main, 5 a reflection
+ *   follow-up); null for the service's own bookkeeping.
  */
 
 export const AGENTS = ['data_science', 'domain_expert', 'health_coach', 'investigator'] as const;
 export type AgentName = (typeof AGENTS)[number];
 
-/** The seed's names for the agents: what the routing, rephrase, reflection and synthesis prompts call them. */
+/** The agents' names in prose: what the routing, rephrase, reflection and synthesis prompts call them. */
 export const AGENT_LABELS: Record<AgentName, string> = {
   data_science: 'Data Science Agent',
   domain_expert: 'Domain Expert Agent',
@@ -29,7 +29,7 @@ export const AGENT_LABELS: Record<AgentName, string> = {
   investigator: 'Hypothesis Investigator',
 };
 
-/** The agents routing can assign (seed 002, "Step 1b"); the Investigator is reached through vagueness only. */
+/** The agents routing can assign (docs/design.md#step-1b-routing); the Investigator is reached through vagueness only. */
 export const ROUTABLE_AGENTS = [
   'data_science',
   'domain_expert',
@@ -41,79 +41,87 @@ export type RoutableAgent = (typeof ROUTABLE_AGENTS)[number];
 export const INVOCATIONS = ['supporting', 'main', 'reflection'] as const;
 export type Invocation = (typeof INVOCATIONS)[number];
 
-/** Seed 002's step numbers. */
-export const SEED_STEPS = ['0', '1a', '1b', '2', '3', '4', '5', '6', '7', '7b', '8'] as const;
-export type SeedStep = (typeof SEED_STEPS)[number];
+/** The pipeline's step numbers (docs/design.md#the-pipeline). */
+export const STEP_NUMBERS = ['0', '1a', '1b', '2', '3', '4', '5', '6', '7', '7b', '8'] as const;
+export type StepNumber = (typeof STEP_NUMBERS)[number];
 
-/** Seed 002: supporting agents are step 3, the main agent step 4, reflection (and its follow-ups) step 5. */
-const INVOCATION_SEED_STEP: Record<Invocation, SeedStep> = { supporting: '3', main: '4', reflection: '5' };
+/** Supporting agents are step 3, the main agent step 4, reflection (and its follow-ups) step 5. */
+const INVOCATION_STEP_NUMBER: Record<Invocation, StepNumber> = { supporting: '3', main: '4', reflection: '5' };
 
 interface StepDefinition {
-  /** What a screen shows for it, e.g. the Temporal Web UI's activity summary after the seed number. */
+  /** What a screen shows for it, e.g. the Temporal Web UI's activity summary after the step number. */
   label: string;
-  seed: SeedStep | 'invocation' | null;
+  number: StepNumber | 'invocation' | null;
   agent: AgentName | null;
   /** `true`: one kind of model call, whose id is the step's; a list: the kinds of call, each `<step>.<call>`. */
   modelCalls?: true | readonly string[];
 }
 
 export const STEPS = {
-  start_turn: { label: 'Start the turn', seed: null, agent: null },
-  classify_vagueness: { label: 'Classify vagueness', seed: '0', agent: null, modelCalls: true },
+  start_turn: { label: 'Start the turn', number: null, agent: null },
+  classify_vagueness: { label: 'Classify vagueness', number: '0', agent: null, modelCalls: true },
   investigator_hypotheses: {
     label: 'Investigator · propose hypotheses',
-    seed: '1a',
+    number: '1a',
     agent: 'investigator',
     modelCalls: true,
   },
-  investigator_test: { label: 'Investigator · test hypotheses', seed: '1a', agent: 'investigator' },
+  investigator_test: { label: 'Investigator · test hypotheses', number: '1a', agent: 'investigator' },
   investigator_briefing: {
     label: 'Investigator · write the briefing',
-    seed: '1a',
+    number: '1a',
     agent: 'investigator',
     modelCalls: true,
   },
-  route: { label: 'Route to agents', seed: '1b', agent: null, modelCalls: true },
-  // The seed's corner case of routing: main_agent "" → a conversational reply instead of an agent.
-  fallback_reply: { label: 'Fallback reply (streamed)', seed: '1b', agent: null, modelCalls: true },
-  rephrase: { label: 'Rephrase the question per agent', seed: '2', agent: null, modelCalls: true },
-  // Seed 004: the memory summary is read once at the start of a turn; seed 002 has no step for it.
-  recall_memory: { label: 'Recall memory', seed: null, agent: null },
-  ds_plan: { label: 'Data Science · plan', seed: 'invocation', agent: 'data_science', modelCalls: true },
-  ds_code: { label: 'Data Science · write code', seed: 'invocation', agent: 'data_science', modelCalls: true },
-  ds_run: { label: 'Data Science · run the code in the sandbox', seed: 'invocation', agent: 'data_science' },
-  ds_debug: { label: 'Data Science · debug the code', seed: 'invocation', agent: 'data_science', modelCalls: true },
+  route: { label: 'Route to agents', number: '1b', agent: null, modelCalls: true },
+  // Routing's corner case: main_agent "" → a conversational reply instead of an agent
+  // (docs/design.md#the-conversational-fallback).
+  fallback_reply: { label: 'Fallback reply (streamed)', number: '1b', agent: null, modelCalls: true },
+  rephrase: { label: 'Rephrase the question per agent', number: '2', agent: null, modelCalls: true },
+  // The memory summary is read once at the start of a turn (docs/design.md#injection); the numbered
+  // pipeline has no step for it.
+  recall_memory: { label: 'Recall memory', number: null, agent: null },
+  ds_plan: { label: 'Data Science · plan', number: 'invocation', agent: 'data_science', modelCalls: true },
+  ds_code: { label: 'Data Science · write code', number: 'invocation', agent: 'data_science', modelCalls: true },
+  ds_run: { label: 'Data Science · run the code in the sandbox', number: 'invocation', agent: 'data_science' },
+  ds_debug: { label: 'Data Science · debug the code', number: 'invocation', agent: 'data_science', modelCalls: true },
   ds_summary: {
     label: 'Data Science · summarise the result',
-    seed: 'invocation',
+    number: 'invocation',
     agent: 'data_science',
     modelCalls: true,
   },
-  ds_extract: { label: 'Data Science · extract findings', seed: 'invocation', agent: 'data_science', modelCalls: true },
-  ds_finish: { label: 'Data Science · done', seed: 'invocation', agent: 'data_science' },
-  domain_expert: { label: 'Domain Expert', seed: 'invocation', agent: 'domain_expert', modelCalls: true },
-  // Seed 002, "Step 4": with the coach as main agent, the supporting findings are validated before it speaks.
-  pre_validation: { label: 'Validation before the coach (pre-validation hop)', seed: '4', agent: null },
+  ds_extract: {
+    label: 'Data Science · extract findings',
+    number: 'invocation',
+    agent: 'data_science',
+    modelCalls: true,
+  },
+  ds_finish: { label: 'Data Science · done', number: 'invocation', agent: 'data_science' },
+  domain_expert: { label: 'Domain Expert', number: 'invocation', agent: 'domain_expert', modelCalls: true },
+  // With the coach as main agent, the supporting findings are validated before it speaks
+  // (docs/design.md#step-4-the-main-agent).
+  pre_validation: { label: 'Validation before the coach (pre-validation hop)', number: '4', agent: null },
   health_coach: {
     label: 'Health Coach',
-    seed: '4',
+    number: '4',
     agent: 'health_coach',
     modelCalls: ['gate', 'main', 'finish', 'summary'],
   },
-  reflection: { label: 'Reflection', seed: '5', agent: null, modelCalls: true },
-  validation: { label: 'Validation', seed: '6', agent: null },
-  gates: { label: 'Validation · reproduction and 7 gates', seed: '6', agent: null },
-  critic: { label: 'Validation · critic', seed: '6', agent: null, modelCalls: true },
+  reflection: { label: 'Reflection', number: '5', agent: null, modelCalls: true },
+  validation: { label: 'Validation', number: '6', agent: null },
+  gates: { label: 'Validation · reproduction and 7 gates', number: '6', agent: null },
+  critic: { label: 'Validation · critic', number: '6', agent: null, modelCalls: true },
   // Once the Critic's retries are spent: its conservative downgrade, announced as its verdict.
-  critic_fallback: { label: 'Validation · critic unreachable, downgrade', seed: '6', agent: null },
-  assessment: { label: 'Validation · assessment', seed: '6', agent: null, modelCalls: true },
-  synthesis: { label: 'Synthesis (streamed, fact sheet)', seed: '7', agent: null, modelCalls: true },
-  fact_check: { label: 'Fact-check the answer', seed: '7b', agent: null },
-  memory: { label: 'Memory · extract and store', seed: '8', agent: null, modelCalls: true },
-  complete_turn: { label: 'Complete the turn', seed: null, agent: null },
-  fail_turn: { label: 'Fail the turn', seed: null, agent: null },
-  retention: { label: 'Retention · purge expired turn events and idempotency keys', seed: null, agent: null },
-  reconcile: { label: 'Retention · fail turns whose workflow closed without an outcome', seed: null, agent: null },
+  critic_fallback: { label: 'Validation · critic unreachable, downgrade', number: '6', agent: null },
+  assessment: { label: 'Validation · assessment', number: '6', agent: null, modelCalls: true },
+  synthesis: { label: 'Synthesis (streamed, fact sheet)', number: '7', agent: null, modelCalls: true },
+  fact_check: { label: 'Fact-check the answer', number: '7b', agent: null },
+  memory: { label: 'Memory · extract and store', number: '8', agent: null, modelCalls: true },
+  complete_turn: { label: 'Complete the turn', number: null, agent: null },
+  fail_turn: { label: 'Fail the turn', number: null, agent: null },
+  retention: { label: 'Retention · purge expired turn events and idempotency keys', number: null, agent: null },
+  reconcile: { label: 'Retention · fail turns whose workflow closed without an outcome', number: null, agent: null },
 } as const satisfies Record<string, StepDefinition>;
 
 export type StepId = keyof typeof STEPS;
@@ -155,17 +163,17 @@ export function agentOfStep(step: StepId): AgentName | null {
   return STEPS[step].agent;
 }
 
-/** The step's seed 002 number in this run: an agent's step takes its invocation's. Null for bookkeeping. */
-export function seedStepOf(step: StepId, invocation?: Invocation): SeedStep | null {
-  const seed: StepDefinition['seed'] = STEPS[step].seed;
-  if (seed !== 'invocation') return seed;
-  return invocation ? INVOCATION_SEED_STEP[invocation] : null;
+/** The step's number in this run: an agent's step takes its invocation's. Null for bookkeeping. */
+export function stepNumberOf(step: StepId, invocation?: Invocation): StepNumber | null {
+  const number: StepDefinition['number'] = STEPS[step].number;
+  if (number !== 'invocation') return number;
+  return invocation ? INVOCATION_STEP_NUMBER[invocation] : null;
 }
 
 /** `1b · Route to agents`, `3 · Data Science · plan`, or the bare label when the step has no number. */
 export function numberedLabel(step: StepId, invocation?: Invocation): string {
-  const seed = seedStepOf(step, invocation);
-  return seed === null ? STEPS[step].label : `${seed} · ${STEPS[step].label}`;
+  const number = stepNumberOf(step, invocation);
+  return number === null ? STEPS[step].label : `${number} · ${STEPS[step].label}`;
 }
 
 /**
@@ -180,8 +188,8 @@ export const STEP_HEADER = 'x-amy-step';
 export const STEP_INPUTS_FIELD = 'amy_step_inputs';
 
 /**
- * The agent a name stands for: its id, or its seed label as the workflow histories recorded before
- * agents had ids carry them (routing and rephrase results). Null for anything else.
+ * The agent a name stands for: its id, or its label (AGENT_LABELS), which workflow histories recorded
+ * before agents had ids carry in routing and rephrase results. Null for anything else.
  */
 export function agentFromIdOrLabel(name: string): AgentName | null {
   if ((AGENTS as readonly string[]).includes(name)) return name as AgentName;

@@ -1,7 +1,7 @@
 /**
  * The one list of steps and agents (contracts/steps.ts), as a specification: every activity runs a
- * listed step, every model call is a listed id with a scripted rule, and the labels are numbered as
- * seed 002 numbers its pipeline ("Step 0, Vagueness classifier … Step 8, Memory extraction").
+ * listed step, every model call is a listed id with a scripted rule, and the labels carry the pipeline's
+ * step numbers, 0 to 8 (docs/design.md#the-pipeline).
  */
 import { createActivities, type StepDeps } from '../../activities';
 import {
@@ -9,23 +9,23 @@ import {
   AGENT_LABELS,
   MODEL_CALL_IDS,
   ROUTABLE_AGENTS,
-  SEED_STEPS,
+  STEP_NUMBERS,
   STEPS,
   STEP_IDS,
   agentOfStep,
   isModelCallId,
   isStepId,
   numberedLabel,
-  seedStepOf,
+  stepNumberOf,
   stepOfModelCall,
-  type SeedStep,
+  type StepNumber,
   type StepId,
 } from '../../contracts/steps';
 import { defaultRules, scriptedRules } from '../../dev/scripted-model/rules';
 import { ACTIVITY_STEPS, activitySummary } from '../../workflows/summaries';
 
-/** Seed 002's pipeline table: its step numbers and what each is. */
-const SEED_002: Record<SeedStep, string> = {
+/** The pipeline's steps by number and what each is (docs/design.md#the-pipeline). */
+const PIPELINE: Record<StepNumber, string> = {
   '0': 'Vagueness classify',
   '1a': 'Investigator (high vagueness only)',
   '1b': 'Routing (low/medium vagueness)',
@@ -39,8 +39,8 @@ const SEED_002: Record<SeedStep, string> = {
   '8': 'Memory extraction',
 };
 
-/** Where each step sits in seed 002; `invocation`: an agent's step, numbered by its role in the turn. */
-const EXPECTED_SEED_STEP: Record<StepId, SeedStep | 'invocation' | null> = {
+/** Where each step sits in the pipeline; `invocation`: an agent's step, numbered by its role in the turn. */
+const EXPECTED_STEP_NUMBER: Record<StepId, StepNumber | 'invocation' | null> = {
   start_turn: null,
   classify_vagueness: '0',
   investigator_hypotheses: '1a',
@@ -97,29 +97,29 @@ describe('steps', () => {
     expect(isStepId('memory_extract')).toBe(false);
   });
 
-  test('each step sits where seed 002 puts it', () => {
-    expect(Object.fromEntries(STEP_IDS.map((step) => [step, STEPS[step].seed]))).toEqual(EXPECTED_SEED_STEP);
+  test('each step sits where the pipeline puts it', () => {
+    expect(Object.fromEntries(STEP_IDS.map((step) => [step, STEPS[step].number]))).toEqual(EXPECTED_STEP_NUMBER);
     // (Object.keys lists integer-like keys first, so compare as sets.)
-    expect(Object.keys(SEED_002).sort()).toEqual([...SEED_STEPS].sort());
-    // Every step of the seed's pipeline is run by some step of the turn.
+    expect(Object.keys(PIPELINE).sort()).toEqual([...STEP_NUMBERS].sort());
+    // Every numbered step of the pipeline is run by some step of the turn.
     const numbered = new Set(
-      STEP_IDS.flatMap((step) => (['supporting', 'main', 'reflection'] as const).map((i) => seedStepOf(step, i))),
+      STEP_IDS.flatMap((step) => (['supporting', 'main', 'reflection'] as const).map((i) => stepNumberOf(step, i))),
     );
-    expect(SEED_STEPS.filter((seed) => !numbered.has(seed))).toEqual([]);
+    expect(STEP_NUMBERS.filter((number) => !numbered.has(number))).toEqual([]);
   });
 
   test("an agent's step takes the number of its role: 3 supporting, 4 main, 5 a reflection follow-up", () => {
-    expect(seedStepOf('ds_plan', 'supporting')).toBe('3');
-    expect(seedStepOf('ds_plan', 'main')).toBe('4');
-    expect(seedStepOf('ds_plan', 'reflection')).toBe('5');
-    expect(seedStepOf('domain_expert', 'main')).toBe('4');
-    expect(seedStepOf('ds_run')).toBeNull();
-    expect(seedStepOf('health_coach', 'supporting')).toBe('4');
+    expect(stepNumberOf('ds_plan', 'supporting')).toBe('3');
+    expect(stepNumberOf('ds_plan', 'main')).toBe('4');
+    expect(stepNumberOf('ds_plan', 'reflection')).toBe('5');
+    expect(stepNumberOf('domain_expert', 'main')).toBe('4');
+    expect(stepNumberOf('ds_run')).toBeNull();
+    expect(stepNumberOf('health_coach', 'supporting')).toBe('4');
   });
 });
 
-describe('labels, numbered per seed 002', () => {
-  test('a numbered step reads "<seed number> · <label>"; bookkeeping has no number', () => {
+describe('labels, numbered as the pipeline is', () => {
+  test('a numbered step reads "<step number> · <label>"; bookkeeping has no number', () => {
     expect(numberedLabel('classify_vagueness')).toBe('0 · Classify vagueness');
     expect(numberedLabel('route')).toBe('1b · Route to agents');
     expect(numberedLabel('rephrase')).toBe('2 · Rephrase the question per agent');
@@ -135,10 +135,10 @@ describe('labels, numbered per seed 002', () => {
       const input = { invocation: 'supporting', finding: { id: 'ds-001' }, findings: [], hypotheses: [] };
       const summary = activitySummary(activity as keyof typeof ACTIVITY_STEPS, input);
       expect(
-        summary.startsWith(numberedLabel(step, STEPS[step].seed === 'invocation' ? 'supporting' : undefined)),
+        summary.startsWith(numberedLabel(step, STEPS[step].number === 'invocation' ? 'supporting' : undefined)),
       ).toBe(true);
-      const seed = seedStepOf(step, 'supporting');
-      if (seed) expect(summary).toMatch(new RegExp(`^${seed} · `));
+      const number = stepNumberOf(step, 'supporting');
+      if (number) expect(summary).toMatch(new RegExp(`^${number} · `));
       else expect(summary).not.toMatch(/^\d/);
     }
   });
@@ -196,7 +196,7 @@ describe('model calls', () => {
 });
 
 describe('agents', () => {
-  test('one id per agent; the seed’s names are labels, for the prompts', () => {
+  test('one id per agent; the names in prose are labels, for the prompts', () => {
     expect(AGENTS).toEqual(['data_science', 'domain_expert', 'health_coach', 'investigator']);
     expect(ROUTABLE_AGENTS).toEqual(['data_science', 'domain_expert', 'health_coach']);
     expect(AGENT_LABELS).toEqual({
