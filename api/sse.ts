@@ -1,5 +1,5 @@
 /**
- * Server-Sent Events framing (seed 001): `id`, `event`, one-line JSON `data`, a blank line. No
+ * Server-Sent Events framing (docs/streaming.md#the-wire-format): `id`, `event`, one-line JSON `data`, a blank line. No
  * comments and no `retry:` directive.
  */
 import type { ServerResponse } from 'node:http';

@@ -1,12 +1,12 @@
 /**
- * The Fact Sheet (seed 002, "The Fact Sheet contract"): the immutable dictionary of every number
+ * The Fact Sheet (docs/design.md#the-fact-sheet): the immutable dictionary of every number
  * synthesis may cite, built deterministically from the validated findings.
  *
  * - keys are `<finding_id>.<numbers_key>`; a CI pair `[lo, hi]` becomes `<key>_low` / `<key>_high`;
  * - only finite numbers enter; anything else (NaN, ±Inf, arrays that are not 2-tuples) is dropped;
  * - a finding id seen again is suffixed `-2`, `-3`, … so no number is silently lost;
  * - rejected findings contribute nothing; conditional ones are tagged so the answer must hedge;
- * - beyond the seed, the lengths a finding's window states ("the last 90 days") are entries of their
+ * - the lengths a finding's window states ("the last 90 days") are entries of their
  *   own, `<id>.window_days` (`_2`, … when it states several): an answer names the window it speaks of,
  *   and since the fact-check binds, a window's length must trace like the finding's values do. Dates
  *   in a window ("the days since 2026-06-01") are not lengths and add nothing; a length the sheet

@@ -1,5 +1,5 @@
 /**
- * The `reproduction` gate (an addition to seed 002's seven, issue 15): every number a finding carries is
+ * The `reproduction` gate (before the seven gates, docs/design.md#reproduction): every number a finding carries is
  * recomputed here, by our own code, from the same series of the user's rows the gates judge (cut by the
  * gates process, gates-py/gates/finding_series.py), using the finding's machine-readable spec — kind,
  * statistic, feature, target, window — and compared with the fact-check's tolerance. Model-written code

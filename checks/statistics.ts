@@ -1,6 +1,6 @@
 /**
  * The little statistics our own code computes on the user's rows, in TypeScript: the Investigator's
- * tests (seed 002, "The Investigator path", step 3) and the recomputation of every Data Science number
+ * tests (docs/design.md#hypothesis-investigator) and the recomputation of every Data Science number
  * (checks/reproduction.ts). No model and no sandbox, so every number is real. Conventions match the Python gates (gates-py/gates): the SD is the sample
  * SD (ddof = 1), Spearman ranks ties by their average rank, and an undefined statistic is null.
  */

@@ -1,5 +1,5 @@
 /**
- * The Memory resource (seed 004): what Amy remembers about a user between turns. These schemas
+ * The Memory resource (docs/design.md#memory): what Amy remembers about a user between turns. These schemas
  * validate the requests, describe the responses and generate the OpenAPI document.
  */
 import { z } from 'zod';
@@ -83,7 +83,7 @@ export const createMemoryRequestSchema = z
       error: `must be one of ${MEMORY_CATEGORIES.join(', ')} (${TESTED_HYPOTHESIS} is written only by the validator)`,
     }),
     confidence: z.number().min(0).max(1).default(1),
-    // Seed 004's write table has no meta; a client may still attach its own annotation, which is
+    // Memory written through the API needs no meta; a client may still attach its own annotation, which is
     // returned as written. It can never pass for validator bookkeeping: tested_hypothesis is not writable.
     meta: memoryMetaSchema
       .superRefine((meta, ctx) => {

@@ -1,5 +1,5 @@
 /**
- * Cursor pagination as every list endpoint does it (seed 004, "API conventions"): `limit` 1–100
+ * Cursor pagination as every list endpoint does it (docs/api.md#routes): `limit` 1–100
  * (default 20), an opaque `cursor` that is the previous page's `next_cursor`, and pages of
  * `{ data, next_cursor, has_more }`.
  */

@@ -53,7 +53,7 @@ const validatorCountsSchema = z.object({
 });
 export type ValidatorCounts = z.infer<typeof validatorCountsSchema>;
 
-/** A number of the answer as first written that traces to no reference (seed 002, step 7b). */
+/** A number of the answer as first written that traces to no reference (docs/design.md#the-fact-check). */
 const factCheckIssueSchema = z.object({ value: z.number(), severity: z.literal('warn') });
 export type FactCheckIssue = z.infer<typeof factCheckIssueSchema>;
 

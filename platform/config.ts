@@ -72,7 +72,7 @@ const configSchema = z.object({
   AMY_BWRAP_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /**
-   * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons; seed 002), none
+   * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons), none
    * of which this service builds. Refused when true rather than accepted and ignored.
    */
   AMY_DE_NETWORK_TOOLS: z

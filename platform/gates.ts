@@ -1,5 +1,5 @@
 /**
- * The bridge to the Python gates (gates-py/gates, seed 002 "The 7 deterministic gates"): a small pool
+ * The bridge to the Python gates (gates-py/gates, docs/design.md#the-seven-gates): a small pool
  * of long-lived `python -m gates` processes, so interpreter start-up and the numpy/scipy import are
  * paid once per process, not once per finding (ARCHITECTURE.md, "Python side").
  *

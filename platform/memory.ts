@@ -1,5 +1,5 @@
 /**
- * The user's long-term memory (seed 004): every query on `memory_entries`, for the API (a user's pages,
+ * The user's long-term memory (docs/design.md#memory): every query on `memory_entries`, for the API (a user's pages,
  * their own writes and hard deletes) and for the steps of a turn (the injected summary, the extractor's
  * and the validator's writes, what the Critic and the Investigator read). Every query is scoped to the
  * owner. `created_at` is a timestamptz: instants go in and come out as such, in any time zone.
@@ -183,7 +183,7 @@ async function insertTurnEntries(
  * an entry whose `meta.tested` (kind, feature, target, window) is already remembered replaces that
  * entry's outcome rather than adding another, so asking the same thing every day keeps one entry with
  * the latest verdict. Without a `tested` key (entries from before it), finding ids deduplicate within
- * their scope (seed 002: "appendMany dedupes by meta.finding_id"). A retried memory step adds nothing.
+ * their scope (`meta.finding_id`). A retried memory step adds nothing.
  */
 export async function recordTestedHypotheses(
   pool: Pool,
@@ -230,7 +230,10 @@ export async function recordTestedHypotheses(
   });
 }
 
-/** What the extractor writes: the categories a user may write too (seed 004); `tested_hypothesis` is internal. */
+/**
+ * What the extractor writes: the categories a user may write too (docs/design.md#categories);
+ * `tested_hypothesis` is internal.
+ */
 export interface ExtractedMemory {
   category: (typeof MEMORY_CATEGORIES)[number];
   text: string;
@@ -281,7 +284,7 @@ export async function recordExtractedMemories(
   });
 }
 
-/** How many entries the injected summary holds at most (seed 004: "capped at ~80 entries"). */
+/** How many entries the injected summary holds at most (docs/design.md#caps). */
 const MEMORY_SUMMARY_LIMIT = 80;
 
 const SUMMARY_SECTIONS: Array<{ category: string; title: string }> = [
@@ -307,8 +310,8 @@ function summaryLine(entry: SummaryEntry): string {
 }
 
 /**
- * The compact memory summary injected into the agents' system prompts (seed 004, "How injection
- * works"): the most recent entries, at most 80, grouped by category, newest first in each group.
+ * The compact memory summary injected into the agents' system prompts (docs/design.md#injection):
+ * the most recent entries, at most 80, grouped by category, newest first in each group.
  * '' when the user has no memory.
  */
 export async function memorySummary(pool: Pool, userId: string): Promise<string> {

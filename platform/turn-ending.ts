@@ -59,8 +59,8 @@ export async function endTurn(pool: Pool, turnId: string, ending: TurnEnding, at
 async function setTerminalStatus(client: PoolClient, turnId: string, ending: TurnEnding, at: Date): Promise<boolean> {
   const res =
     ending.status === 'completed'
-      ? // The answer was complete before the memory step wrote what the turn taught (seed 002: memory,
-        // then completion), so completed_at precedes the turn's entries and seed 004's recipe
+      ? // The answer was complete before the memory step wrote what the turn taught (memory,
+        // then completion), so completed_at precedes the turn's entries and the recipe
         // `GET /v1/memory?after=<completed_at>` lists them; both instants are Postgres's.
         await client.query(
           `UPDATE turns SET status = 'completed', result = $2,

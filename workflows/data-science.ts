@@ -1,5 +1,5 @@
 /**
- * The Data Science agent (seed 002): plan → code → sandbox run → up to `maxDebugIterations` rewrites
+ * The Data Science agent (docs/design.md#data-science): plan → code → sandbox run → up to `maxDebugIterations` rewrites
  * with the previous error → summary → findings. A run that never succeeds is the "DS failed" state
  * synthesis must honour, not a failed turn. Each stage is one step; `ds_debug` and `ds_run` are
  * listed in progress once per run of the loop.
@@ -14,7 +14,7 @@ export interface DataScienceRequest {
   userId: string;
   question: string;
   invocation: Invocation;
-  /** 2 for the main and supporting runs, 0 in reflection (seed 002: one shot). */
+  /** 2 for the main and supporting runs, 0 in reflection (one shot). */
   maxDebugIterations: number;
   idPrefix: string;
   /** The user's memory summary, given to the planner. */

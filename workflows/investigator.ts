@@ -1,9 +1,8 @@
 /**
- * The Investigator path (seed 002, vagueness = high, bypasses routing): digest and hypotheses → the
- * top three tested on the user's own rows (no number from the model) → the same validation as every
- * finding → a briefing with the verdicts appended → fact-check (binding: a number that traces to
- * nothing is removed with its sentence) → memory. Synthesis does not run: the checked briefing is the
- * answer.
+ * The Investigator path (docs/design.md#step-1a-the-investigator: vagueness = high, bypasses routing): digest
+ * and hypotheses → the top three tested on the user's own rows (no number from the model) → the same validation
+ * as every finding → a briefing with the verdicts appended → fact-check (binding: a number that traces to
+ * nothing is removed with its sentence) → memory. Synthesis does not run: the checked briefing is the answer.
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';

@@ -1,6 +1,6 @@
 /**
  * One line per scheduled activity for the Temporal Web UI's event history ("summary"), so an engineer
- * opening a turn sees the pipeline numbered as seed 002 numbers it — "1b · Route to agents",
+ * opening a turn sees the pipeline numbered 0 to 8 (docs/design.md#the-pipeline) — "1b · Route to agents",
  * "6 · Validation · critic on ds-001" — rather than a list of function names, and can pick the step to
  * reset to. Summaries are metadata: they are not part of the commands Temporal compares on replay, so
  * histories recorded without them still replay.
@@ -72,7 +72,7 @@ const DETAILS: Partial<Record<ActivityName, (input: Input) => string>> = {
 const invocationOf = (input: Input): Invocation | undefined =>
   INVOCATIONS.find((invocation) => invocation === input?.invocation);
 
-/** `<seed number> · <step label>[ (<invocation>)][ <detail>]`, e.g. `3 · Data Science · plan (supporting)`. */
+/** `<step number> · <step label>[ (<invocation>)][ <detail>]`, e.g. `3 · Data Science · plan (supporting)`. */
 export function activitySummary(activity: ActivityName, input: Input): string {
   const invocation = invocationOf(input);
   const detail = DETAILS[activity]?.(input) ?? '';

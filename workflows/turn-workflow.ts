@@ -140,7 +140,7 @@ type Coaching = Awaited<ReturnType<typeof agentSteps.coachUser>>;
 
 /**
  * Routing and rephrase results name agents by id. Turns recorded before they did (test/histories, and
- * any turn in flight across the deploy that changed it) replay with the seed's labels ('Data Science
+ * any turn in flight across the deploy that changed it) replay with the agents' labels ('Data Science
  * Agent') in those results, so the workflow reads either; anything else was never routable.
  */
 function routableAgent(name: string): RoutableAgent | null {
@@ -162,7 +162,7 @@ function questionsWithAgentIds(questions: AgentQuestions): AgentQuestions {
 }
 
 /**
- * Every routed turn (seed 002, the six collaboration patterns): rephrase → supporting agents in
+ * Every routed turn (docs/design.md#collaboration-patterns): rephrase → supporting agents in
  * parallel → the main agent (the coach after validating the supporting findings: the pre-validation
  * hop) → reflection when there were supporting agents → validation of whatever is not validated yet →
  * synthesis (+ fact-check) → memory.
@@ -175,7 +175,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   const questions = questionsWithAgentIds(
     await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing })),
   );
-  // Read once, so every agent of the turn sees the same memory (seed 004: no mutation mid-turn).
+  // Read once, so every agent of the turn sees the same memory (docs/design.md#injection: no mutation mid-turn).
   const { summary: memory } = await step('recall_memory', () =>
     bookkeeping.recallMemory({ userId, includeMemory: input.context.include_memory }),
   );
@@ -191,7 +191,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
       userId,
       question,
       invocation,
-      // Seed 002: a reflection follow-up gets one shot; if it cannot answer at once, the ask was too big.
+      // A reflection follow-up gets one shot; if it cannot answer at once, the ask was too big.
       maxDebugIterations: invocation === 'reflection' ? 0 : 2,
       idPrefix: invocation === 'reflection' ? 'dsr' : 'ds',
       memory,
@@ -333,7 +333,7 @@ const coachFinding = ({ finding, verdict, assessment }: ValidatedFinding) => ({
   assessment: assessment && { mechanism: assessment.mechanism, strategy: assessment.strategy },
 });
 
-/** Memory is best-effort (seed 002, step 8): a turn that answered is not failed by its memory step. */
+/** Memory is best-effort (docs/design.md#step-8-memory): a turn that answered is not failed by its memory step. */
 async function rememberTurn(input: RememberTurnInput): Promise<void> {
   try {
     await modelSteps.rememberTurn(input);

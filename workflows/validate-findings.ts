@@ -1,5 +1,5 @@
 /**
- * Step 6, validation (seed 002, "The validation phase"): reproduction and the seven gates on every
+ * Step 6, validation (docs/design.md#step-6-validation): reproduction and the seven gates on every
  * finding, then the Critic on every finding the gates could judge, then the Assessment on what is not
  * rejected; neither runs on a reproduced description, a fact with no inference to critique or assess. Each is
  * its own step (`gates`, `critic`, `assessment`), inside the caller's `validation` or `pre_validation`;
@@ -15,7 +15,10 @@ import type { ValidatedFinding } from '../activities/steps/run-gates';
 import { bookkeeping, computeSteps, modelSteps } from './activities';
 import type { StepRunner } from './progress';
 
-/** Seed 002: the Critic's reject is final; its downgrade turns validated into conditional. */
+/**
+ * The Critic's reject is final (docs/design.md#verdict-aggregation); its downgrade turns validated into
+ * conditional.
+ */
 export function finalVerdict(gates: GateVerdict, critic: CriticDecision): GateVerdict {
   if (gates === 'rejected' || critic === 'reject') return 'rejected';
   if (critic === 'downgrade' && gates === 'validated') return 'conditional';
@@ -65,7 +68,7 @@ export async function validateFindings(
     outcomes = await step('gates', () => computeSteps.runGates({ turnId, userId, findings }));
   } catch (err) {
     if (isCancellation(err)) throw err;
-    // Seed 002: a gate runner that cannot run rejects; nothing unvalidated reaches the Fact Sheet.
+    // A gate runner that cannot run rejects; nothing unvalidated reaches the Fact Sheet.
     outcomes = null;
   }
   return Promise.all(

@@ -1,5 +1,5 @@
 /**
- * Literature priors (seed 002, "The Critic (with literature priors)"): conservative, cited effects
+ * Literature priors (docs/design.md#the-critic): conservative, cited effects
  * between the metrics Amy reads and what they are known to relate to. The Critic weighs a finding
  * against them and the Assessment may cite only them.
  *
@@ -54,7 +54,7 @@ function namesMatch(a: string, b: string): boolean {
 }
 
 /**
- * The seed's rule: priors whose feature or target substring-matches the finding's feature or target.
+ * Priors whose feature or target substring-matches the finding's feature or target.
  * Priors that speak to both of the finding's names (this very pair) come first, so the most relevant
  * evidence leads the prompt.
  */

@@ -1,8 +1,8 @@
 /**
- * Step 6, the deterministic half (seed 002, "The 7 deterministic gates"): each finding's series is cut
+ * Step 6, the deterministic half (docs/design.md#the-seven-gates): each finding's series is cut
  * from the user's own rows, in Python, the same way the sandbox wrapper builds `summary_df` (composite
- * features included); its numbers are recomputed from that series (the `reproduction` gate, an addition
- * to the seed); the seven gates run on it in the warm gates process where they apply; every gate's
+ * features included); its numbers are recomputed from that series (the `reproduction` gate,
+ * docs/design.md#reproduction); the seven gates run on it in the warm gates process where they apply; every gate's
  * result goes out as one `validator.gate` event with its numbers in `detail`.
  */
 import { log } from '@temporalio/activity';
@@ -41,7 +41,7 @@ function windowEnd(daily: ReadonlyArray<{ date: string }>, offsetDays = 0): stri
 }
 
 /**
- * Reproduction first (./reproduction.ts), then seed 002's seven gates on what it leaves them:
+ * Reproduction first (./reproduction.ts), then the seven gates on what it leaves them:
  * - a number that does not reproduce rejects the finding (a hard gate: the seven do not run);
  * - a description whose numbers all reproduce is a fact: validated, and the seven, which judge
  *   inferences, do not run — however few days the window holds (its n says so);

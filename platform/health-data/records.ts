@@ -1,6 +1,6 @@
 /**
- * A user's health data as the pipeline reads it. Field names are the snake_case column names the seeds,
- * the statistical gates and the CSV import use; `store.ts` reads and writes them as the tables' rows.
+ * A user's health data as the pipeline reads it. Field names are the snake_case column names the synthetic
+ * data, the statistical gates and the CSV import use; `store.ts` reads and writes them as the tables' rows.
  * Dates are `YYYY-MM-DD` strings (calendar days, no time zone).
  */
 

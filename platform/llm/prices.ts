@@ -15,7 +15,7 @@ const PRICES = {
 
 type PricedModel = keyof typeof PRICES;
 
-/** The short aliases of seed 002's model table. */
+/** Short aliases for the model names. */
 const ALIASES: Record<string, PricedModel> = {
   opus: 'claude-opus-4-7',
   sonnet: 'claude-sonnet-4-6',

@@ -1,6 +1,6 @@
 /**
- * Data Science, stage 2 (seed 002): code-gen, and the debug iterations that rewrite the code with the
- * previous error in hand. Both answer with the body of `analysis(...)`; neither runs it.
+ * Data Science, stage 2 (docs/design.md#data-science): code-gen, and the debug iterations that rewrite the code
+ * with the previous error in hand. Both answer with the body of `analysis(...)`; neither runs it.
  */
 import {
   CODE_SYSTEM,
@@ -42,7 +42,7 @@ async function askForCode(
 
 export interface WriteAnalysisCodeInput {
   turnId: string;
-  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (step 3, 4 or 5). */
   invocation: Invocation;
   question: string;
   plan: AnalysisPlan;

@@ -1,8 +1,8 @@
 /**
- * Data Science, stage 4 (seed 002): the structured findings validation runs on.
+ * Data Science, stage 4 (docs/design.md#data-science): the structured findings validation runs on.
  *
  * - A descriptive ask ("what is my average X?", or a plan whose kind is a plain level) skips the
- *   model's extraction, as the seed says, but its numbers must still reach the Fact Sheet: they become
+ *   model's extraction, but its numbers must still reach the Fact Sheet: they become
  *   one finding deterministically, straight from the sandbox result and the plan's spec.
  * - Otherwise the validator model extracts findings from the result. Its numbers are only kept where
  *   they trace back to a number the code actually returned (the fact-check's tolerance): extraction
@@ -24,7 +24,7 @@ import type { AnalysisPlan } from './plan';
 
 type Numbers = Finding['numbers'];
 
-/** Seed 002's looksDescriptive: a question after a level, not a relationship or a change. */
+/** Whether a question asks after a level, not a relationship or a change. */
 export function looksDescriptive(question: string): boolean {
   const q = question.toLowerCase();
   if (/\b(correlat|relat|associat|affect|impact|influenc|trend|chang|drop|declin|increas|decreas|improv)\w*/.test(q)) {
@@ -168,7 +168,7 @@ function tracedNumbers(numbers: Record<string, unknown>, traceable: number[]): N
 
 export interface ExtractFindingsInput {
   turnId: string;
-  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (step 3, 4 or 5). */
   invocation: Invocation;
   question: string;
   plan: AnalysisPlan;

@@ -6,7 +6,7 @@ import { createPlanAnalysis } from './plan';
 import { createRunAnalysis } from './run';
 import { createSummariseAnalysis } from './summary';
 
-/** The Data Science agent's stages, one activity each, sequenced by the workflow (seed 002). */
+/** The Data Science agent's stages, one activity each, sequenced by the workflow (workflows/data-science.ts). */
 export function createDataScienceActivities(deps: StepDeps) {
   return {
     planAnalysis: createPlanAnalysis(deps),

@@ -1,5 +1,5 @@
 /**
- * Data Science, stage 1 (seed 002): the plan. The model writes an `== Approach ==` for the code step
+ * Data Science, stage 1 (docs/design.md#data-science): the plan. The model writes an `== Approach ==` for the code step
  * and a machine-readable `== Spec ==` (kind, feature, target, window) that fixes, before any code
  * exists, which of the user's series the findings will be validated on.
  */

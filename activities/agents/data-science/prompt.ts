@@ -1,5 +1,5 @@
 /**
- * The Data Science agent's prompts (seed 002, "Data Science Agent"): plan, code-gen, debug, summary and
+ * The Data Science agent's prompts (docs/design.md#data-science): plan, code-gen, debug, summary and
  * findings extraction. The code runs as the body of `analysis(...)` in the sandbox, so the prompts
  * describe exactly the frames and columns the sandbox wrapper provides (gates-py/sandbox/frames.py).
  */

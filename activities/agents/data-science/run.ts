@@ -1,7 +1,7 @@
 /**
- * Data Science, stage 3 (seed 002): run the generated body in the sandbox on the user's data, after a
- * syntax pre-flight that also repairs the commonest indentation slip. A failed run is an answer, not an
- * exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
+ * Data Science, stage 3 (docs/design.md#data-science): run the generated body in the sandbox on the user's
+ * data, after a syntax pre-flight that also repairs the commonest indentation slip. A failed run is an answer,
+ * not an exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
  */
 import { readUserHealthData } from '../../../platform/health-data/store';
 import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
@@ -28,7 +28,7 @@ export type AnalysisRun =
 export interface RunAnalysisInput {
   turnId: string;
   userId: string;
-  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (step 3, 4 or 5). */
   invocation: Invocation;
   code: string;
 }

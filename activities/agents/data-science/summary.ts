@@ -1,5 +1,5 @@
 /**
- * Data Science, the answer (seed 002): a short prose summary of the result, streamed as the agent's
+ * Data Science, the answer (docs/design.md#data-science): a short prose summary of the result, streamed as the agent's
  * thoughts. It is the main agent's draft for synthesis; its numbers reach the user only through the
  * Fact Sheet, never from this text.
  */
@@ -11,7 +11,7 @@ import { streamThoughts } from '../../runtime/stream-agent-reply';
 
 export interface SummariseAnalysisInput {
   turnId: string;
-  /** The agent's role in the turn; names the run in the Web UI's activity summary (seed 002's step 3, 4 or 5). */
+  /** The agent's role in the turn; names the run in the Web UI's activity summary (step 3, 4 or 5). */
   invocation: Invocation;
   question: string;
   result: unknown;

@@ -1,5 +1,5 @@
 /**
- * The Domain Expert agent (seed 002, "Domain Expert Agent"), one activity: a tool-use loop of at most
+ * The Domain Expert agent (docs/design.md#domain-expert), one activity: a tool-use loop of at most
  * ten model turns over offline tools (reference ranges, literature priors, the user's profile and
  * labs). As main agent after supporting agents (Step 4) it gets their insights to interpret, not redo.
  *
@@ -49,7 +49,7 @@ export interface ConsultDomainExpertOutput {
 
 const STEP = 'domain_expert';
 const AGENT = 'domain_expert';
-/** Seed 002: the Domain Expert's ReAct loop runs `maxTurns: 10`. */
+/** The Domain Expert's ReAct loop runs at most ten model turns. */
 const MAX_MODEL_TURNS = 10;
 const MAX_TOKENS = 1500;
 

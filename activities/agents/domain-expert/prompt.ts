@@ -1,5 +1,5 @@
 /**
- * The Domain Expert's prompts (seed 002, "Domain Expert Agent" and "Step 4, Main agent"). The user
+ * The Domain Expert's prompts (docs/design.md#domain-expert, docs/design.md#step-4-the-main-agent). The user
  * prompt is labelled blocks: QUESTION, and SUPPORTING INSIGHTS when the agent is the main agent after
  * supporting agents have run, so the model can tell them apart.
  */

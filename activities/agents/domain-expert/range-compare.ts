@@ -1,5 +1,5 @@
 /**
- * The Domain Expert's `range_compare` tool (seed 002, "Domain Expert Agent"): where a value sits on a
+ * The Domain Expert's `range_compare` tool (docs/design.md#domain-expert): where a value sits on a
  * clinical guideline's own scale, for the person's sex and age, with the guideline it comes from.
  *
  * The file is checked when this module loads, so an entry without a source, a scale with gaps or

@@ -1,5 +1,5 @@
 /**
- * The Domain Expert never invents a URL (seed 002): every http(s) URL in its answer must appear in a
+ * The Domain Expert never invents a URL: every http(s) URL in its answer must appear in a
  * tool result of the same consultation. A prompt only asks for that; this guard enforces it on the text.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The coach's personal anchors (seed 002, "Health Coach Agent": "reference at least one personal
+ * The coach's personal anchors (docs/design.md#health-coach: "reference at least one personal
  * anchor from the deterministic computeAnchors(store) blurb"): a few of the user's own numbers,
  * computed here without a model, so advice is specific to this person rather than textbook generic.
  *

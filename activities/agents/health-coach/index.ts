@@ -1,5 +1,5 @@
 /**
- * The Health Coach (seed 002, "Health Coach Agent", "Step 4, Main agent"), always the main agent: one
+ * The Health Coach (docs/design.md#health-coach), always the main agent: one
  * activity, the step `health_coach`, running the three modules of the modular coaching flow (paper
  * §6.2), each its own kind of model call (contracts/steps.ts):
  *
@@ -46,7 +46,7 @@ export { parseFinishDecision, parseRecommendVerdict } from './decisions';
 export type { CoachFinding, CoachUserInput, CoachUserOutput } from './types';
 
 const AGENT = 'health_coach';
-/** The coach is always the main agent (seed 002), so it has one invocation per turn. */
+/** The coach is always the main agent, so it has one invocation per turn. */
 const INVOCATION = 'main';
 const STEP = 'health_coach';
 type CoachCall = Extract<ModelCallId, `${typeof STEP}.${string}`>;

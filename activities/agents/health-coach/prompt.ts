@@ -1,5 +1,5 @@
 /**
- * The Health Coach's prompts (seed 002, "Health Coach Agent"; paper §6.2, modular coaching): a gate
+ * The Health Coach's prompts (docs/design.md#health-coach; paper §6.2, modular coaching): a gate
  * that decides whether to recommend yet, the coaching response parameterised by that verdict, a gate
  * that decides whether the conversation is done, and its closing summary. Splitting the decision to
  * recommend from the response is what keeps the coach from recommending before it knows enough.

@@ -2,7 +2,7 @@ import type { Finding } from '../../../contracts/findings';
 import type { Message } from '../../../contracts/turn';
 import type { PersonalAnchor } from './anchors';
 
-/** A Data Science finding after the pre-validation hop (seed 002, "Step 4, Main agent"). */
+/** A Data Science finding after the pre-validation hop (docs/design.md#step-4-the-main-agent). */
 export interface CoachFinding {
   finding: Finding;
   verdict: 'validated' | 'conditional' | 'rejected';

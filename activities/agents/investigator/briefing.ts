@@ -1,9 +1,9 @@
 /**
- * Seed 002, "The Investigator path", step 6 (`augmentBriefingWithVerdicts`): the model's briefing is
- * followed by what was actually tested and survived, written here rather than by the model, so the
- * verdicts and effect sizes the user reads are the validated ones, with the numbers exactly as in the
- * findings (which are the Fact Sheet's, so the fact-check traces them). Rejected findings are not
- * listed; when nothing survived, the note says the patterns noticed may be noise.
+ * The Investigator's last stage (`augmentBriefingWithVerdicts`, docs/design.md#hypothesis-investigator): the
+ * model's briefing is followed by what was actually tested and survived, written here rather than by the model,
+ * so the verdicts and effect sizes the user reads are the validated ones, with the numbers exactly as in the
+ * findings (which are the Fact Sheet's, so the fact-check traces them). Rejected findings are not listed; when
+ * nothing survived, the note says the patterns noticed may be noise.
  */
 import type { GateVerdict } from '../../../contracts/findings';
 import { numbersText, type BriefingFinding } from './prompt';

@@ -1,5 +1,5 @@
 /**
- * The Investigator's digest (seed 002, "The Investigator path", step 1): a compact description of the
+ * The Investigator's digest (docs/design.md#hypothesis-investigator): a compact description of the
  * user's data, a pure function of their rows, that the hypotheses prompt is built on. It states what
  * moved (last 30 days vs the 30 before, in SD units), how sleep varies by weekday, how complete the
  * data is and what the user trains, in roughly 500–1500 tokens.

@@ -1,9 +1,9 @@
 /**
- * Seed 002, "The Investigator path", step 3 (`hypothesisToFinding`): a hypothesis becomes a finding
- * whose numbers are computed here, from the user's rows — no model, no sandbox. The model chose what
- * to test; every number is ours. The finding covers exactly the days its gates' series will (see
- * gates-py/gates/finding_series.py): an association or a scalar over every day, a trend over the last
- * 30 days against the 30 before.
+ * The Investigator's tests (`hypothesisToFinding`, docs/design.md#hypothesis-investigator): a hypothesis
+ * becomes a finding whose numbers are computed here, from the user's rows — no model, no sandbox. The model
+ * chose what to test; every number is ours. The finding covers exactly the days its gates' series will (see
+ * gates-py/gates/finding_series.py): an association or a scalar over every day, a trend over the last 30 days
+ * against the 30 before.
  */
 import { findingSchema, type AgentFinding, type Finding } from '../../../contracts/findings';
 import { columnUnit, type DailyRow } from '../../../platform/health-data/records';

@@ -1,5 +1,5 @@
 /**
- * The Investigator's hypotheses (seed 002, "The Investigator path", step 2): what the model proposes,
+ * The Investigator's hypotheses (docs/design.md#hypothesis-investigator): what the model proposes,
  * read leniently — an element that is malformed, names a column that is no daily metric, or repeats
  * one already proposed or already tested is dropped, and the rest are kept.
  */
@@ -137,7 +137,7 @@ export function readProposals(proposals: readonly unknown[], tested: readonly Te
   return { hypotheses, dropped };
 }
 
-/** Seed 002's AUTO_TEST_TOP_K. */
+/** How many of the proposed hypotheses are tested, best first. */
 const AUTO_TEST_TOP_K = 3;
 
 /** The K hypotheses to test: highest confidence first, the model's order breaking ties. */

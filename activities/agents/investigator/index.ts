@@ -1,7 +1,8 @@
 /**
- * The Hypothesis Investigator (seed 002, "Step 1a" and "The Investigator path"): for a question with
- * no anchor at all, the turn skips routing and this agent looks at the user's data itself. Three
- * activities, which the workflow sequences around the ordinary validation phase:
+ * The Hypothesis Investigator (docs/design.md#step-1a-the-investigator,
+ * docs/design.md#hypothesis-investigator): for a question with no anchor at all, the turn skips routing and
+ * this agent looks at the user's data itself. Three activities, which the workflow sequences around the
+ * ordinary validation phase:
  *
  * 1. `proposeHypotheses`: the digest of the user's rows, and the model's hypotheses about them — minus
  *    any the user's memory says were already tested;
@@ -117,7 +118,11 @@ export function createInvestigatorActivities(deps: StepDeps) {
       });
     }
     const unusable = dropped.filter((d) => d.reason !== 'already_tested');
-    if (unusable.length > 0) log.warn('unusable proposed hypotheses were dropped', { turnId, dropped: unusable });
+    if (unusable.length > 0) {
+      // Index and reason only: a malformed proposal's detail can quote what the model wrote.
+      const reasons = unusable.map(({ index, reason }) => ({ index, reason }));
+      log.warn('unusable proposed hypotheses were dropped', { turnId, dropped: reasons });
+    }
     return { digest, hypotheses, costUsd: response.costUsd, startedAt: startedAt.toISOString() };
   }
 

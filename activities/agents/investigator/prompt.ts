@@ -1,5 +1,5 @@
 /**
- * The Hypothesis Investigator's prompts (seed 002, "The Investigator path"): INVESTIGATOR_SYSTEM
+ * The Hypothesis Investigator's prompts (docs/design.md#hypothesis-investigator): INVESTIGATOR_SYSTEM
  * proposes testable hypotheses from the digest, INVESTIGATOR_BRIEFING writes the user-facing briefing
  * once the top hypotheses have been computed and validated.
  *

@@ -1,5 +1,5 @@
 /**
- * What the user's memory says was already tested (seed 004: the validator writes one
+ * What the user's memory says was already tested (docs/design.md#memory: the validator writes one
  * `tested_hypothesis` entry per processed finding, "so the Hypothesis Investigator doesn't re-propose
  * them"). Read here rather than from the memory summary because the Investigator needs each entry's
  * kind, feature and target, not its prose.

@@ -1,5 +1,5 @@
 /**
- * The Assessment (seed 002, "Assessment (mechanism / novelty / strategy)"): for a finding the Critic
+ * The Assessment (docs/design.md#the-assessment): for a finding the Critic
  * did not reject, a mechanism, how novel it is, one strategy for this week, and citations. It is
  * optional colour for synthesis: a malformed answer or an unavailable model yields `null`, never a
  * failed turn.
@@ -47,7 +47,7 @@ const normaliseCitation = (text: string) =>
     .trim();
 
 /**
- * The seed lets the Assessment cite the priors it was given and nothing else: each citation the model
+ * The Assessment may cite the priors it was given and nothing else: each citation the model
  * gives must carry a prior's full citation text (the model may add a link or a trailing period). What
  * is kept is the prior's own wording, in the model's order, each at most once.
  */

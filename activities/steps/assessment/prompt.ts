@@ -1,5 +1,5 @@
 /**
- * The Assessment's prompt (seed 002, "Assessment (mechanism / novelty / strategy)"). It reads the
+ * The Assessment's prompt (docs/design.md#the-assessment). It reads the
  * finding and the priors in the same blocks the Critic does, plus the Critic's verdict, so a strategy
  * can account for the concerns raised.
  */

@@ -1,7 +1,7 @@
 /**
- * The Critic (seed 002, "The Critic (with literature priors)"): an adversarial LLM review of one
+ * The Critic (docs/design.md#the-critic): an adversarial LLM review of one
  * finding after its gates, given the gate results, the matching literature priors and the user's
- * memory. Its verdict goes out once per finding as `validator.critic` (seed 001).
+ * memory. Its verdict goes out once per finding as `validator.critic` (docs/api.md#validatorcritic).
  *
  * Two guarantees do not rest on the model: the hard rules are enforced again on whatever it answers,
  * and a malformed answer or an unavailable model yields `downgrade`, never a silent `accept`.
@@ -27,12 +27,12 @@ export interface CritiqueFindingInput {
   includeMemory?: boolean;
 }
 
-/** Seed 002: the memory kinds that can explain a finding away; goals and hypotheses cannot. */
+/** The memory kinds that can explain a finding away; goals and hypotheses cannot. */
 const CRITIC_MEMORY_CATEGORIES = ['barrier', 'preference', 'decision', 'value', 'insight'] as const;
 const CRITIC_MEMORY_LIMIT = 12;
 
 /**
- * The seed's hard rules, enforced on the parsed answer because a prompt is only a request: a high
+ * The Critic's hard rules, enforced on the parsed answer because a prompt is only a request: a high
  * concern, or two medium ones, rule out `accept`. Only an `accept` is ever changed, and only to
  * `downgrade`; a model that said `reject` keeps its stricter decision.
  */
@@ -88,7 +88,7 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
     });
     answer = parseModelJson(response.text, criticAnswerSchema, response.requestId);
   } catch (err) {
-    // Seed 002: on malformed output the Critic defaults to downgrade, and the turn goes on. An
+    // On malformed output the Critic defaults to downgrade, and the turn goes on. An
     // unreachable model (529, 5xx, a timeout) is transient: it propagates so Temporal retries the
     // activity, and only when the retry budget is spent does the workflow fall back to the same
     // downgrade (recordCriticFallback). Cancellation and refused requests propagate too.

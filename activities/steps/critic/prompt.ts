@@ -1,5 +1,5 @@
 /**
- * The Critic's prompt (seed 002, "The Critic (with literature priors)"). The user prompt is a set of
+ * The Critic's prompt (docs/design.md#the-critic). The user prompt is a set of
  * labelled blocks (FINDING, GATES, LITERATURE PRIORS, USER MEMORY), one fact per line, so the model
  * reads each gate result, prior and memory entry unambiguously.
  */

@@ -26,7 +26,7 @@ const concernSchema = z.object({
 });
 type CriticConcern = z.infer<typeof concernSchema>;
 
-/** The model's answer, in the seed's output schema. */
+/** The model's answer, as the Critic's prompt asks for it. */
 export const criticAnswerSchema = z.object({
   decision: z.enum(CRITIC_DECISIONS),
   concerns: z.array(concernSchema),

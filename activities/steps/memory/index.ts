@@ -1,5 +1,5 @@
 /**
- * Step 8, memory (seed 002 "Memory extraction", seed 004): two writes, both best-effort for the turn.
+ * Step 8, memory (docs/design.md#step-8-memory, docs/design.md#extraction): two writes, both best-effort for the turn.
  * - The LLM extractor's goal / insight / preference / history entries from the exchange.
  * - One `tested_hypothesis` entry per validated finding, deterministic, no model call, so the next
  *   turns know what was already tested and how it came out.
@@ -73,7 +73,7 @@ const entrySchema = z.object({
   confidence: z.number().min(0).max(1).default(0.7),
 });
 
-/** The extractor's entries; anything malformed is dropped, a failed call is no entries (seed: `[]`). */
+/** The extractor's entries; anything malformed is dropped, a failed call is no entries (`[]`). */
 async function extractMemories(
   deps: StepDeps,
   input: RememberTurnInput,
@@ -154,7 +154,7 @@ export interface RecallMemoryInput {
 
 /**
  * The memory summary for this turn's agents, read once at the start of the turn so every agent sees
- * the same memory and nothing written during the turn leaks into it (seed 004: agents cannot change
+ * the same memory and nothing written during the turn leaks into it (docs/design.md#injection: agents cannot change
  * memory mid-turn).
  */
 export function createRecallMemory(deps: StepDeps) {

@@ -1,4 +1,4 @@
-/** Seed 002 "Memory extraction" (MEMORY_UPDATE) and seed 004 "How injection works". */
+/** Memory extraction (MEMORY_UPDATE) and injection: docs/design.md#extraction, docs/design.md#injection. */
 export const MEMORY_UPDATE_SYSTEM = `You keep Amy's long-term memory of the user. Read the exchange and emit only NEW durable facts about the user that will still matter two weeks from now.
 Categories: goal (something they are trying to achieve), preference (a constraint or preference they stated), insight (a validated finding about them, only when the answer states it as validated), history (a significant fact about their past).
 Skip small talk, one-off questions and anything already obvious. Each text is one plain sentence of at most 500 characters.

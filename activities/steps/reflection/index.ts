@@ -1,7 +1,7 @@
 /**
- * Step 5, reflection (seed 002): runs only when the turn had supporting agents. `YES` asks at most one
- * follow-up of the Data Science and the Domain Expert agents; an answer that cannot be used is `NO`
- * (the seed's try/catch): reflection refines an answer, it never blocks one.
+ * Step 5, reflection (docs/design.md#step-5-reflection): runs only when the turn had supporting
+ * agents. `YES` asks at most one follow-up of the Data Science and the Domain Expert agents; an answer
+ * that cannot be used is `NO`: reflection refines an answer, it never blocks one.
  */
 import { log } from '@temporalio/activity';
 import { z } from 'zod';

@@ -1,4 +1,7 @@
-/** Seed 002, "Step 5, Reflection": one look back over the agents' drafts for a gap worth one more question. */
+/**
+ * Step 5, reflection (docs/design.md#step-5-reflection): one look back over the agents' drafts for a gap worth
+ * one more question.
+ */
 export const REFLECTION_SYSTEM = `You review the drafts of Amy's specialists before the final answer is written.
 Decide whether ONE follow-up question to a specialist would close a real gap (an unchecked number the user's data could confirm, a clinical reference that is missing). NO is the common answer.
 Maximum 1 question per agent (one Data Science Agent, one Domain Expert Agent) and prefer just 1 total. A Data Science follow-up must be ONE narrow computation.

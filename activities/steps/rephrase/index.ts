@@ -24,8 +24,8 @@ const rephraseSchema = z.object({
 });
 
 /**
- * Step 2 (seed 002). A reply that does not parse falls back to the user's own message for every agent
- * (the seed's try/catch): rephrasing sharpens questions, it never blocks a turn.
+ * Step 2 (docs/design.md#step-2-rephrase-and-recall-memory). A reply that does not parse falls back
+ * to the user's own message for every agent: rephrasing sharpens questions, it never blocks a turn.
  */
 export function createRephraseQuestions(deps: StepDeps) {
   return async function rephraseQuestions(input: RephraseInput): Promise<AgentQuestions> {

@@ -12,7 +12,7 @@ Reply with JSON only: {"main_agent_question": "...", "supporting_agent_questions
 /** What the rephrase prompt is rendered from (and what the scripted model reads). */
 export interface RephrasePromptInputs {
   messages: Message[];
-  /** The main agent first, then the supporting agents; the prompt names them as the seed does. */
+  /** The main agent first, then the supporting agents; the prompt names them by their labels (AGENT_LABELS). */
   agents: RoutableAgent[];
 }
 

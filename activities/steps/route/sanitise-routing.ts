@@ -1,6 +1,6 @@
 /**
- * Routing output and its sanitiser (seed 002, "Step 1b Routing"). This is the model boundary for agent
- * names: the router (and the rephrase and reflection models) name agents as the seed's prompts do,
+ * Routing output and its sanitiser (docs/design.md#step-1b-routing). This is the model boundary for agent
+ * names: the router (and the rephrase and reflection models) name agents by their labels (AGENT_LABELS),
  * 'Data Science Agent' and so on, and everything past here uses the agent ids of contracts/steps.ts.
  * The model sometimes emits aliases or misspellings; anything that is not one of the three routable
  * agents is dropped, and a main agent that does not survive means the conversational fallback — never
@@ -22,7 +22,7 @@ export interface Routing {
   collaboration_workflow: string;
 }
 
-/** What the model may call an agent, lower-cased with `_` and `-` as spaces: the seed's labels, and aliases. */
+/** What the model may call an agent, lower-cased with `_` and `-` as spaces: the agents' labels, and aliases. */
 const ALIASES: Record<string, RoutableAgent> = {
   'data science agent': 'data_science',
   'data science': 'data_science',

@@ -87,7 +87,7 @@ function agentCompleted(block: Extract<Block, { kind: 'agent-completed' }>, styl
 const GATE_MARK = { passed: '✓', failed: '✗', skipped: '–' } as const;
 
 /**
- * One line per finding: a mark per gate in the seed's order (· for a gate that has not run), then the
+ * One line per finding: a mark per gate in GATE_NAMES order (· for a gate that has not run), then the
  * Critic's verdict; `pending` while the live tail shows a finding whose review is still to come.
  */
 export function findingLine(finding: FindingCheck, style: Style, pending = false): string {
