@@ -2,14 +2,20 @@ import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../platform/config';
 import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
+import { createLogger, type Logger } from '../platform/logger';
 import { createPgPool } from '../platform/pg-pool';
 import { createAnthropicClient, createLlm, isScriptedModel } from '../platform/llm';
 import { createSandbox } from '../platform/sandbox';
 import type { StepDeps } from '../activities';
 
 /** The composition root's wiring: connections and services for the activities, from configuration. */
-export function createStepDeps(config: Config): StepDeps & { close(): Promise<void> } {
-  const pool = createPgPool(config.DATABASE_URL, 20);
+export function createStepDeps(
+  config: Config,
+  logger: Logger = createLogger('worker', config.LOG_LEVEL),
+): StepDeps & { close(): Promise<void> } {
+  const pool = createPgPool(config.DATABASE_URL, 20, (err) =>
+    logger.warn('idle postgres connection lost', { error: err.message }),
+  );
   const events = createEventLog(pool);
   const llm = createLlm({
     anthropic: createAnthropicClient(config),
@@ -17,6 +23,7 @@ export function createStepDeps(config: Config): StepDeps & { close(): Promise<vo
     events,
     costWarnUsd: config.AMY_COST_WARN_USD,
     sendStepInputs: isScriptedModel(config),
+    logger,
   });
   const python = config.AMY_PYTHON ?? defaultPythonPath();
   const gates = createGatesRunner({ python, processes: config.AMY_GATES_PROCESSES });

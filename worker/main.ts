@@ -17,7 +17,7 @@ async function run() {
   } finally {
     await clientConnection.close();
   }
-  await runTurnWorker(config, createStepDeps(config), logger);
+  await runTurnWorker(config, createStepDeps(config, logger), logger);
 }
 
 run().catch((err: unknown) => {

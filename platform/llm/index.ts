@@ -10,6 +10,7 @@ import { STEP_HEADER, STEP_INPUTS_FIELD, type ModelCallId } from '../../contract
 import { ConfigError, type Config } from '../config';
 import type { Pool } from 'pg';
 import type { EventLog } from '../event-log';
+import { createLogger, type Logger } from '../logger';
 import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './errors';
 import { costUsd } from './prices';
 
@@ -110,6 +111,8 @@ export interface LlmDeps {
    * scripted model (isScriptedModel). The real API rejects unknown fields, and needs only the prompt.
    */
   sendStepInputs: boolean;
+  /** Where a ledger write that has to wait for Postgres is reported. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 interface TokenUsage {
@@ -133,7 +136,14 @@ const textOf = (message: Anthropic.Message) =>
 const errorMessageOf = (err: unknown) =>
   (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, MAX_ERROR_MESSAGE_CHARS);
 
-export function createLlm({ anthropic, pool, events, costWarnUsd, sendStepInputs }: LlmDeps): Llm {
+export function createLlm({
+  anthropic,
+  pool,
+  events,
+  costWarnUsd,
+  sendStepInputs,
+  logger = createLogger('worker'),
+}: LlmDeps): Llm {
   function toParams(ctx: LlmCallContext, req: LlmRequest): Anthropic.MessageStreamParams {
     const params: Anthropic.MessageStreamParams = {
       model: req.model,
@@ -206,7 +216,10 @@ export function createLlm({ anthropic, pool, events, costWarnUsd, sendStepInputs
       return true;
     } catch (err) {
       unwritten.push(...batch.slice(-MAX_UNWRITTEN_ROWS));
-      console.warn(`llm_calls: ${unwritten.length} row(s) kept in memory until Postgres is back: ${String(err)}`);
+      logger.warn('llm_calls rows kept in memory until Postgres is back', {
+        rows: unwritten.length,
+        error: String(err),
+      });
       return false;
     }
   }
