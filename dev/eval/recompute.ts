@@ -258,6 +258,6 @@ const finite = (out: Record<string, number | null>): Record<string, number> =>
     Object.entries(out).filter((entry): entry is [string, number] => entry[1] !== null && Number.isFinite(entry[1])),
   );
 
-/** The fact-check's tolerance (seed 002): 2 % of the reference, at least 0.05. */
+/** The fact-check's tolerance: 2 % of the reference, at least 0.05. */
 export const agrees = (claimed: number, recomputed: number) =>
   Math.abs(claimed - recomputed) <= Math.max(0.02 * Math.abs(recomputed), 0.05);

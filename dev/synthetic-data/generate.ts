@@ -3,7 +3,7 @@
  * (association, trend, rejection by the gates) has something real to find. Pure and deterministic per seed.
  *
  * How a person is built:
- * - Person-level means (steps, sleep, resting heart rate, HRV, …) are drawn from the seed, so two seeds
+ * - Person-level means (steps, sleep, resting heart rate, HRV, …) are drawn from the random seed, so two seeds
  *   are two different people, not one person with different noise.
  * - Day-to-day noise is AR(1): yesterday carries over into today.
  * - Weekday effects: a person is either more active on weekdays (commuter) or on weekends; everyone sleeps

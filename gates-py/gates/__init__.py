@@ -1,4 +1,4 @@
-"""The seven deterministic validation gates (seed 002, "The 7 deterministic gates").
+"""The seven deterministic validation gates (docs/design.md#the-seven-gates).
 
 Every quantitative claim is checked against the series it was computed from before synthesis may
 cite it. `evaluate_finding` runs the gates for one finding and aggregates their verdicts;

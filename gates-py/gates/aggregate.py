@@ -1,4 +1,4 @@
-"""Verdict aggregation (seed 002, "Verdict aggregation logic"), exactly as the seed states it:
+"""Verdict aggregation (docs/design.md#verdict-aggregation), exactly as stated there:
 
     if hard_rejection:                     rejected      (a hard gate failed, or the gates crashed)
     elif bootstrap and discrim both failed: rejected     (neither "is-there-signal" gate found one)
@@ -30,8 +30,8 @@ class Aggregate:
 
 
 def is_hard_failure(result: GateResult) -> bool:
-    """A failed hard gate rejects the finding and stops the gates after it (seed 001: "you'll see
-    fewer than 7 validator.gate events for that finding")."""
+    """A failed hard gate rejects the finding and stops the gates after it, so a client
+    sees fewer than 7 validator.gate events for that finding (docs/api.md#validatorgate)."""
     return result.gate in HARD_GATES and result.verdict == 'failed'
 
 

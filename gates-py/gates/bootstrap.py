@@ -1,6 +1,6 @@
 """Gate 4, bootstrap (soft; all kinds): does the effect survive resampling?
 
-Seed 002: 1000 resamples with a seeded RNG (42), the 95% CI being [q.025, q.975] of the resampled
+1000 resamples with a seeded RNG (42), the 95% CI being [q.025, q.975] of the resampled
 statistic (numpy's default linear quantiles).
 * association: Spearman ρ on resampled (feature, target) pairs; passes iff the CI excludes 0.
   Resamples whose feature or target came out constant have no ρ; they are left out and counted.

@@ -1,6 +1,6 @@
 """Gate 3, construct_validity (hard; associations): is the feature just the target re-expressed?
 
-Seed 002: Spearman ρ on all valid pairs; |ρ| > 0.85 means a near-tautology (deep sleep minutes vs
+Spearman ρ on all valid pairs; |ρ| > 0.85 means a near-tautology (deep sleep minutes vs
 sleep minutes) and rejects the finding. A ρ that does not exist (a constant feature or target)
 fails too: no association can be claimed between variables one of which never varies.
 """

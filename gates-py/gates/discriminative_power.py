@@ -1,5 +1,5 @@
 """Gate 7, discriminative_power (soft; associations): is the effect above the noise floor of
-personal data? Seed 002: |ρ| ≥ 0.10. Failing it together with the bootstrap rejects the finding
+personal data? |ρ| ≥ 0.10. Failing it together with the bootstrap rejects the finding
 (see gates.aggregate).
 """
 

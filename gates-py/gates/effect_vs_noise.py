@@ -1,9 +1,9 @@
 """Gate 2, effect_vs_noise (soft; trend and scalar findings): is the effect at least half of the
-metric's day-to-day SD? Seed 002: ratio = |effect| / metric_sd ≥ 0.5, or sd = 0 / inf passes.
+metric's day-to-day SD? ratio = |effect| / metric_sd ≥ 0.5, or sd = 0 / inf passes.
 
 The metric SD is the sample SD (ddof = 1) of every observed value of the feature.
 * trend: effect = mean(recent window) − mean(prior window), the digest's "delta in SD units".
-* scalar: the seed names no reference level, so effect = the mean itself, i.e. its distance from
+* scalar: there is no reference level, so effect = the mean itself, i.e. its distance from
   zero: the one-sample standardised effect. A level (average RHR 60 bpm) passes easily; a mean
   change or difference that day-to-day noise swamps does not.
 """
@@ -27,7 +27,7 @@ def check(series: FindingSeries) -> GateResult:
     observed = series.observed()
     if observed.size < 2:
         return undefined(NAME, 'fewer than two observations: the metric SD is undefined', n=observed.size)
-    with np.errstate(over='ignore'):  # an SD that overflows is handled below, as the seed says
+    with np.errstate(over='ignore'):  # an SD that overflows is handled below
         metric_sd = float(np.std(observed, ddof=1))
 
     if series.kind == 'trend':
@@ -49,7 +49,7 @@ def check(series: FindingSeries) -> GateResult:
         effect = float(observed.mean())
         definition = {'effect_definition': 'mean'}
 
-    # The seed passes sd = 0 and sd = inf outright (a constant series has no noise to drown an
+    # sd = 0 and sd = inf pass outright (a constant series has no noise to drown an
     # effect in; an SD that overflowed leaves no ratio to judge), so the ratio is reported as null.
     noiseless = metric_sd == 0 or not math.isfinite(metric_sd)
     ratio = None if noiseless else abs(effect) / metric_sd

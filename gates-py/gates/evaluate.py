@@ -1,4 +1,4 @@
-"""Runs the seven gates for one finding, in the seed's order, and aggregates their verdicts."""
+"""Runs the seven gates for one finding, in the order of GATES, and aggregates their verdicts."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def evaluate_finding(raw: Mapping[str, Any]) -> dict[str, Any]:
 
     Never raises for bad data: whatever goes wrong inside the gates (including a malformed series,
     reported by the first gate) becomes a failed gate carrying the error, and the finding is
-    rejected with hard_rejection = 'error' (seed 002: "If gate runner crashes → verdict=rejected").
+    rejected with hard_rejection = 'error' (a crashed gate rejects).
     """
     finding_id = raw['finding']['id']
     results: list[GateResult] = []

@@ -1,6 +1,6 @@
 """Gate 6, method_triangulation (soft; associations): do two rank methods agree on the direction?
 
-Seed 002: Spearman ρ vs Kendall τ-b on all valid pairs, passing on the same sign. Same sign is
+Spearman ρ vs Kendall τ-b on all valid pairs, passing on the same sign. Same sign is
 read strictly (ρ · τ > 0): a zero from either method states no direction to agree with.
 """
 

@@ -1,7 +1,7 @@
-"""What one gate reports: the `validator.gate` event's gate, verdict and detail (seed 001).
+"""What one gate reports: the `validator.gate` event's gate, verdict and detail (docs/streaming.md).
 
 Every detail carries `applicable`, because the verdict aggregation counts only applicable gates
-(seed 002, "Verdict aggregation logic"); a gate that does not apply is reported as `skipped`.
+(docs/design.md#verdict-aggregation); a gate that does not apply is reported as `skipped`.
 """
 
 from __future__ import annotations

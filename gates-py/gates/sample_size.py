@@ -1,6 +1,6 @@
 """Gate 1, sample_size (hard): enough real observations to say anything at all.
 
-Seed 002: count the non-null observations of the feature (and of the target when there is one);
+count the non-null observations of the feature (and of the target when there is one);
 n ≥ 20 for associations, n ≥ 10 otherwise. For an association only days with both values can
 enter a correlation, so n is the number of complete pairs.
 """

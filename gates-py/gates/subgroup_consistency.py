@@ -1,5 +1,5 @@
 """Gate 5, subgroup_consistency (soft; associations): does the association hold in both halves of
-the window? Seed 002: Spearman ρ in time-ordered halves, passing when ρ₁ · ρ₂ > 0.
+the window? Spearman ρ in time-ordered halves, passing when ρ₁ · ρ₂ > 0.
 
 The halves split the complete pairs (in time order) by count, first ⌊n/2⌋ and the rest, so both
 halves carry the same evidence even when missing days cluster in one part of the window.

@@ -71,7 +71,7 @@ def _rolling(summary: pd.DataFrame, column: str, window: str, min_periods: int):
 
 
 def add_composite_features(summary: pd.DataFrame) -> pd.DataFrame:
-    """Deterministic features the seed promises the generated code, computed once here.
+    """Deterministic features the generated code is promised (docs/design.md#data-science), computed once here.
 
     * hrv_rhr_ratio = heart_rate_variability / resting_heart_rate.
     * cardio_fitness_index, 0-100: half resting heart rate (45 bpm scores 1, 90 bpm scores 0,

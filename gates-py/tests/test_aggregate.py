@@ -1,4 +1,4 @@
-"""The verdict table of seed 002, "Verdict aggregation logic", branch by branch."""
+"""The verdict table (docs/design.md#verdict-aggregation), branch by branch."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Each gate's pass/fail boundary, at the thresholds seed 002 sets, and its honest failures."""
+"""Each gate's pass/fail boundary, at the thresholds docs/design.md#the-seven-gates sets, and its honest failures."""
 
 import numpy as np
 import pytest

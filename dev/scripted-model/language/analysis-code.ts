@@ -3,7 +3,7 @@
  * `analysis(summary_df, activities_df, profile_df, population_df)`, returning a JSON-able dict whose
  * numbers become the finding's numbers. Windows count back from the last day of the user's daily data,
  * as the spec's conventions say; `summary_df.date` and `activities_df.date` are datetime columns.
- * Lab results are not among the frames the seed gives the code: a lab spec computes nothing here (the
+ * Lab results are not among the frames the generated code is given: a lab spec computes nothing here (the
  * Domain Expert reads the labs).
  */
 import type { DataSpec, SpecWindow } from './understanding';

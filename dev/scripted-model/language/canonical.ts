@@ -1,8 +1,8 @@
 /**
- * The one narrow computation the rephrase step hands the Data Science agent (seed 002, Step 2), as a
- * plain sentence a model or a person can read ("Compute the mean of deep_sleep_minutes over the last 30
- * days.") and `readSpecSentence` reads back exactly: the rephrase and Data Science rules pass a spec
- * through the conversation without losing any of it.
+ * The one narrow computation the rephrase step hands the Data Science agent
+ * (docs/design.md#step-2-rephrase-and-recall-memory), as a plain sentence a model or a person can read
+ * ("Compute the mean of deep_sleep_minutes over the last 30 days.") and `readSpecSentence` reads back exactly:
+ * the rephrase and Data Science rules pass a spec through the conversation without losing any of it.
  */
 import type { DataSpec, SpecStatistic, SpecWindow } from './understanding';
 

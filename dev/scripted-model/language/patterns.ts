@@ -1,5 +1,5 @@
 /**
- * The agents each routing pattern brings in (seed 002, "Step 1b, Routing": the six collaboration
+ * The agents each routing pattern brings in (docs/design.md#collaboration-patterns: the six collaboration
  * patterns).
  */
 import type { RoutingPattern } from './understanding';

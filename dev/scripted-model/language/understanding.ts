@@ -9,7 +9,7 @@
  */
 
 /**
- * Seed 002's six collaboration patterns, plus the paths that bypass them:
+ * The six collaboration patterns (docs/design.md#collaboration-patterns), plus the paths that bypass them:
  * - `knowledge` (1): a health topic, no personal data → Domain Expert.
  * - `my_data` (2): the user's own numbers → Data Science.
  * - `my_data_judged` (3): the user's own number and what it means ("is my X a concern / normal?", labs)
@@ -38,7 +38,7 @@ export type RoutingPattern =
   | 'unclear';
 
 /**
- * What is computed, seed 002's finding kinds refined by issue 15: a `description` reports what
+ * What is computed (docs/design.md#descriptions-are-facts-inferences-are-findings): a `description` reports what
  * happened (a mean, total, extreme or count over a stated window); `trend`, `comparison` and
  * `association` are inferences the gates judge.
  */

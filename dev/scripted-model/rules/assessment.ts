@@ -2,7 +2,7 @@ import type { ScriptedRule } from '../types';
 import { isPairPrior, reviewedFinding, reviewedPriors, type ReviewedFinding } from './critic';
 
 /**
- * The Assessment (seed 002): the mechanism is the summary of the prior about this very pair, else of
+ * The Assessment: the mechanism is the summary of the prior about this very pair, else of
  * the first matching prior, else an honest "no established mechanism known" (a scalar, a level, gets no
  * prior's mechanism: it is a measurement, not an effect); novelty is `established`
  * when a prior speaks for this very pair, `supported` when priors only touch it, `user_specific` when

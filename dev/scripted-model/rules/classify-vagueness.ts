@@ -2,7 +2,7 @@ import { understand, asksOpenEnded } from '../language/understand-question';
 import type { ScriptedRule } from '../types';
 
 /**
- * Step 0 (seed 002): `low | medium | high`, biased to `low`. `high` sends the turn to the Investigator,
+ * Step 0: `low | medium | high`, biased to `low`. `high` sends the turn to the Investigator,
  * so it is kept for open-ended asks with no anchor at all (the language layer's `investigate`); an
  * open-ended ask about a named metric ("anything interesting in my sleep?") is `medium`.
  */

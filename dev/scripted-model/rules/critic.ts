@@ -4,7 +4,7 @@ import { formatNumber } from '../../../activities/steps/critic/prompt';
 import type { ScriptedRule } from '../types';
 
 /**
- * The Critic (seed 002): reads the finding, its gates and the literature priors it is given, and
+ * The Critic: reads the finding, its gates and the literature priors it is given, and
  * follows the gates, as a careful reviewer would. What the gates rejected, or a near-tautology, it
  * rejects; a failed soft gate is a medium `noise` concern; fewer than 30 observations is `small_n`; an
  * association no prior speaks for gets a low `confounder` concern; a prior about the same pair that

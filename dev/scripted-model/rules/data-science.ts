@@ -1,5 +1,5 @@
 /**
- * The Data Science agent's steps (seed 002): plan, code, debug, summary and findings extraction. The
+ * The Data Science agent's steps: plan, code, debug, summary and findings extraction. The
  * agent's question is read through the language layer: the rephrase rule hands it one spec sentence
  * (../language/canonical.ts), and a question in the user's own words (a reflection follow-up, a direct
  * call) is understood the way routing understood it, so what is computed is what was routed. The code
@@ -32,7 +32,7 @@ function specOfQuestion(question: string): DataSpec | null {
 }
 
 /**
- * The production plan's kind (seed 002's three) for a language-layer spec: a period-against-period
+ * The production plan's kind (one of FINDING_KINDS) for a language-layer spec: a period-against-period
  * difference is measured as a trend (recent window against the one before), a weekday/weekend
  * difference or a day-of-week breakdown as a level of the feature over the window.
  */

@@ -8,7 +8,7 @@ const firstDailyMetric = (question: string) =>
   mentionedMetrics(normaliseMessage(question)).find((m: MetricMention) => m.source === 'daily')?.feature;
 
 /**
- * The Domain Expert (seed 002): a two-round tool user. First it asks for the user's profile, for the
+ * The Domain Expert: a two-round tool user. First it asks for the user's profile, for the
  * reference range of each biomarker the question gives a value for, and for the literature priors on
  * what the question is about. Then it answers only from what the tools returned (the tool results in
  * the conversation): where the value sits, the range's numbers and the guideline's URL (and the user's

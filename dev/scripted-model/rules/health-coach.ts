@@ -4,7 +4,7 @@ import type { ShownFinding } from '../../../activities/agents/health-coach/types
 import type { ScriptedRule } from '../types';
 
 /**
- * The Health Coach's model calls (seed 002, "Health Coach Agent"), answered from each call's inputs:
+ * The Health Coach's model calls (docs/design.md#health-coach), answered from each call's inputs:
  * - health_coach.gate: YESREC when the question asks for a plan, a goal, advice or help; NOREC otherwise;
  * - health_coach.main: cites the anchor for the metric the question names (else the first) exactly as
  *   the prompt lists it, builds on the top finding's strategy, gives one SMART recommendation (YESREC)

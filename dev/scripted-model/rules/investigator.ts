@@ -5,7 +5,7 @@ import type { TestedHypothesis } from '../../../activities/agents/investigator/t
 import type { ScriptedRule } from '../types';
 
 /**
- * The Hypothesis Investigator's two model calls (seed 002, "The Investigator path"), answered from
+ * The Hypothesis Investigator's two model calls (docs/design.md#hypothesis-investigator), answered from
  * their inputs:
  * - investigator_hypotheses: from the digest, the hypotheses that hold the synthetic data's planted
  *   effects (dev/synthetic-data/generate.ts PLANTED_EFFECTS) — the trend on the metric

@@ -2,7 +2,7 @@ import type { ScriptedRule } from '../types';
 import { plainText } from './user-question';
 
 /**
- * Step 8's extractor (seed 002, MEMORY_UPDATE): durable facts the user stated about themselves, one
+ * Step 8's extractor (MEMORY_UPDATE, docs/design.md#extraction): durable facts the user stated about themselves, one
  * entry per sentence that states a goal ("I want to …"), a preference or constraint ("I prefer …",
  * "I only …", "I'm vegetarian"), or their history ("I used to …", "I've been … for years").
  * Nothing from the assistant's answer, and nothing from a plain question.

@@ -5,7 +5,7 @@ import { AGENT_LABELS } from '../../../contracts/steps';
 import { plainText } from './user-question';
 
 /**
- * Step 5 (seed 002): NO, the common case, unless the user asks for a number to be checked against
+ * Step 5: NO, the common case, unless the user asks for a number to be checked against
  * their own data ("double-check", "verify", "compare with my data") and names a metric the Data
  * Science agent can compute: then YES, with one narrow computation for it.
  */
@@ -21,7 +21,7 @@ export const reflection: ScriptedRule<'reflection'> = {
     return {
       text: JSON.stringify({
         decision: 'YES',
-        // The model names agents as the seed's prompt does.
+        // The model names agents by their labels (AGENT_LABELS).
         reflection_questions: {
           // A check of a number is against the recent past when the question gives no window.
           [AGENT_LABELS.data_science]: specSentence(

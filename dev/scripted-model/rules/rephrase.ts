@@ -5,10 +5,10 @@ import { understand } from '../language/understand-question';
 import { userQuestion } from './user-question';
 
 /**
- * Step 2 (seed 002): per-agent sub-questions, for the agents the call lists (main first). The Data
+ * Step 2: per-agent sub-questions, for the agents the call lists (main first). The Data
  * Science Agent gets ONE narrow computation, the spec the language layer reads in the conversation
  * (follow-ups included) as one sentence its rules read back; the others get the user's question. The
- * answer names agents as the seed's prompt does ('Data Science Agent' …).
+ * answer names agents by their labels (AGENT_LABELS) ('Data Science Agent' …).
  */
 export const rephrase: ScriptedRule<'rephrase'> = {
   step: 'rephrase',

@@ -4,10 +4,10 @@ import { understand } from '../language/understand-question';
 import type { ScriptedRule } from '../types';
 
 /**
- * Step 1b (seed 002, "Routing, the 6 patterns"): the main agent and the supporting agents of the
+ * Step 1b (docs/design.md#collaboration-patterns): the main agent and the supporting agents of the
  * pattern the language layer reads in the conversation (../language/understand-question.ts). Small talk, device
  * help, a metric the data does not hold and anything unreadable route to main_agent "" (the fallback
- * reply, which answers each of those). The answer names agents as the seed's prompt does.
+ * reply, which answers each of those). The answer names agents by their labels (AGENT_LABELS).
  */
 
 const ROLE: Record<RoutableAgent, string> = {

@@ -4,7 +4,7 @@ import { isWindowLength } from '../../../checks/fact-sheet';
 import type { ScriptedRule } from '../types';
 
 /**
- * Step 7 (seed 002): the answer, built only from the Fact Sheet and the findings it is given, so every
+ * Step 7: the answer, built only from the Fact Sheet and the findings it is given, so every
  * number it states is a fact-sheet value. With Data Science failed it states no number at all.
  *
  * `untracedNumber` makes it state one number that is in no reference, in a sentence of its own, to
