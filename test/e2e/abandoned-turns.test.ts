@@ -1,5 +1,5 @@
 /**
- * Turns stuck in flight (issue 16, item 6), over a real API, worker, Temporal and Postgres: a turn whose
+ * Turns stuck in flight, over a real API, worker, Temporal and Postgres: a turn whose
  * workflow was terminated, or ran past its run bound (AMY_TURN_RUN_TIMEOUT_SECONDS), is failed by the
  * reconciler that the retention schedule runs (here the schedule's workflow run once), and its open
  * stream ends with `turn.failed`; a turn whose row is gone fails at its first step instead of

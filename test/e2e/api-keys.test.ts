@@ -1,5 +1,5 @@
 /**
- * API keys an operator can manage (issue 16, item 12), with the key scripts run as real commands
+ * API keys an operator can manage, with the key scripts run as real commands
  * against the service's database and the real API over HTTP:
  *
  * - a key's `last_used_at` is set by its use, and written at most once a minute, not per request;

@@ -1,5 +1,5 @@
 /**
- * The Turns API contract (seed 000) over real HTTP, a real worker and a real Temporal server.
+ * The Turns API contract (docs/api.md) over real HTTP, a real worker and a real Temporal server.
  * Every response is checked against the zod schema the API publishes in /openapi.json.
  */
 import { newId } from '../../platform/ids';

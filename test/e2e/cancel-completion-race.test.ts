@@ -1,5 +1,5 @@
 /**
- * A cancellation arriving while the turn's completion is being recorded (issue 16, item 7), through
+ * A cancellation arriving while the turn's completion is being recorded, through
  * the real API, a real worker, Temporal and Postgres. Barriers, not sleeps, put the two writers in the
  * order that broke the old code: the worker holds `completeTurn` until the test lets it go; the test
  * holds the turn row's lock while the cancellation's `failTurn` and then the completion queue up

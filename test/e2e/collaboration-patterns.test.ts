@@ -1,5 +1,5 @@
 /**
- * Every routing outcome end to end (seed 002, "Routing, the 6 patterns"): each pattern, the fallback
+ * Every routing outcome end to end (docs/design.md#collaboration-patterns): each pattern, the fallback
  * and the corner cases, asked through the HTTP API on the demo user and watched over SSE with a real
  * EventSource client. For every completed answer: `agents_used` is the set of agents that ran, no
  * number in the answer is missing from its Fact Sheet (within tolerance or an exemption), and no URL

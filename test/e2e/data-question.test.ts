@@ -1,12 +1,12 @@
 /**
- * Collaboration pattern 2 end to end (seed 002): a question about the user's own data runs route →
+ * Collaboration pattern 2 end to end: a question about the user's own data runs route →
  * rephrase → Data Science (plan, code, sandbox, debug, summary, findings) → the seven gates, the Critic
  * and the Assessment → synthesis constrained to the Fact Sheet → fact-check → memory, on the real
  * service: Temporal, Postgres, the sandbox, the Python gates and the scripted model.
  */
 import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEvent, type TurnEventType } from '../../contracts/events';
-import { SEED_GATE_NAMES } from '../../contracts/findings';
+import { GATE_NAMES } from '../../contracts/findings';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';
 import type { FactSheet } from '../../checks/fact-sheet';
@@ -197,8 +197,8 @@ describe('correlations are judged by the gates on the user’s own series', () =
     const rho = sheetOf(turn)['ds-001.rho'];
     expect(Math.sign(rho)).toBe(planted.expected_sign);
     const gates = ofType(events, 'validator.gate').map((e) => e.data);
-    // An inference: its rho reproduced first, then seed 002's seven gates judged it.
-    expect(gates.map((g) => g.gate)).toEqual(['reproduction', ...SEED_GATE_NAMES]);
+    // An inference: its rho reproduced first, then the seven gates judged it.
+    expect(gates.map((g) => g.gate)).toEqual(GATE_NAMES);
     expect(gates[0]).toMatchObject({ verdict: 'passed' });
     expect(gates.find((g) => g.gate === 'bootstrap')).toMatchObject({ verdict: 'passed' });
     expect(await ledgerSteps(asker.pool, turn.id)).toContain('ds_extract');

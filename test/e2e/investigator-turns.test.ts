@@ -1,7 +1,7 @@
 /**
- * The Investigator path end to end (seed 002, vagueness = high): a vague question gets a briefing
- * built from hypotheses that were computed on the user's rows and validated, with their verdicts; what
- * was tested is remembered (GET /v1/memory lists it with its turn) and not proposed again.
+ * The Investigator path end to end (docs/design.md#step-1a-the-investigator, vagueness = high): a vague
+ * question gets a briefing built from hypotheses that were computed on the user's rows and validated, with
+ * their verdicts; what was tested is remembered (GET /v1/memory lists it with its turn) and not proposed again.
  */
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';

@@ -1,5 +1,5 @@
 /**
- * The Memory API contract (seed 004) over real HTTP against a real database. Every response is
+ * The Memory API contract (docs/design.md#memory) over real HTTP against a real database. Every response is
  * checked against the zod schema the API publishes in /openapi.json.
  */
 import { newId } from '../../platform/ids';

@@ -1,6 +1,6 @@
 /**
- * Memory across turns (seed 004, seed 002 step 8): what a turn's extractor writes is read into the
- * next turn's agent prompts, unless the turn says `include_memory: false`; the extractor is
+ * Memory across turns (docs/design.md#memory, docs/design.md#step-8-memory): what a turn's extractor writes is
+ * read into the next turn's agent prompts, unless the turn says `include_memory: false`; the extractor is
  * best-effort, so its failure never fails a turn.
  */
 import { Pool } from 'pg';
@@ -105,7 +105,7 @@ test('the next turn’s agents see it in their system prompts, with the tested h
   expect(plan.system).toContain('I want to get more deep sleep.');
 });
 
-test('seed 004’s recipe: GET /v1/memory?after=<the turn’s completed_at> lists what the turn wrote', async () => {
+test('the documented recipe: GET /v1/memory?after=<the turn’s completed_at> lists what the turn wrote', async () => {
   const turn = await ask('Help me get more REM sleep based on my data. I want to be in bed by 10.');
   expect(turn.status).toBe('completed');
   const written = (await memoryOf()).filter((m) => m.source_turn_id === turn.id);

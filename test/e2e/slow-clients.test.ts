@@ -1,5 +1,5 @@
 /**
- * Slow and unauthenticated clients cannot hold the API's connections (issue 16, item 1). Raw sockets
+ * Slow and unauthenticated clients cannot hold the API's connections. Raw sockets
  * against the real API server, with its receive bounds made small through its configuration:
  *
  * - a body trickled without a key is answered 401 at once, before the body is read, and the connection

@@ -1,5 +1,5 @@
 /**
- * The streaming protocol (seed 001) with a real EventSource client against the real service:
+ * The streaming protocol (docs/streaming.md) with a real EventSource client against the real service:
  * wire format, gapless ids, replay with Last-Event-Id, the replay→live cutover, close after the
  * terminal event, the replay window, and content negotiation.
  */

@@ -1,5 +1,5 @@
 /**
- * Limits on event streams (issue 16, item 2), against the real API over real sockets, on real Postgres
+ * Limits on event streams, against the real API over real sockets, on real Postgres
  * and Temporal: open streams per API key (one past the cap is `429 too_many_streams`, a closed stream
  * frees its slot, another key has its own count), and a reader that stops reading, which is dropped
  * once its unsent bytes pass the bound and resumes with Last-Event-Id, by hand and through the SDK.

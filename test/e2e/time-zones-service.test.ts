@@ -1,5 +1,5 @@
 /**
- * The whole service far from UTC (issue 16, item 4): the API and the worker run as real processes in
+ * The whole service far from UTC: the API and the worker run as real processes in
  * time zones 22 hours apart (Pacific/Kiritimati, UTC+14, and America/Los_Angeles), each on a Postgres
  * session whose TimeZone is a third and a fourth zone, as a server whose default zone is elsewhere
  * would give them (offsets of +05:45, +13:45 and -03:30 among them, so the driver reads instants sent

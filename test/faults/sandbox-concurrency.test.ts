@@ -1,5 +1,5 @@
 /**
- * One slow user must not fail others (issue 16, item 5), in the sandbox: a worker runs at most its
+ * One slow user must not fail others, in the sandbox: a worker runs at most its
  * bound of sandboxes at once, and each run's process limit is its own. Real bubblewrap, real Python.
  */
 import fs from 'node:fs';

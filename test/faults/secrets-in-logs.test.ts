@@ -1,5 +1,5 @@
 /**
- * No API key in the logs (issue 16, item 3). The API runs as a real process writing its logs to a file;
+ * No API key in the logs. The API runs as a real process writing its logs to a file;
  * Postgres is then stopped, so that checking a key fails and the API logs the failure with the request's
  * URL. An event stream request with `?api_key=<a real key>` (where a browser's EventSource puts it) gets
  * the error envelope, and nothing the process wrote holds the key; nor does a request with the key in

@@ -95,7 +95,10 @@ const PASSING_ASSOCIATION: Record<GateName, GateSpec> = {
   discriminative_power: { verdict: 'passed', detail: { applicable: true, rho: 0.42, min_abs_rho: 0.1 } },
 };
 
-/** The gates outcome for these results, aggregated as seed 002 does, and checked against the contract. */
+/**
+ * The gates outcome for these results, aggregated as docs/design.md#verdict-aggregation says, and checked
+ * against the contract.
+ */
 function gatesOutcome(findingId: string, changes: Partial<Record<GateName, GateSpec>> = {}): GatesOutcome {
   const gates = Object.entries({ ...PASSING_ASSOCIATION, ...changes }).map(([gate, spec]) => ({ gate, ...spec }));
   const failed = (name: string) => gates.some((g) => g.gate === name && g.verdict === 'failed');

@@ -4,7 +4,7 @@
  * - the code is the answer's first fenced block, or the whole answer;
  * - a descriptive question becomes one finding straight from the sandbox result, with no model call;
  * - extracted findings keep only numbers that trace to the result, and get their ids from us;
- * - the final verdict combines the gates and the Critic as seed 002 says, and the counts follow it.
+ * - the final verdict combines the gates and the Critic as docs/design.md#verdict-aggregation says, and the counts follow it.
  */
 import { findingSchema, type AgentFinding, type GateVerdict } from '../../contracts/findings';
 import type { CriticDecision } from '../../activities/steps/critic/verdict';

@@ -40,7 +40,7 @@ import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 const ATP_III_URL = 'https://doi.org/10.1161/circ.106.25.3143';
 const LDL_QUESTION = 'Is an LDL of 124 something to worry about?';
-/** Seed 002: the Domain Expert's loop runs at most ten model turns. */
+/** the Domain Expert's loop runs at most ten model turns. */
 const MAX_MODEL_TURNS = 10;
 
 /** What the canned Domain Expert answers; each case sets it before running the activity. */

@@ -1,6 +1,6 @@
 /**
- * The Health Coach (seed 002, "Health Coach Agent"): the personal anchors are computed exactly as
- * documented, and the one activity running the three modules does what the seed's hard rules say —
+ * The Health Coach (docs/design.md#health-coach): the personal anchors are computed exactly as
+ * documented, and the one activity running the three modules does what the coach's hard rules say —
  * through the real LLM layer, the scripted model and Postgres, inside Temporal's activity context:
  * the gate's verdict sets the coaching prompt (malformed → NOREC), the reply cites an anchor (one more
  * call, then a deterministic sentence, when it does not), rejected findings never reach a prompt,

@@ -1,5 +1,5 @@
 /**
- * The Hypothesis Investigator (seed 002, "The Investigator path"): the digest, Spearman and the
+ * The Hypothesis Investigator (docs/design.md#hypothesis-investigator): the digest, Spearman and the
  * verdict augmentation are checked on hand-made data with known answers; the three activities run
  * for real (Postgres, the LLM layer, the scripted model, Temporal's activity context) on the demo data
  * set, whose planted effects the hypotheses must include and whose numbers the findings must match
@@ -539,7 +539,7 @@ describe('proposeHypotheses', () => {
     const remembered = firstTop[0];
     expect(remembered.finding.id).toBe('inv-association-active_zone_minutes-deep_sleep_minutes');
 
-    // Memory, as step 8 writes it after validation (seed 004).
+    // Memory, as step 8 writes it after validation (docs/design.md#memory).
     await recordTestedHypotheses(h.deps.pool, {
       userId,
       turnId,

@@ -1,5 +1,5 @@
 /**
- * Step 5, reflection (seed 002): NO is the common case; YES asks at most one follow-up of the Data
+ * Step 5, reflection: NO is the common case; YES asks at most one follow-up of the Data
  * Science and the Domain Expert agents, never of the coach; an unusable answer means no follow-up.
  */
 import { createReflect, type ReflectInput } from '../../activities/steps/reflection';

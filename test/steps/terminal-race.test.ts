@@ -1,5 +1,5 @@
 /**
- * Cancel racing completion (issue 16, item 7): the workflow's completion (completeTurn) and its
+ * Cancel racing completion: the workflow's completion (completeTurn) and its
  * failure (failTurn, as a cancellation arriving during the completion records it) end the same turn
  * against a real Postgres, interleaved statement by statement in every order the gates allow. Whoever
  * ends the turn, the row's status and the log's terminal event agree, the log has exactly one, and the

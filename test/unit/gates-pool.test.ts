@@ -1,5 +1,5 @@
 /**
- * One slow user must not fail others (issue 16, item 5): a gates request that outlives its timeout
+ * One slow user must not fail others: a gates request that outlives its timeout
  * fails alone. The pathological input is a legitimate one, only enormous: a "user" with 100,000 days
  * of data in each of two findings, which the bootstrap takes tens of seconds over, against a 1 s
  * timeout. Real Python gates (gates-py, .venv), no hooks.

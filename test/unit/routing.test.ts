@@ -1,6 +1,6 @@
 import { sanitiseRouting } from '../../activities/steps/route/sanitise-routing';
 
-/** The model names agents as the seed's prompts do; past the parser, the turn uses agent ids. */
+/** The model names agents by their labels (AGENT_LABELS); past the parser, the turn uses agent ids. */
 describe('sanitiseRouting', () => {
   test.each([
     ['Data Science Agent', 'data_science'],

@@ -1,6 +1,7 @@
 /**
- * Seed 002's six collaboration patterns, one test each (main agent Data Science / Domain Expert /
- * Health Coach, with or without supporting agents), and the supporting agents running in parallel.
+ * The six collaboration patterns (docs/design.md#collaboration-patterns), one test each (main agent Data
+ * Science / Domain Expert / Health Coach, with or without supporting agents), and the supporting agents running
+ * in parallel.
  */
 import {
   AGENT,
@@ -283,7 +284,7 @@ test('a rephrase that leaves an agent out: that agent is asked the user message 
   completed(run);
 });
 
-test('routing and rephrase results naming agents by the seed labels (histories recorded before agent ids) run the same turn', async () => {
+test('routing and rephrase results naming agents by their labels (histories recorded before agent ids) run the same turn', async () => {
   const run = await runTurn({
     route: async () =>
       ({

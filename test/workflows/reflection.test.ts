@@ -1,5 +1,5 @@
 /**
- * Reflection (seed 002, step 5): only when there were supporting agents; a follow-up for Data Science
+ * Reflection (docs/design.md#step-5-reflection): only when there were supporting agents; a follow-up for Data Science
  * and/or the Domain Expert, whose output joins synthesis and whose findings join validation.
  */
 import {

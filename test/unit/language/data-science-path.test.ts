@@ -109,7 +109,7 @@ test('the code rule computes the spec the corpus expects', () => {
   expect(wrong).toEqual([]);
 });
 
-test("the other agents get the user's own question, named as the seed names them", () => {
+test("the other agents get the user's own question, named by their labels", () => {
   const [entry] = dataEntries;
   const answer = JSON.parse(
     ask('rephrase', {

@@ -4,7 +4,10 @@
  */
 import { LineDecoder, SseDecoder, type SseMessage } from '@amy/sdk';
 
-/** Seed 001's sample transcript, with non-ASCII text so that splits land inside UTF-8 characters. */
+/**
+ * A sample transcript (docs/streaming.md#a-transcript), with non-ASCII text so that splits land inside UTF-8
+ * characters.
+ */
 const TRANSCRIPT = [
   'id: 1',
   'event: turn.started',
