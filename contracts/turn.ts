@@ -32,7 +32,7 @@ export const createTurnRequestSchema = z
   .strict();
 export type CreateTurnRequest = z.infer<typeof createTurnRequestSchema>;
 
-export { AGENTS, type AgentName } from './steps';
+export type { AgentName } from './steps';
 
 export const factEntrySchema = z.object({
   claim: z.string(),
