@@ -18,6 +18,7 @@
 import type { FactCheckIssue, FactCheckRemoval } from '../contracts/turn';
 import { isWindowLength, type FactSheet } from './fact-sheet';
 import { extractNumbers, type NumberToken } from './numbers';
+import { withinTolerance } from '../contracts/fact-tolerance';
 
 export type { FactCheckIssue };
 
@@ -30,10 +31,8 @@ export interface FactCheckReferences {
   expertProse?: string;
 }
 
-export function withinTolerance(value: number, reference: number): boolean {
-  const tolerance = Math.max(0.02 * Math.abs(reference), 0.05);
-  return Math.abs(value - reference) <= tolerance || Math.abs(value - Math.abs(reference)) <= tolerance;
-}
+// The tolerance is a contract the SDK shares, so a client marks numbers by the same rule.
+export { withinTolerance } from '../contracts/fact-tolerance';
 
 function referenceValues({ sheet, userMessage, expertProse = '' }: FactCheckReferences): number[] {
   const values = Object.values(sheet);

@@ -1,9 +1,11 @@
 /**
  * The numbers in an answer that a fact-sheet value stands behind, found the way the server's
- * fact-check reads them (activities/fact-check.ts): the same number pattern, the same text that holds
- * digits but no claims (links, arXiv ids, N=… notes, ISO dates), and the same tolerance (2 % of the
- * value, at least 0.05). A percentage may be a sheet fraction: "7.3 %" matches 0.073.
+ * fact-check reads them (checks/fact-check.ts, checks/numbers.ts): the same number pattern, the same
+ * text that holds digits but no claims (links, arXiv ids, N=… notes, ISO dates), and the same
+ * tolerance, which the SDK exports from the API's contracts. A percentage may be a sheet fraction:
+ * "7.3 %" matches 0.073.
  */
+import { withinTolerance } from './amy-sdk.js';
 
 const NOT_CLAIMS = [
   /\[[^\]]*\]\([^)]*\)/g,
@@ -14,11 +16,6 @@ const NOT_CLAIMS = [
 ];
 
 const NUMBER = /(?<![\w.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|(?<![\w.])[-−]?\d+(?:\.\d+)?%?/g;
-
-export function withinTolerance(value, reference) {
-  const tolerance = Math.max(0.02 * Math.abs(reference), 0.05);
-  return Math.abs(value - reference) <= tolerance || Math.abs(value - Math.abs(reference)) <= tolerance;
-}
 
 function claimFreeRanges(text) {
   const ranges = [];

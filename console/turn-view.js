@@ -8,32 +8,13 @@
  * from `stream.text(agent)`, which already leaves out the deltas of attempts that `step.retry`
  * superseded.
  */
+// The gates and the agents as the server names them: the SDK bundles them from the API's contracts.
+import { GATE_LABELS, GATE_NAMES, STREAM_AGENT_LABELS } from './amy-sdk.js';
 import { append, byId, fill, h } from './dom.js';
 import { factSheetNumbers } from './fact-numbers.js';
 import { formatCost, formatDateTime, formatDuration, formatFactValue } from './format.js';
 
-/** Reproduction, then the seven gates in the seed's order (contracts/findings.ts GATE_NAMES): the columns of the gates table. */
-export const GATES = [
-  ['reproduction', 'Reproduced'],
-  ['sample_size', 'Sample size'],
-  ['effect_vs_noise', 'Effect vs noise'],
-  ['construct_validity', 'Construct validity'],
-  ['bootstrap', 'Bootstrap'],
-  ['subgroup_consistency', 'Subgroups'],
-  ['method_triangulation', 'Triangulation'],
-  ['discriminative_power', 'Discriminative power'],
-];
-
 const GATE_MARKS = { passed: '✓', failed: '✗', skipped: '–' };
-
-const AGENT_LABELS = {
-  data_science: 'Data Science',
-  domain_expert: 'Domain Expert',
-  health_coach: 'Health Coach',
-  investigator: 'Hypothesis Investigator',
-  synthesis: 'Synthesis',
-  memory: 'Memory',
-};
 
 const TICK_MS = 250;
 
@@ -85,7 +66,7 @@ export class TurnView {
         'tr',
         {},
         h('th', { scope: 'col' }, 'Finding'),
-        GATES.map(([gate, label]) => h('th', { scope: 'col', dataset: { gate }, title: gate }, label)),
+        GATE_NAMES.map((gate) => h('th', { scope: 'col', dataset: { gate }, title: gate }, GATE_LABELS[gate])),
         h('th', { scope: 'col' }, 'Critic'),
       ),
     );
@@ -237,11 +218,12 @@ export class TurnView {
       const item = h(
         'li',
         { className: 'agent', dataset: { agent } },
-        h('div', { className: 'agent-head' }, h('span', { className: 'agent-name' }, AGENT_LABELS[agent] ?? agent), [
-          els.state,
-          els.timer,
-          els.cost,
-        ]),
+        h(
+          'div',
+          { className: 'agent-head' },
+          h('span', { className: 'agent-name' }, STREAM_AGENT_LABELS[agent] ?? agent),
+          [els.state, els.timer, els.cost],
+        ),
         els.question,
         els.thoughts,
         els.summary,
@@ -302,7 +284,7 @@ export class TurnView {
     let finding = this.#findings.get(findingId);
     if (!finding) {
       const cells = new Map(
-        GATES.map(([gate]) => [gate, h('td', { className: 'gate', dataset: { gate }, title: 'not run' })]),
+        GATE_NAMES.map((gate) => [gate, h('td', { className: 'gate', dataset: { gate }, title: 'not run' })]),
       );
       const claimEl = h('span', { className: 'finding-claim' });
       const critic = h('td', { className: 'critic-verdict' });

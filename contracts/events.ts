@@ -1,14 +1,11 @@
 import { z } from 'zod';
-import { AGENTS, factCheckOutcomeSchema, turnResultSchema } from './turn';
+import { factCheckOutcomeSchema, turnResultSchema } from './turn';
 import { errorBodySchema } from './errors';
 import { GATE_NAMES } from './findings';
-import { TURN_EVENT_TYPES, type TurnEventType } from './event-types';
+import { STREAM_AGENTS, TURN_EVENT_TYPES, type TurnEventType } from './event-types';
 
-export { TERMINAL_EVENTS, TURN_EVENT_TYPES, type TurnEventType } from './event-types';
+export { TERMINAL_EVENTS, TURN_EVENT_TYPES, type StreamAgent, type TurnEventType } from './event-types';
 
-/** Agents as they appear on the event stream: the four specialists plus the synthesis channel. */
-export const STREAM_AGENTS = [...AGENTS, 'synthesis', 'memory'] as const;
-export type StreamAgent = (typeof STREAM_AGENTS)[number];
 const streamAgent = z.enum(STREAM_AGENTS);
 
 /**

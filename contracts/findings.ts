@@ -6,6 +6,7 @@
  * the `FindingSeries` the claim was computed from, do not reject it.
  */
 import { z } from 'zod';
+import { GATE_NAMES, type GateName } from './gate-names';
 
 export const FINDING_KINDS = ['association', 'trend', 'scalar'] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
@@ -94,22 +95,8 @@ export const findingSeriesSchema = z
   });
 export type FindingSeries = z.infer<typeof findingSeriesSchema>;
 
-/**
- * The gates in the order they run and are reported in: `reproduction` (an addition to seed 002: every
- * number of the finding recomputed by our own code from the user's rows, see
- * checks/reproduction.ts), then the seed's seven in the seed's order.
- */
-export const GATE_NAMES = [
-  'reproduction',
-  'sample_size',
-  'effect_vs_noise',
-  'construct_validity',
-  'bootstrap',
-  'subgroup_consistency',
-  'method_triangulation',
-  'discriminative_power',
-] as const;
-export type GateName = (typeof GATE_NAMES)[number];
+// The gates in the order they run and are reported in, kept free of zod for the SDK.
+export { GATE_NAMES, type GateName } from './gate-names';
 
 /** Seed 002's seven, which run in the gates process (gates-py) on inferences. */
 export const SEED_GATE_NAMES = GATE_NAMES.filter((gate) => gate !== 'reproduction');

@@ -1,9 +1,9 @@
 /**
  * The typed events `amy.turns.stream()` yields: `{ id, type, ...fields }`, a union discriminated
- * on `type` with one member per event of the catalog (seed 001 plus this service's additions), as
- * the API's own contracts define them. An event this SDK version does not know is yielded as
- * `{ id, type: 'unknown', event, data }` rather than thrown, so an older client keeps working
- * against a newer server.
+ * on `type` with one member per event of the catalog (docs/api.md, "The event catalog", and the
+ * events this service adds), as the API's own contracts define them. An event this SDK version does
+ * not know is yielded as `{ id, type: 'unknown', event, data }` rather than thrown, so a client built
+ * against an earlier catalog keeps working against a server that sends more.
  */
 import type { TurnEventData, TurnEventType } from '../../contracts/events';
 

@@ -32,4 +32,6 @@ export type {
 } from '../../contracts/turn';
 export type { Memory } from '../../contracts/memory';
 export type { ErrorBody } from '../../contracts/errors';
-export type { StreamAgent } from '../../contracts/events';
+export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-types';
+export { GATE_NAMES, GATE_LABELS, type GateName } from '../../contracts/gate-names';
+export { FACT_TOLERANCE, withinTolerance } from '../../contracts/fact-tolerance';
