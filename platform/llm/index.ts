@@ -336,7 +336,6 @@ async function deliverTextDeltas(
 }
 
 const FENCED_BLOCK = /```(?:json)?\s*([\s\S]*?)```/i;
-const PREVIEW_CHARS = 200;
 
 /** Index of the bracket closing the one at `start`, skipping brackets inside strings; -1 if unclosed. */
 function closingBracket(text: string, start: number): number {
@@ -381,7 +380,8 @@ function* jsonValuesIn(text: string): Generator<unknown> {
  */
 export function parseModelJson<T>(text: string, schema: ZodType<T>, requestId: string | null = null): T {
   const fenced = FENCED_BLOCK.exec(text);
-  const preview = JSON.stringify(text.slice(0, PREVIEW_CHARS));
+  // The error names the output's size, never its text: a model's answer can quote the user's health data.
+  const size = `${text.length} characters`;
   let firstMismatch: string | null = null;
   for (const candidate of fenced ? [fenced[1], text] : [text]) {
     for (const value of jsonValuesIn(candidate)) {
@@ -392,8 +392,8 @@ export function parseModelJson<T>(text: string, schema: ZodType<T>, requestId: s
   }
   throw new ModelOutputInvalidError(
     firstMismatch === null
-      ? `model output contains no complete JSON value: ${preview}`
-      : `model output JSON does not match the expected shape (${firstMismatch}): ${preview}`,
+      ? `model output (${size}) contains no complete JSON value`
+      : `model output JSON (${size}) does not match the expected shape: ${firstMismatch}`,
     { requestId },
   );
 }

@@ -312,9 +312,16 @@ describe('ledger while Postgres is away', () => {
           ? Promise.reject(new Error('Connection terminated unexpectedly'))
           : pool.query(text, values)) as Pool['query'],
     };
-    const flakyLlm = createLlm({ anthropic, pool: flakyPool, events, costWarnUsd: 100, sendStepInputs: true });
+    const warn = jest.fn();
+    const flakyLlm = createLlm({
+      anthropic,
+      pool: flakyPool,
+      events,
+      costWarnUsd: 100,
+      sendStepInputs: true,
+      logger: { warn },
+    });
     server.faults.inject({ kind: 'stream_cut', step: 'fallback_reply' });
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const err = await flakyLlm
       .stream(
         { turnId, step: 'fallback_reply', inputs: conversation('sleep?'), attempt: 1 },
@@ -325,8 +332,10 @@ describe('ledger while Postgres is away', () => {
     // The caller still learns what went wrong upstream, not that the ledger could not be written.
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect(await ledger(turnId)).toEqual([]);
-    expect(warn).toHaveBeenCalledWith(expect.stringContaining('1 row(s) kept in memory until Postgres is back'));
-    warn.mockRestore();
+    expect(warn).toHaveBeenCalledWith('llm_calls rows kept in memory until Postgres is back', {
+      rows: 1,
+      error: expect.stringContaining('Connection terminated'),
+    });
 
     postgresAway = false;
     await flakyLlm.complete(
@@ -477,6 +486,22 @@ describe('parseModelJson', () => {
   test('truncated JSON is ModelOutputInvalidError', () => {
     expect(() => parseModelJson('{"main_agent": "Data Sc', routing, 'req_1')).toThrow(ModelOutputInvalidError);
     expect(() => parseModelJson('{"main_agent": "Data Sc', routing)).toThrow(/no complete JSON value/);
+  });
+
+  test('the error says how long the output was, never what it said (it can quote health data)', () => {
+    const answer = 'Your resting heart rate of 58 bpm {"main_agent": 7}';
+    for (const text of [answer, '{"main_agent": "Your LDL of 131']) {
+      const err = (() => {
+        try {
+          return parseModelJson(text, routing);
+        } catch (e) {
+          return e as Error;
+        }
+      })() as Error;
+      expect(err).toBeInstanceOf(ModelOutputInvalidError);
+      expect(err.message).toContain(`${text.length} characters`);
+      expect(err.message).not.toMatch(/58|131|heart|LDL/);
+    }
   });
 
   test('the wrong shape names the field', () => {
