@@ -18,7 +18,7 @@ import { createCheckAnswer } from './steps/check-answer';
 import { createTurnLifecycle } from './bookkeeping/turn-lifecycle';
 import { createRunGates } from './steps/run-gates';
 
-export type { StepDeps, ModelSettings } from './runtime/step-deps';
+export type { StepDeps } from './runtime/step-deps';
 
 /** Every activity the workflows can schedule (the turn workflow and retention), bound to its dependencies. */
 export function createActivities(deps: StepDeps) {

@@ -2,7 +2,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@tem
 import type { RetentionWorkflow } from '../workflows';
 
 export const RETENTION_SCHEDULE_ID = 'amy-retention';
-export const RETENTION_INTERVAL = '15 minutes';
+const RETENTION_INTERVAL = '15 minutes';
 
 /**
  * Makes sure the schedule that purges expired event logs exists; every worker calls this at start, so

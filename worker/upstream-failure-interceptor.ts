@@ -9,7 +9,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { LlmError } from '../platform/llm/errors';
 
 /** What the workflow reads from `ApplicationFailure.details[0]` (see workflows/turn-workflow.ts). */
-export interface UpstreamFailureDetails {
+interface UpstreamFailureDetails {
   request_id: string | null;
   status: number | null;
 }

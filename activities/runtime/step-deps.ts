@@ -6,7 +6,7 @@ import type { Llm } from '../../platform/llm';
 import type { Sandbox } from '../../platform/sandbox';
 
 /** Model choice per role (AMY_MODEL, AMY_FAST_MODEL, AMY_DS_MODEL, AMY_VALIDATOR_MODEL). */
-export interface ModelSettings {
+interface ModelSettings {
   main: string;
   fast: string;
   dataScience: string;

@@ -162,5 +162,3 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
 
   return { startTurnWorkflow, endOfReplayedTurn, progressOf, requestCancellation };
 }
-
-export type TurnWorkflows = ReturnType<typeof createTurnWorkflows>;

@@ -16,8 +16,6 @@ import { defaultRules } from './rules';
 import type { ModelCallId } from '../../contracts/steps';
 import type { ScriptedRule } from './types';
 
-export type { FaultController } from './faults';
-export type { RequestLog } from './request-log';
 
 export interface ScriptedModelServerOptions {
   /** 0 (the default) picks a free port. */

@@ -71,7 +71,7 @@ export type LaunchOptions<T> = Target & {
   track?: Set<LaunchedProcess>;
 };
 
-export interface ExitStatus {
+interface ExitStatus {
   code: number | null;
   signal: NodeJS.Signals | null;
 }

@@ -57,7 +57,7 @@ function searchable(dir: string, user: ServerUser): boolean {
 }
 
 /** Whether every directory above `file` lets `user` through (so it can open or execute `file`). */
-export function reachableBy(file: string, user: ServerUser): boolean {
+function reachableBy(file: string, user: ServerUser): boolean {
   for (let dir = path.dirname(path.resolve(file)); ; dir = path.dirname(dir)) {
     if (!searchable(dir, user)) return false;
     if (dir === path.dirname(dir)) return true;
