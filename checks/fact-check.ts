@@ -1,10 +1,10 @@
 /**
- * Step 7b, the numeric fact-check (seed 002, "Tolerance window"), binding: every number an answer
+ * Step 7b, the numeric fact-check (docs/design.md#the-fact-check), binding: every number an answer
  * states must trace to the Fact Sheet (2 % relative, 0.05 absolute floor), to a ratio of two sheet
  * values, to the user's own message, or to the Domain Expert's prose. Deterministic, no model call.
  *
  * - **What is checked**: every number, whatever its size. Only what is plainly not a quantity is
- *   left alone, the non-quantities seed 002 lists: list indices ("1." at a line start, "(2)", "2)"),
+ *   left alone: list indices ("1." at a line start, "(2)", "2)"),
  *   years, ids ("ds-001", "#12"), dates (ISO, "1 June", "June 1st"), links, arXiv ids and other
  *   citations, `N=…` sample notes. A number with a unit or a metric word right after it
  *   (`UNIT_WORDS`: "58 bpm", "45 minutes", "7 nights") is a quantity even where it would look like
@@ -22,7 +22,7 @@ import { withinTolerance } from '../contracts/fact-tolerance';
 
 export type { FactCheckIssue };
 
-/** What an answer's numbers may trace to (seed 002, step 7b). */
+/** What an answer's numbers may trace to. */
 export interface FactCheckReferences {
   sheet: FactSheet;
   /** The user's own message: an answer may echo its numbers ("your 7.3% drop"). */

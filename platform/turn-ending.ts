@@ -7,8 +7,8 @@
  * its own ending. So the status a client reads and the last event it streams always agree.
  *
  * A writer that finds the turn already ended still makes sure the log ends with the event the row
- * says (the `turn.terminal` dedupe key drops it when it is there): a turn ended by an older release,
- * which wrote the row and the event in two commits, gets its missing event in the row's terms.
+ * says (the `turn.terminal` dedupe key drops it when it is there): a row that was ended without its
+ * event (written in two commits, with a crash between) gets the missing event in the row's terms.
  */
 import type { Pool, PoolClient } from 'pg';
 import { docsUrl, type ErrorBody } from '../contracts/errors';

@@ -59,7 +59,7 @@ const MAX_UNWRITTEN_CHARS = 4096;
 /**
  * Streams one model reply as the agent's `agent.thought` deltas, with no started/completed brackets.
  * One append is in flight at a time; text that arrives meanwhile is written by the next append as one
- * delta. A slow model gives one event per delta, as before; a fast one costs far fewer transactions
+ * delta. A slow model gives one event per delta; a fast one costs far fewer transactions
  * than it sends deltas, and the text reaches clients as soon as the log can take it.
  */
 export async function streamThoughts<Call extends ModelCallId>(

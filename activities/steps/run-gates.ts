@@ -45,7 +45,7 @@ function windowEnd(daily: ReadonlyArray<{ date: string }>, offsetDays = 0): stri
  * - a number that does not reproduce rejects the finding (a hard gate: the seven do not run);
  * - a description whose numbers all reproduce is a fact: validated, and the seven, which judge
  *   inferences, do not run — however few days the window holds (its n says so);
- * - an inference that reproduces is judged by the seven as before;
+ * - an inference that reproduces is judged by the seven gates;
  * - a finding we cannot reproduce is judged by the seven and is at most `conditional`.
  */
 function combine(

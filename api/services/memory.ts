@@ -1,5 +1,5 @@
 /**
- * The memory service gives the API its view of `memory_entries` (seed 004): pages behind an opaque
+ * The memory service gives the API its view of `memory_entries` (docs/design.md#memory): pages behind an opaque
  * cursor, the user's own writes, and deletes that cannot tell another user's entry from a missing one.
  * The queries are platform/memory.ts's, shared with the worker's steps.
  */

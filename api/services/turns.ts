@@ -245,9 +245,9 @@ export async function turnCostSoFar(pool: Pool, turnId: string): Promise<number>
 
 /**
  * Whether the turn has ended and its log already ends with the terminal event, so nothing follows its
- * `last_event_id` (until an operator retries it). The status alone does not say so for a turn ended by
- * an older release, which updated the row first and appended the terminal event in a later statement
- * (today both commit together: platform/turn-ending.ts).
+ * `last_event_id` (until an operator retries it). The status alone does not say so for a row whose
+ * terminal event was written in a separate commit, or never: platform/turn-ending.ts commits both
+ * together, but rows ended before it may lack the event.
  */
 export async function hasTurnLogEnded(pool: Pool, row: TurnRow): Promise<boolean> {
   if (row.status !== 'completed' && row.status !== 'failed') return false;

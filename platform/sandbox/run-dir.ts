@@ -3,8 +3,8 @@
  * lock rather than named after a process id.
  *
  * A worker killed mid-run (SIGKILL, OOM) cannot remove its directory, so each sandbox sweeps the ones
- * left behind. Whether a directory is abandoned used to be read from the pid in its name, which is
- * wrong whenever that pid means something else: reused by another process after the worker died (the
+ * left behind. The pid in a directory's name cannot say whether it is abandoned: it is wrong whenever
+ * that pid means something else: reused by another process after the worker died (the
  * directory is then kept for ever), or a pid from another pid namespace (a second container sharing
  * /tmp: a live run's directory is then removed under it). A lock says it directly: each run holds an
  * flock on its directory for as long as it lives, the kernel drops the lock when the holder dies

@@ -61,7 +61,7 @@ test('Postgres restarted mid-stream: the failed step is retried, the turn comple
   // The first delta is on the wire and more follow every 150 ms. Pin both processes in the middle of a
   // transaction when Postgres goes away: rows locked here make the worker's next event append wait on
   // the turn row and a second POST /v1/turns wait on the user row, each on a client checked out of its
-  // pool. That is where a dropped connection used to escape as an unhandled 'error' and kill the process.
+  // pool. That is where a dropped connection, unheard, would escape as an unhandled 'error' and kill the process.
   await stream.waitFor((e) => e.type === 'agent.thought');
   const lock = new Client({ connectionString: pg.url });
   lock.on('error', () => undefined); // terminated by the shutdown, like every session
