@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { factCheckOutcomeSchema, turnResultSchema } from './turn';
 import { errorBodySchema } from './errors';
-import { GATE_NAMES } from './findings';
-import { STREAM_AGENTS, TURN_EVENT_TYPES, type TurnEventType } from './event-types';
+import { GATE_NAMES } from './gate-names';
+import { STREAM_AGENTS, type TurnEventType } from './event-types';
 
 export { TERMINAL_EVENTS, TURN_EVENT_TYPES, type StreamAgent, type TurnEventType } from './event-types';
 
@@ -70,9 +70,3 @@ export interface TurnEvent {
   type: TurnEventType;
   data: Record<string, unknown>;
 }
-
-export const turnEventSchema = z.object({
-  id: z.number().int().min(1),
-  type: z.enum(TURN_EVENT_TYPES),
-  data: z.record(z.string(), z.unknown()),
-});

@@ -18,7 +18,7 @@ import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
-export interface SynthesisAnchor {
+interface SynthesisAnchor {
   key: string;
   value: number;
   unit: string | null;
@@ -37,7 +37,7 @@ export interface SynthesisInput extends Omit<SynthesisPromptInputs, 'factSheet' 
 }
 
 /** The Fact Sheet: the findings' numbers, then the anchors as `anchor.<key>`, each with its window's length. */
-export function synthesisFactSheet(input: Pick<SynthesisInput, 'findings' | 'anchors'>): BuiltFactSheet {
+function synthesisFactSheet(input: Pick<SynthesisInput, 'findings' | 'anchors'>): BuiltFactSheet {
   const built = buildFactSheet(input.findings);
   for (const anchor of input.anchors) {
     if (!Number.isFinite(anchor.value)) continue;

@@ -14,13 +14,13 @@ Rules:
 6. Coach mode ends with the coach's forward question; other modes end cleanly.
 7. Focused: answer the asked thing first.`;
 
-export const DS_FAILED_WARNING = `⚠ DATA SCIENCE STATUS: FAILED. The data analysis sandbox did NOT complete successfully this turn. There is no validated quantitative result. You MUST be honest, NOT invent numbers, NOT cite a "result", and offer a narrower follow-up.`;
+const DS_FAILED_WARNING = `⚠ DATA SCIENCE STATUS: FAILED. The data analysis sandbox did NOT complete successfully this turn. There is no validated quantitative result. You MUST be honest, NOT invent numbers, NOT cite a "result", and offer a narrower follow-up.`;
 
 /**
  * The repair turn after the fact-check (step 7b): the model is told exactly which numbers of its answer
  * are not in the Fact Sheet, as it wrote them, and writes the whole answer again without them.
  */
-export function factCheckRepair(untraced: string[]): string {
+function factCheckRepair(untraced: string[]): string {
   return [
     `FACT-CHECK: these numbers in your answer are not in the FACT SHEET: ${untraced.join('; ')}.`,
     'Write the whole answer again. None of these numbers may appear in it, in any rounding or unit. ' +
@@ -75,13 +75,13 @@ export interface SynthesisPromptInputs {
   repair?: SynthesisRepair;
 }
 
-export interface SynthesisRepair {
+interface SynthesisRepair {
   previousAnswer: string;
   /** Each number as the answer wrote it ("58 bpm"). */
   untraced: Array<{ value: number; text: string }>;
 }
 
-export function synthesisPrompt(inputs: SynthesisPromptInputs): string {
+function synthesisPrompt(inputs: SynthesisPromptInputs): string {
   return [
     inputs.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
     `USER QUESTION:\n${inputs.userMessage}`,
