@@ -26,7 +26,7 @@ import {
   type GateResult,
 } from '../contracts/findings';
 import { mean, sampleSd, spearman } from './statistics';
-import { withinTolerance } from './fact-check';
+import { FACT_TOLERANCE, withinTolerance } from '../contracts/fact-tolerance';
 
 interface NumberCheck {
   key: string;
@@ -167,7 +167,8 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
 
 /** Within the fact-check's tolerance, and of the same sign: a flipped correlation is another claim. */
 const matches = (claimed: number, recomputed: number) =>
-  withinTolerance(claimed, recomputed) && (Math.sign(claimed) === Math.sign(recomputed) || Math.abs(recomputed) < 0.05);
+  withinTolerance(claimed, recomputed) &&
+  (Math.sign(claimed) === Math.sign(recomputed) || Math.abs(recomputed) < FACT_TOLERANCE.absolute);
 
 /**
  * Recomputes a finding's numbers from its series. `lastDay` is the last day of the series (the data's

@@ -1,6 +1,6 @@
 /**
- * Findings and their deterministic validation (seed 002, "The validation phase", "The 7
- * deterministic gates", "Verdict aggregation logic"). Workflow-safe: zod only, no I/O.
+ * Findings and their deterministic validation (docs/design.md#validation-and-truth-checks: the seven
+ * gates, verdict aggregation). Workflow-safe: zod only, no I/O.
  *
  * A `Finding` is a quantitative claim; its numbers reach the Fact Sheet only if the gates, run on
  * the `FindingSeries` the claim was computed from, do not reject it.
@@ -12,8 +12,8 @@ export const FINDING_KINDS = ['association', 'trend', 'scalar'] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
 /**
- * What a Data Science plan computes, named in its spec (an addition to seed 002's kind / feature /
- * target / window, so that what was computed can be recomputed): a level (`DESCRIPTIVE_STATISTICS`), a
+ * What a Data Science plan computes, named in its spec (beside kind / feature / target / window, so
+ * that what was computed can be recomputed): a level (`DESCRIPTIVE_STATISTICS`), a
  * `change` against the period before, a `difference` between groups of days or periods, the means by
  * `day_of_week`, or a `spearman` correlation.
  */
@@ -98,9 +98,6 @@ export type FindingSeries = z.infer<typeof findingSeriesSchema>;
 // The gates in the order they run and are reported in, kept free of zod for the SDK.
 export { GATE_NAMES, type GateName } from './gate-names';
 
-/** Seed 002's seven, which run in the gates process (gates-py) on inferences. */
-export const SEED_GATE_NAMES = GATE_NAMES.filter((gate) => gate !== 'reproduction');
-
 /** A failed hard gate rejects the finding outright, and the gates after it do not run. */
 export const HARD_GATES = ['reproduction', 'sample_size', 'construct_validity'] as const satisfies readonly GateName[];
 
@@ -138,7 +135,7 @@ export const gatesOutcomeSchema = z
     gates: z.array(gateResultSchema).min(1).max(GATE_NAMES.length),
     verdict: z.enum(GATE_VERDICTS),
     hard_rejection: z.enum(HARD_REJECTIONS).nullable(),
-    /** Applicable gates of the seed's seven that passed, out of `applicable`; skipped gates count in neither. */
+    /** Applicable gates of the seven statistical ones (reproduction aside) that passed, out of `applicable`; skipped gates count in neither. */
     passes: z.number().int().nonnegative(),
     applicable: z.number().int().nonnegative(),
     /**

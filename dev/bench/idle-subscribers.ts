@@ -4,7 +4,7 @@
  * /proc before and after; then one event proves the loaded process still delivers.
  */
 import type { Pool } from 'pg';
-import type { EventLog, NewTurnEvent } from '../../platform/event-log';
+import type { EventLog } from '../../platform/event-log';
 import { readOpenFilesLimit, startApiProcess } from './api-process';
 import { createBenchUser, insertQueuedTurns } from './fixtures';
 import { newAgent, openSse, type SseStream } from './http-client';
@@ -87,7 +87,7 @@ export async function measureIdleSubscribers(opts: IdleSubscribersOptions): Prom
     const probeTurn = turnIds[Math.floor(turnIds.length / 2)];
     const probeStart = nowMs();
     await opts.events.append(probeTurn, [
-      { type: 'agent.thought', data: { agent: 'synthesis', delta: 'still here', attempt: 1 } } as NewTurnEvent,
+      { type: 'agent.thought', data: { agent: 'synthesis', delta: 'still here', attempt: 1, step: 'synthesis' } },
     ]);
     for (let waited = 0; waited < 10_000 && (delivered.get(probeTurn) ?? 0) < opts.subscribersPerTurn; waited += 10) {
       await sleep(10);

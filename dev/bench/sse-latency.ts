@@ -69,7 +69,7 @@ export async function measureSseLatency(opts: SseLatencyOptions): Promise<SseLat
     await opts.events.append(turnId, [
       {
         type: 'agent.thought',
-        data: { agent: 'synthesis', delta: 'steady as she goes ', attempt: 1, seq, sent_at: sentAt },
+        data: { agent: 'synthesis', delta: 'steady as she goes ', attempt: 1, step: 'synthesis', seq, sent_at: sentAt },
       } as unknown as NewTurnEvent, // `seq` and `sent_at` are the bench's probes, outside the schema
     ]);
     appendMs.push(nowMs() - sentAt);

@@ -14,6 +14,7 @@ import path from 'node:path';
 import express from 'express';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createEventLog } from '../../platform/event-log';
+import { withinTolerance } from '../../contracts/fact-tolerance';
 import { GATE_NAMES } from '../../contracts/findings';
 import { turnSchema, type Turn, type TurnResult } from '../../contracts/turn';
 import { errorEnvelopeSchema } from '../../contracts/errors';
@@ -103,9 +104,6 @@ async function endOf(turnId: string): Promise<TurnResult> {
   await demo.svc.temporal.workflow.getHandle(turnId).result();
   return (await storedTurn(turnId)).result!;
 }
-
-const withinTolerance = (value: number, reference: number) =>
-  Math.abs(value - reference) <= Math.max(0.02 * Math.abs(reference), 0.05);
 
 /** The page's globals as `page.evaluate` callbacks use them (this project compiles without the DOM lib). */
 interface InPage {

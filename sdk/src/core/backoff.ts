@@ -10,7 +10,7 @@ export interface BackoffPolicy {
   maxDelayMs: number;
 }
 
-export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
   return Math.floor(random() * ceiling);
 }

@@ -11,7 +11,7 @@ import { envelopeOf, type FetchLike } from '../core/http';
 import { LineDecoder } from './line-decoder';
 import { SseDecoder, type SseMessage } from './sse-decoder';
 
-export interface ConnectRequest {
+interface ConnectRequest {
   url: string;
   /** Authorization; the transport adds Accept and the resume position. */
   headers: Record<string, string>;
