@@ -2,7 +2,7 @@ import { parseCommandLine } from '../args';
 import type { Command } from '../context';
 import { UsageError } from '../errors';
 import { presenterFor } from '../watch/presenter';
-import { watchTurn } from './watching';
+import { watchTurn } from '../watch/watch-turn';
 
 export const ask: Command = {
   name: 'ask',

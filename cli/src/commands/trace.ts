@@ -2,7 +2,7 @@ import path from 'node:path';
 import { parseCommandLine } from '../args';
 import type { Command } from '../context';
 import { TraceFile } from '../watch/trace-file';
-import { watchTurn } from './watching';
+import { watchTurn } from '../watch/watch-turn';
 
 export const trace: Command = {
   name: 'trace',

@@ -1,7 +1,7 @@
 import { parseCommandLine, parseEventId } from '../args';
 import type { Command } from '../context';
 import { presenterFor } from '../watch/presenter';
-import { watchTurn } from './watching';
+import { watchTurn } from '../watch/watch-turn';
 
 export const watch: Command = {
   name: 'watch',

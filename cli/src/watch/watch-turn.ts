@@ -1,7 +1,7 @@
 /** The watching loop wired to the process: Ctrl-C from its signals, the detach message on stderr. */
 import type { CommandContext } from '../context';
-import { followTurn } from '../watch/follow';
-import type { TurnPresenter } from '../watch/presenter';
+import { followTurn } from './follow';
+import type { TurnPresenter } from './presenter';
 
 const resumeWatch = (turnId: string) => (lastEventId: number) => `amy watch ${turnId} --after ${lastEventId}`;
 
