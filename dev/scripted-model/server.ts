@@ -16,7 +16,6 @@ import { defaultRules } from './rules';
 import type { ModelCallId } from '../../contracts/steps';
 import type { ScriptedRule } from './types';
 
-
 export interface ScriptedModelServerOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
