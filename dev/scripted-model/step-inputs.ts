@@ -16,6 +16,7 @@ import {
 } from '../../contracts/findings';
 import { factEntrySchema, messageSchema } from '../../contracts/turn';
 import { literaturePriorSchema } from '../../activities/data/literature-priors';
+import { criticVerdictSchema } from '../../activities/steps/critic/verdict';
 import { WEEKDAYS } from '../../activities/agents/investigator/digest';
 import { DAILY_METRICS } from '../../platform/health-data/records';
 import type { ModelCallInputs } from '../../activities/runtime/model-call-inputs';
@@ -46,28 +47,6 @@ const shownFinding = z.object({
   finding: findingSchema,
   verdict: z.enum(['validated', 'conditional']),
   assessment: z.object({ mechanism: z.string(), strategy: z.string().nullable() }).nullable(),
-});
-
-const criticVerdict = z.object({
-  finding_id: z.string(),
-  decision: z.enum(['accept', 'downgrade', 'reject']),
-  concerns: z.array(
-    z.object({
-      category: z.enum([
-        'confounder',
-        'reverse_causation',
-        'selection_bias',
-        'literature_contradiction',
-        'tautology',
-        'small_n',
-        'noise',
-      ]),
-      detail: z.string(),
-      severity: z.enum(['low', 'medium', 'high']),
-    }),
-  ),
-  rationale: z.string(),
-  fallback: z.boolean(),
 });
 
 const healthDigest = z.object({
@@ -169,7 +148,7 @@ const STEP_INPUT_SCHEMAS = {
     priors: z.array(literaturePriorSchema),
     memory: z.array(z.object({ category: z.string(), text: z.string() })),
   }),
-  assessment: z.object({ finding: findingSchema, critic: criticVerdict, priors: z.array(literaturePriorSchema) }),
+  assessment: z.object({ finding: findingSchema, critic: criticVerdictSchema, priors: z.array(literaturePriorSchema) }),
   synthesis: z.object({
     userMessage: z.string(),
     mainAgent: z.enum(ROUTABLE_AGENTS),

@@ -24,7 +24,6 @@ const concernSchema = z.object({
   detail: z.string().min(1),
   severity: z.enum(CONCERN_SEVERITIES),
 });
-type CriticConcern = z.infer<typeof concernSchema>;
 
 /** The model's answer, as the Critic's prompt asks for it. */
 export const criticAnswerSchema = z.object({
@@ -34,11 +33,10 @@ export const criticAnswerSchema = z.object({
 });
 export type CriticAnswer = z.infer<typeof criticAnswerSchema>;
 
-export interface CriticVerdict {
-  finding_id: string;
-  decision: CriticDecision;
-  concerns: CriticConcern[];
-  rationale: string;
+/** The verdict on one finding, as the step returns it and the Assessment's prompt reads it. */
+export const criticVerdictSchema = criticAnswerSchema.extend({
+  finding_id: z.string(),
   /** True when the model's answer could not be used and the conservative default was returned instead. */
-  fallback: boolean;
-}
+  fallback: z.boolean(),
+});
+export type CriticVerdict = z.infer<typeof criticVerdictSchema>;
