@@ -1,0 +1,21 @@
+/**
+ * Lab results: the biomarkers the service knows (LOINC code, canonical unit, molar mass), unit conversion
+ * with UCUM, and the mapping of a FHIR R4 Bundle of Observations onto lab rows. Pure: no I/O, no clock.
+ * docs/health-data.md#lab-results describes it for senders.
+ */
+export {
+  LAB_BIOMARKERS,
+  LAB_BIOMARKER_NAMES,
+  labBiomarker,
+  labBiomarkerForLoinc,
+  type LabBiomarker,
+  type LabBiomarkerSpec,
+} from './biomarkers';
+export { normaliseLabValue, type LabUnitRefusalReason, type LabValueInput, type NormalisedLabValue } from './units';
+export {
+  labRowsFromFhirBundle,
+  type FhirLabRefusal,
+  type FhirLabRefusalReason,
+  type FhirLabRows,
+  type LabRow,
+} from './fhir';
