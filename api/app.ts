@@ -4,6 +4,7 @@ import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';
 import { consoleRoutes } from './routes/console';
+import { dataRoutes } from './routes/data';
 import { healthRoutes } from './routes/health';
 import { memoryRoutes } from './routes/memory';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
@@ -31,6 +32,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
   app.use(turnRoutes(deps));
   app.use(memoryRoutes(deps));
+  app.use(dataRoutes(deps));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));
   app.use(errorMiddleware(deps.logger));
   return app;

@@ -6,9 +6,23 @@ import { z } from 'zod';
 import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts/errors';
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
+import {
+  MAX_DATA_ROWS_PER_REQUEST,
+  dailyListSchema,
+  deleteDailyQuerySchema,
+  deleteDailyResultSchema,
+  listDailyQuerySchema,
+  listWorkoutsQuerySchema,
+  profileSchema,
+  upsertDailyRequestSchema,
+  upsertResultSchema,
+  upsertWorkoutsRequestSchema,
+  workoutListSchema,
+} from '../contracts/data';
 
 const turnIdParamsSchema = z.object({ id: z.string() }).strict();
 const memoryIdParamsSchema = z.object({ id: z.string() }).strict();
+const workoutIdParamsSchema = z.object({ external_id: z.string() }).strict();
 
 export const healthSchema = z.object({
   status: z.enum(['ok', 'degraded']),
@@ -29,7 +43,7 @@ interface ResponseContract {
 }
 
 export interface RouteContract {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   path: string;
   operationId: string;
   summary: string;
@@ -192,6 +206,84 @@ export const ROUTES = {
     authenticated: true,
     params: memoryIdParamsSchema,
     responses: { 204: { description: 'Deleted' }, ...v1Errors(404) },
+  },
+  upsertDaily: {
+    method: 'post',
+    path: '/v1/data/daily',
+    operationId: 'upsertDaily',
+    summary: `Send daily summaries, upserted by date: a day sent again replaces the one stored, a metric left out is null. At most ${MAX_DATA_ROWS_PER_REQUEST} rows; if any row is refused (the 400 names it, rows[i].field), none is stored.`,
+    authenticated: true,
+    body: upsertDailyRequestSchema,
+    responses: {
+      200: { description: 'How many days were new and how many replaced stored ones', schema: upsertResultSchema },
+      ...v1Errors(),
+    },
+  },
+  listDaily: {
+    method: 'get',
+    path: '/v1/data/daily',
+    operationId: 'listDaily',
+    summary: 'List your daily summaries from one day to another (both included), oldest first, a page at a time.',
+    authenticated: true,
+    query: listDailyQuerySchema,
+    responses: { 200: { description: 'A page of daily summaries', schema: dailyListSchema }, ...v1Errors() },
+  },
+  deleteDaily: {
+    method: 'delete',
+    path: '/v1/data/daily',
+    operationId: 'deleteDaily',
+    summary: 'Delete your daily summaries from one day to another (both included, both required), for good.',
+    authenticated: true,
+    query: deleteDailyQuerySchema,
+    responses: { 200: { description: 'How many days were deleted', schema: deleteDailyResultSchema }, ...v1Errors() },
+  },
+  upsertWorkouts: {
+    method: 'post',
+    path: '/v1/data/workouts',
+    operationId: 'upsertWorkouts',
+    summary: `Send workouts, upserted by your external_id: the same id again updates the workout. At most ${MAX_DATA_ROWS_PER_REQUEST} rows; if any row is refused (the 400 names it, rows[i].field), none is stored.`,
+    authenticated: true,
+    body: upsertWorkoutsRequestSchema,
+    responses: {
+      200: { description: 'How many workouts were new and how many updated', schema: upsertResultSchema },
+      ...v1Errors(),
+    },
+  },
+  listWorkouts: {
+    method: 'get',
+    path: '/v1/data/workouts',
+    operationId: 'listWorkouts',
+    summary:
+      'List your workouts, oldest first (date, then external_id), a page at a time, optionally of one type and between two days.',
+    authenticated: true,
+    query: listWorkoutsQuerySchema,
+    responses: { 200: { description: 'A page of workouts', schema: workoutListSchema }, ...v1Errors() },
+  },
+  deleteWorkout: {
+    method: 'delete',
+    path: '/v1/data/workouts/{external_id}',
+    operationId: 'deleteWorkout',
+    summary: 'Delete one of your workouts by its external_id, for good.',
+    authenticated: true,
+    params: workoutIdParamsSchema,
+    responses: { 204: { description: 'Deleted' }, ...v1Errors(404) },
+  },
+  getProfile: {
+    method: 'get',
+    path: '/v1/data/profile',
+    operationId: 'getProfile',
+    summary: 'Read your health profile (404 when none was written).',
+    authenticated: true,
+    responses: { 200: { description: 'The profile', schema: profileSchema }, ...v1Errors(404) },
+  },
+  putProfile: {
+    method: 'put',
+    path: '/v1/data/profile',
+    operationId: 'putProfile',
+    summary: 'Write your health profile, replacing the one stored.',
+    authenticated: true,
+    body: profileSchema,
+    responses: { 200: { description: 'The profile as stored', schema: profileSchema }, ...v1Errors() },
   },
   health: {
     method: 'get',

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 
 /** Typed id prefixes over ULIDs (Crockford base32, 26 chars). */
-export const ID_PREFIXES = { turn: 'turn_', memory: 'mem_', request: 'req_', user: 'usr_', apiKey: 'key_' } as const;
+export const ID_PREFIXES = {
+  turn: 'turn_',
+  memory: 'mem_',
+  request: 'req_',
+  user: 'usr_',
+  apiKey: 'key_',
+  workout: 'wko_',
+} as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';

@@ -4,21 +4,13 @@
  * becomes the data the pipeline reasons about.
  */
 import type { Pool } from 'pg';
-import {
-  DAILY_METRICS,
-  DAILY_SUMMARY_COLUMNS,
-  METRIC_SPECS,
-  parseIsoDate,
-  SLEEP_STAGES,
-  type DailyMetric,
-  type DailyRow,
-} from './records';
+import { upsertDailyRows } from './daily-summaries';
+import { DAILY_METRICS, DAILY_SUMMARY_COLUMNS, METRIC_SPECS, type DailyMetric, type DailyRow } from './records';
+import { dateProblem, firstPositions, numberProblem, sleepStagesOverrun, utcToday } from './validate';
 
 export const MAX_CSV_BYTES = 5 * 1024 * 1024;
 export const MAX_CSV_ROWS = 20_000;
 const MAX_REPORTED_ERRORS = 100;
-/** Devices round each stage separately, so the stages may overshoot the total by a few minutes. */
-const STAGE_SUM_TOLERANCE_MINUTES = 5;
 
 export interface CsvError {
   line: number;
@@ -114,20 +106,17 @@ function parseMetric(metric: DailyMetric, cell: string): { value: number | null 
   if (!DECIMAL.test(cell) || !Number.isFinite(value)) {
     return { problem: `${metric}: ${JSON.stringify(cell)} is not a number` };
   }
-  const { integer, accepted } = METRIC_SPECS[metric];
-  if (integer && !Number.isInteger(value)) return { problem: `${metric}: ${cell} must be a whole number` };
-  if (value < accepted[0] || value > accepted[1]) {
-    return { problem: `${metric}: ${cell} is outside the accepted range ${accepted[0]}–${accepted[1]}` };
-  }
-  return { value };
+  const problem = numberProblem(METRIC_SPECS[metric], value);
+  return problem ? { problem: `${metric}: ${cell} ${problem}` } : { value };
 }
 
-function parseRow(record: CsvRecord, columns: string[]): { row: DailyRow; problems: string[] } {
+function parseRow(record: CsvRecord, columns: string[], today: string): { row: DailyRow; problems: string[] } {
   const cells = new Map(columns.map((column, i) => [column, record.fields[i].trim()]));
   const problems: string[] = [];
   const date = cells.get('date')!;
+  const badDate = date === '' ? null : dateProblem(date, today);
   if (date === '') problems.push('date is missing');
-  else if (!parseIsoDate(date)) problems.push(`date ${JSON.stringify(date)} is not a calendar date in YYYY-MM-DD form`);
+  else if (badDate) problems.push(`date ${JSON.stringify(date)} ${badDate}`);
 
   const row = { date } as DailyRow;
   for (const metric of DAILY_METRICS) {
@@ -136,12 +125,9 @@ function parseRow(record: CsvRecord, columns: string[]): { row: DailyRow; proble
     row[metric] = 'value' in parsed ? parsed.value : null;
   }
 
-  const stages = SLEEP_STAGES.map((stage) => row[stage]).filter((minutes) => minutes !== null);
-  if (row.sleep_minutes !== null && stages.length === SLEEP_STAGES.length) {
-    const total = stages.reduce((sum, minutes) => sum + minutes, 0);
-    if (total > row.sleep_minutes + STAGE_SUM_TOLERANCE_MINUTES) {
-      problems.push(`sleep stages add up to ${total} minutes, more than sleep_minutes (${row.sleep_minutes})`);
-    }
+  const stages = sleepStagesOverrun(row);
+  if (stages !== null) {
+    problems.push(`sleep stages add up to ${stages} minutes, more than sleep_minutes (${row.sleep_minutes})`);
   }
   return { row, problems };
 }
@@ -155,7 +141,8 @@ function capErrors(errors: CsvError[]): CsvError[] {
   ];
 }
 
-export function parseDailySummaryCsv(text: string): DailySummaryCsv {
+/** The file's rows, or every problem in it; `today` (UTC) is the last day a row may be for. */
+export function parseDailySummaryCsv(text: string, today: string = utcToday()): DailySummaryCsv {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_CSV_BYTES) {
     return { errors: [{ line: 1, message: `the file is ${bytes} bytes; the limit is ${MAX_CSV_BYTES} (5 MB)` }] };
@@ -174,17 +161,16 @@ export function parseDailySummaryCsv(text: string): DailySummaryCsv {
   const columns = header.fields.map((name) => name.trim());
   const errors: CsvError[] = [];
   const rows: DailyRow[] = [];
-  const lineOfDate = new Map<string, number>();
+  const lineOfDate = firstPositions<number>();
   for (const record of data) {
     if (record.fields.length !== columns.length) {
       const message = `expected ${columns.length} values, found ${record.fields.length}`;
       errors.push({ line: record.line, message });
       continue;
     }
-    const { row, problems } = parseRow(record, columns);
-    const firstLine = lineOfDate.get(row.date);
+    const { row, problems } = parseRow(record, columns, today);
+    const firstLine = dateProblem(row.date, today) ? undefined : lineOfDate(row.date, record.line);
     if (firstLine !== undefined) problems.push(`date ${row.date} also appears on line ${firstLine}`);
-    else if (parseIsoDate(row.date)) lineOfDate.set(row.date, record.line);
     errors.push(...problems.map((message) => ({ line: record.line, message })));
     rows.push(row);
   }
@@ -202,24 +188,5 @@ export async function importDailySummary(
 ): Promise<{ inserted: number; updated: number }> {
   const parsed = parseDailySummaryCsv(text);
   if ('errors' in parsed) throw new DailySummaryCsvError(parsed.errors);
-  const { rows } = parsed;
-  if (rows.length === 0) return { inserted: 0, updated: 0 };
-
-  // The metric names are the table's column names. One statement over column arrays (unnest) is atomic,
-  // needs no per-row round trips and stays under Postgres's 65,535 bind-parameter limit at 20,000 rows.
-  // Dates go in as `YYYY-MM-DD` text, so no time zone can move them.
-  const columns = DAILY_METRICS.join(', ');
-  const updates = DAILY_METRICS.map((metric) => `${metric} = EXCLUDED.${metric}`).join(', ');
-  const arrays = DAILY_METRICS.map((metric, i) => `$${i + 3}::${METRIC_SPECS[metric].integer ? 'int[]' : 'float8[]'}`);
-  // xmax is 0 on a freshly inserted row version and set on one rewritten by ON CONFLICT DO UPDATE.
-  const written = await pool.query<{ inserted: boolean }>(
-    `INSERT INTO daily_summaries (user_id, date, ${columns})
-     SELECT $1, day.*
-     FROM unnest($2::date[], ${arrays.join(', ')}) AS day
-     ON CONFLICT (user_id, date) DO UPDATE SET ${updates}
-     RETURNING (xmax = 0) AS inserted`,
-    [userId, rows.map((row) => row.date), ...DAILY_METRICS.map((metric) => rows.map((row) => row[metric]))],
-  );
-  const inserted = written.rows.filter((row) => row.inserted).length;
-  return { inserted, updated: written.rows.length - inserted };
+  return upsertDailyRows(pool, userId, parsed.rows);
 }

@@ -32,15 +32,21 @@ export const SLEEP_STAGES = [
   'awake_minutes',
 ] as const satisfies readonly DailyMetric[];
 
-interface MetricSpec {
-  /** Whole numbers in the database (Int columns). */
+/**
+ * What a value of a numeric field must be to be stored (platform/health-data/validate.ts): a whole number
+ * where the column is Int, and within the accepted range. The ranges are wider than the generator's
+ * typical values: real devices report quiet days and short nights the generator never makes.
+ */
+export interface FieldSpec {
   integer: boolean;
+  accepted: readonly [number, number];
+}
+
+interface MetricSpec extends FieldSpec {
   /** What the generator produces for a typical adult. */
   typical: readonly [number, number];
   /** The unit a value of this metric is in, for the Fact Sheet. */
   unit: string;
-  /** What an import accepts: real devices report quiet days and short nights the generator never makes. */
-  accepted: readonly [number, number];
 }
 
 export const METRIC_SPECS: Record<DailyMetric, MetricSpec> = {
@@ -60,12 +66,37 @@ export const METRIC_SPECS: Record<DailyMetric, MetricSpec> = {
 export const WORKOUT_TYPES = ['running', 'cycling', 'strength', 'yoga', 'walking', 'swimming', 'HIIT'] as const;
 export type WorkoutType = (typeof WORKOUT_TYPES)[number];
 
+/** A workout's numbers as a client sends them: a day's session of up to 24 hours. */
+export const WORKOUT_SPECS = {
+  duration_minutes: { integer: true, accepted: [1, 1_440] },
+  distance_km: { integer: false, accepted: [0, 1_000] },
+  calories: { integer: true, accepted: [0, 20_000] },
+  avg_heart_rate: { integer: false, accepted: [25, 250] },
+} as const satisfies Record<string, FieldSpec>;
+export type WorkoutNumberField = keyof typeof WORKOUT_SPECS;
+
+/** A profile's numbers; the birth year's upper bound is the current year (checked against today). */
+export const PROFILE_SPECS = {
+  birth_year: { integer: true, accepted: [1900, 9999] },
+  height_cm: { integer: false, accepted: [50, 272] },
+  weight_kg: { integer: false, accepted: [20, 400] },
+} as const satisfies Record<string, FieldSpec>;
+export type ProfileNumberField = keyof typeof PROFILE_SPECS;
+
+export const SEXES = ['female', 'male'] as const;
+
 export interface WorkoutRow {
   date: string;
   type: WorkoutType;
   duration_minutes: number;
   calories: number | null;
   avg_heart_rate: number | null;
+}
+
+/** A workout as a client sends and reads it: under its own id (unique per user), with its distance. */
+export interface WorkoutRecord extends WorkoutRow {
+  external_id: string;
+  distance_km: number | null;
 }
 
 export interface BiomarkerRow {
@@ -76,7 +107,7 @@ export interface BiomarkerRow {
 }
 
 export interface HealthProfileRow {
-  sex: 'female' | 'male';
+  sex: (typeof SEXES)[number];
   birth_year: number;
   height_cm: number;
   weight_kg: number;

@@ -5,6 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { ulid } from 'ulid';
+import { newId } from '../ids';
 import { inTransaction } from '../pg-pool';
 import {
   DAILY_METRICS,
@@ -16,8 +17,7 @@ import {
   type WorkoutRow,
 } from './records';
 
-// Workouts and lab results need ids of their own; these prefixes belong in contracts/ids.ts (ID_PREFIXES).
-const WORKOUT_ID_PREFIX = 'wko_';
+// Lab results need ids of their own; this prefix belongs in contracts/ids.ts (ID_PREFIXES), as the workouts' does.
 const LAB_RESULT_ID_PREFIX = 'lab_';
 
 export interface HealthDataCounts {
@@ -50,12 +50,13 @@ export async function replaceUserHealthData(pool: Pool, userId: string, data: He
        FROM jsonb_to_recordset($2::jsonb) AS d (date date, ${DAILY_RECORD.join(', ')})`,
       [userId, rows(data.daily)],
     );
+    // A generated workout has no client of its own: its id is also its external id.
     await client.query(
-      `INSERT INTO workouts (id, user_id, date, type, duration_minutes, calories, avg_heart_rate)
-       SELECT w.id, $1, w.date, w.type, w.duration_minutes, w.calories, w.avg_heart_rate
+      `INSERT INTO workouts (id, external_id, user_id, date, type, duration_minutes, calories, avg_heart_rate)
+       SELECT w.id, w.id, $1, w.date, w.type, w.duration_minutes, w.calories, w.avg_heart_rate
        FROM jsonb_to_recordset($2::jsonb)
          AS w (id text, date date, type text, duration_minutes int, calories int, avg_heart_rate float8)`,
-      [userId, rows(data.workouts.map((w) => ({ id: WORKOUT_ID_PREFIX + ulid(), ...w })))],
+      [userId, rows(data.workouts.map((w) => ({ id: newId('workout'), ...w })))],
     );
     await client.query(
       `INSERT INTO lab_biomarkers (id, user_id, taken_on, name, value, unit)
@@ -89,6 +90,16 @@ export async function readHealthProfile(pool: Pool, userId: string): Promise<Hea
     [userId],
   );
   return rows[0] ?? null;
+}
+
+/** Writes the user's profile, replacing the one they had. */
+export async function writeHealthProfile(pool: Pool, userId: string, profile: HealthProfileRow): Promise<void> {
+  await pool.query(
+    `INSERT INTO health_profiles (user_id, sex, birth_year, height_cm, weight_kg) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (user_id) DO UPDATE SET sex = EXCLUDED.sex, birth_year = EXCLUDED.birth_year,
+       height_cm = EXCLUDED.height_cm, weight_kg = EXCLUDED.weight_kg`,
+    [userId, profile.sex, profile.birth_year, profile.height_cm, profile.weight_kg],
+  );
 }
 
 /** Every lab result of the user, newest first (by the day taken, then id). */

@@ -1,0 +1,81 @@
+import { Router, type Request } from 'express';
+import type { Pool } from 'pg';
+import { externalIdSchema } from '../../contracts/data';
+import { ROUTES } from '../contract';
+import { ApiError, notFound } from '../errors';
+import { parseRequest } from '../parse-request';
+import {
+  deleteDailyForUser,
+  deleteWorkoutForUserOrThrow,
+  listDailyForUser,
+  listWorkoutsForUser,
+  readProfileForUserOrThrow,
+  upsertDailyForUser,
+  upsertWorkoutsForUser,
+  writeProfileForUser,
+} from '../services/data';
+
+export interface DataRoutesDeps {
+  pool: Pool;
+}
+
+/** A write's body, parsed with its contract; a body that is not JSON is refused before it is read. */
+function jsonBody(req: Request) {
+  if (!req.is('application/json')) {
+    throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json.');
+  }
+  return req.body ?? {};
+}
+
+const externalIdFrom = (req: Request) => {
+  const id = String(req.params.external_id);
+  if (!externalIdSchema.safeParse(id).success) throw notFound('Workout');
+  return id;
+};
+
+/** The user's own health data (docs/api.md#health-data): daily summaries, workouts and the profile. */
+export function dataRoutes({ pool }: DataRoutesDeps): Router {
+  const router = Router();
+  const userOf = (res: { locals: Record<string, unknown> }) => res.locals.userId as string;
+
+  router.post('/v1/data/daily', async (req, res) => {
+    const body = parseRequest(ROUTES.upsertDaily.body, jsonBody(req), 'body');
+    res.json(await upsertDailyForUser(pool, userOf(res), body));
+  });
+
+  router.get('/v1/data/daily', async (req, res) => {
+    const query = parseRequest(ROUTES.listDaily.query, req.query, 'query');
+    res.json(await listDailyForUser(pool, userOf(res), query));
+  });
+
+  router.delete('/v1/data/daily', async (req, res) => {
+    const query = parseRequest(ROUTES.deleteDaily.query, req.query, 'query');
+    res.json({ deleted: await deleteDailyForUser(pool, userOf(res), query) });
+  });
+
+  router.post('/v1/data/workouts', async (req, res) => {
+    const body = parseRequest(ROUTES.upsertWorkouts.body, jsonBody(req), 'body');
+    res.json(await upsertWorkoutsForUser(pool, userOf(res), body));
+  });
+
+  router.get('/v1/data/workouts', async (req, res) => {
+    const query = parseRequest(ROUTES.listWorkouts.query, req.query, 'query');
+    res.json(await listWorkoutsForUser(pool, userOf(res), query));
+  });
+
+  router.delete('/v1/data/workouts/:external_id', async (req, res) => {
+    await deleteWorkoutForUserOrThrow(pool, userOf(res), externalIdFrom(req));
+    res.status(204).end();
+  });
+
+  router.get('/v1/data/profile', async (_req, res) => {
+    res.json(await readProfileForUserOrThrow(pool, userOf(res)));
+  });
+
+  router.put('/v1/data/profile', async (req, res) => {
+    const body = parseRequest(ROUTES.putProfile.body, jsonBody(req), 'body');
+    res.json(await writeProfileForUser(pool, userOf(res), body));
+  });
+
+  return router;
+}

@@ -1,0 +1,166 @@
+/**
+ * The Health data resource (docs/api.md#health-data): a user's daily summaries, workouts and profile, sent
+ * and read by the client's backend. These schemas check each request's shape (strict: an unknown field is
+ * refused), describe the responses and generate the OpenAPI document. What a value may be (ranges, whole
+ * numbers, sleep stages, days not in the future, one row per day) is checked after them by the one
+ * validator the CSV import shares, platform/health-data/validate.ts; the descriptions below state its ranges.
+ */
+import { z } from 'zod';
+import {
+  DAILY_METRICS,
+  METRIC_SPECS,
+  PROFILE_SPECS,
+  SEXES,
+  WORKOUT_SPECS,
+  WORKOUT_TYPES,
+  parseIsoDate,
+  type DailyMetric,
+  type FieldSpec,
+} from '../platform/health-data/records';
+import { pageCursorSchema, pageSchema } from './pagination';
+
+/**
+ * Rows one request may write. 500 full daily rows are about 150 KB of JSON, well within the request body
+ * limit (AMY_BODY_LIMIT_BYTES, 256 KiB by default), so a batch at the cap is never refused for its size.
+ */
+export const MAX_DATA_ROWS_PER_REQUEST = 500;
+const DATA_PAGE_SIZE_DEFAULT = 100;
+const DATA_PAGE_SIZE_MAX = 1000;
+
+/** What the validator accepts for a numeric field, said in words for the document. */
+const accepted = (spec: FieldSpec) =>
+  `${spec.integer ? 'A whole number' : 'A number'} from ${spec.accepted[0]} to ${spec.accepted[1]}.`;
+
+/** A number as sent (the validator judges its value); null or absent when not measured. */
+const measured = (spec: FieldSpec) =>
+  z
+    .number()
+    .nullable()
+    .optional()
+    .describe(`${accepted(spec)} Null when not measured.`);
+
+const dayText = z.string().describe('A calendar day, YYYY-MM-DD, not after today (UTC).');
+
+const dayQuery = z
+  .string()
+  .refine((day) => parseIsoDate(day) !== null, { error: 'must be a calendar date in YYYY-MM-DD form' });
+
+const rowsOf = <T extends z.ZodType>(row: T) =>
+  z
+    .array(row)
+    .min(1)
+    .max(MAX_DATA_ROWS_PER_REQUEST, { error: `must hold at most ${MAX_DATA_ROWS_PER_REQUEST} rows` })
+    .describe(`1 to ${MAX_DATA_ROWS_PER_REQUEST} rows; if any row is refused, none is stored.`);
+
+const dataPageLimitSchema = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(DATA_PAGE_SIZE_MAX)
+  .default(DATA_PAGE_SIZE_DEFAULT)
+  .describe(`Page size, 1 to ${DATA_PAGE_SIZE_MAX}.`);
+
+/** The result of an upsert: rows new to the user, and rows that replaced ones they had. */
+export const upsertResultSchema = z.object({ inserted: z.number().int(), updated: z.number().int() });
+export type UpsertResult = z.infer<typeof upsertResultSchema>;
+
+// Daily summaries ------------------------------------------------------------------------------------
+
+const metricShape = Object.fromEntries(DAILY_METRICS.map((metric) => [metric, measured(METRIC_SPECS[metric])])) as {
+  [M in DailyMetric]: ReturnType<typeof measured>;
+};
+
+const dailyRowInputSchema = z.object({ date: dayText, ...metricShape }).strict();
+
+export const upsertDailyRequestSchema = z.object({ rows: rowsOf(dailyRowInputSchema) }).strict();
+export type UpsertDailyRequest = z.infer<typeof upsertDailyRequestSchema>;
+
+const dailyRowSchema = z.object({
+  date: z.string(),
+  ...(Object.fromEntries(DAILY_METRICS.map((metric) => [metric, z.number().nullable()])) as {
+    [M in DailyMetric]: z.ZodNullable<z.ZodNumber>;
+  }),
+});
+export type DailySummary = z.infer<typeof dailyRowSchema>;
+export const dailyListSchema = pageSchema(dailyRowSchema);
+export type DailyList = z.infer<typeof dailyListSchema>;
+
+export const listDailyQuerySchema = z
+  .object({
+    from: dayQuery.optional().describe('The first day to list (included), YYYY-MM-DD.'),
+    to: dayQuery.optional().describe('The last day to list (included), YYYY-MM-DD.'),
+    limit: dataPageLimitSchema,
+    cursor: pageCursorSchema,
+  })
+  .strict();
+export type ListDailyQuery = z.infer<typeof listDailyQuerySchema>;
+
+export const deleteDailyQuerySchema = z
+  .object({
+    from: dayQuery.describe('The first day to delete (included), YYYY-MM-DD.'),
+    to: dayQuery.describe('The last day to delete (included), YYYY-MM-DD.'),
+  })
+  .strict();
+export type DeleteDailyQuery = z.infer<typeof deleteDailyQuerySchema>;
+
+export const deleteDailyResultSchema = z.object({ deleted: z.number().int() });
+export type DeleteDailyResult = z.infer<typeof deleteDailyResultSchema>;
+
+// Workouts -------------------------------------------------------------------------------------------
+
+/** The client's own id for a workout: 1 to 255 visible ASCII characters. */
+export const externalIdSchema = z
+  .string()
+  .regex(/^[\x21-\x7E]{1,255}$/, { error: 'must be 1 to 255 visible ASCII characters' })
+  .describe('Your own id for the workout, 1 to 255 visible ASCII characters; the same id again updates it.');
+
+const workoutInputSchema = z
+  .object({
+    external_id: externalIdSchema,
+    date: dayText,
+    type: z.enum(WORKOUT_TYPES),
+    duration_minutes: z.number().describe(accepted(WORKOUT_SPECS.duration_minutes)),
+    distance_km: measured(WORKOUT_SPECS.distance_km),
+    calories: measured(WORKOUT_SPECS.calories),
+    avg_heart_rate: measured(WORKOUT_SPECS.avg_heart_rate),
+  })
+  .strict();
+
+export const upsertWorkoutsRequestSchema = z.object({ rows: rowsOf(workoutInputSchema) }).strict();
+export type UpsertWorkoutsRequest = z.infer<typeof upsertWorkoutsRequestSchema>;
+
+const workoutSchema = z.object({
+  external_id: z.string(),
+  date: z.string(),
+  type: z.enum(WORKOUT_TYPES),
+  duration_minutes: z.number(),
+  distance_km: z.number().nullable(),
+  calories: z.number().nullable(),
+  avg_heart_rate: z.number().nullable(),
+});
+export type Workout = z.infer<typeof workoutSchema>;
+export const workoutListSchema = pageSchema(workoutSchema);
+export type WorkoutList = z.infer<typeof workoutListSchema>;
+
+export const listWorkoutsQuerySchema = z
+  .object({
+    type: z.enum(WORKOUT_TYPES).optional().describe('Only workouts of this type.'),
+    from: dayQuery.optional().describe('The first day to list (included), YYYY-MM-DD.'),
+    to: dayQuery.optional().describe('The last day to list (included), YYYY-MM-DD.'),
+    limit: dataPageLimitSchema,
+    cursor: pageCursorSchema,
+  })
+  .strict();
+export type ListWorkoutsQuery = z.infer<typeof listWorkoutsQuerySchema>;
+
+// Profile --------------------------------------------------------------------------------------------
+
+export const profileSchema = z
+  .object({
+    sex: z.enum(SEXES),
+    birth_year: z.number().describe(`A whole number from ${PROFILE_SPECS.birth_year.accepted[0]} to the current year.`),
+    height_cm: z.number().describe(accepted(PROFILE_SPECS.height_cm)),
+    weight_kg: z.number().describe(accepted(PROFILE_SPECS.weight_kg)),
+  })
+  .strict();
+export type Profile = z.infer<typeof profileSchema>;
