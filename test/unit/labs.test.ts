@@ -273,6 +273,9 @@ describe('labRowsFromFhirBundle', () => {
     expect(labRowsFromFhirBundle(b)).toMatchObject({ ok: true, rows: [{}, { date: '2026-03-05' }] });
     obs.effectiveDateTime = '2026-02-28';
     expect(labRowsFromFhirBundle(b)).toMatchObject({ ok: true, rows: [{}, { date: '2026-02-28' }] });
+    // The day where the sample was taken, not the UTC day (which would be 2026-03-05).
+    obs.effectiveDateTime = '2026-03-04T23:30:00-05:00';
+    expect(labRowsFromFhirBundle(b)).toMatchObject({ ok: true, rows: [{}, { date: '2026-03-04' }] });
   });
 
   test('a unit given only as text is read when the quantity is not coded in UCUM', () => {
