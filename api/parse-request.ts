@@ -17,14 +17,17 @@ export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, whe
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
-  const path = [...issue.path, ...(keys.length ? [keys[0]] : [])];
-  const field = path.reduce<string>(
-    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
-    '',
-  );
+  const fieldOf = (path: PropertyKey[]) =>
+    path.reduce<string>(
+      (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
+      '',
+    );
+  // An unknown field is named by its whole path (`rows[3].calories`), so a client finds it in a long body.
+  const unknown = keys.map((key) => fieldOf([...issue.path, key]));
+  const field = unknown[0] ?? fieldOf(issue.path);
   const message =
     issue.code === 'unrecognized_keys'
-      ? `Unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}.`
+      ? `Unknown field${keys.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`
       : `${field || where}: ${issue.message}.`;
   throw new ApiError('invalid_field', message, field || where);
 }

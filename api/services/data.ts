@@ -31,7 +31,7 @@ import {
 import { ApiError, notFound } from '../errors';
 
 const refuse = (problem: FieldProblem) =>
-  new ApiError('invalid_field', `${problem.field} ${problem.message}.`, problem.field);
+  new ApiError('invalid_field', `${problem.field}: ${problem.message}.`, problem.field);
 
 const isDay = (value: string) => parseIsoDate(value) !== null;
 

@@ -1,6 +1,7 @@
 import { readEnv } from './core/env';
 import { AmyError } from './core/errors';
 import { HttpClient, type FetchLike } from './core/http';
+import { DataResource } from './resources/data';
 import { MemoryResource } from './resources/memory';
 import { Turns } from './resources/turns';
 import { eventSourceTransport, fetchTransport, type EventSourceConstructor } from './streaming/transport';
@@ -28,10 +29,11 @@ export interface AmyOptions {
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 
-/** The Amy API: `amy.turns` and `amy.memory`. */
+/** The Amy API: `amy.turns`, `amy.memory` and `amy.data` (the user's health data). */
 export class Amy {
   readonly turns: Turns;
   readonly memory: MemoryResource;
+  readonly data: DataResource;
   readonly baseUrl: string;
 
   constructor(options: AmyOptions = {}) {
@@ -56,5 +58,6 @@ export class Amy {
       : fetchTransport(fetchImpl);
     this.turns = new Turns(http, transport, { maxRetries, backoff, idleTimeoutMs: options.idleTimeoutMs ?? 300_000 });
     this.memory = new MemoryResource(http);
+    this.data = new DataResource(http);
   }
 }

@@ -42,7 +42,7 @@ export interface HttpSettings {
 }
 
 export interface ApiRequest extends RequestOptions {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
