@@ -3,6 +3,8 @@
  * the reference ranges already use; units convert through UCUM with the documented molar masses; a FHIR R4
  * Bundle maps onto rows, and every refusal names its path and never the value.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Bundle, Observation } from '@medplum/fhirtypes';
 import { UcumLhcUtils } from '@lhncbc/ucum-lhc';
 import referenceRanges from '../../activities/data/reference-ranges.json';
@@ -65,6 +67,32 @@ describe('the biomarker list', () => {
     expect(biomarkers.length).toBeGreaterThan(0);
     for (const row of biomarkers) expect([row.name, row.unit]).toEqual([row.name, labBiomarker(row.name)?.unit]);
     expect(new Set(biomarkers.map((row) => row.name))).toEqual(new Set(LAB_BIOMARKER_NAMES));
+  });
+
+  test('docs/health-data.md has the same table: name, LOINC, aliases, unit and molar mass', () => {
+    const page = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'health-data.md'), 'utf8');
+    const codes = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    const documented = page
+      .split('\n')
+      .filter((line) => /^\| `[a-z_0-9]+` +\|/.test(line))
+      .map((line) => line.split('|').map((cell) => cell.trim()))
+      .filter((cells) => cells.length === 8)
+      .map(([, name, , loinc, aliases, unit, molarMass]) => ({
+        name: codes(name)[0],
+        loinc: codes(loinc)[0],
+        loincAliases: codes(aliases),
+        unit: codes(unit)[0],
+        molarMass: /^[\d.]+/.exec(molarMass)?.[0],
+      }));
+    expect(documented).toEqual(
+      LAB_BIOMARKERS.map((spec) => ({
+        name: spec.name,
+        loinc: spec.loinc,
+        loincAliases: [...spec.loincAliases],
+        unit: spec.unit,
+        molarMass: spec.molarMass === undefined ? undefined : String(spec.molarMass),
+      })),
+    );
   });
 
   test('finds a biomarker by its LOINC code or an accepted alias, and not by a rejected one', () => {
