@@ -127,6 +127,7 @@ describe('normaliseLabValue', () => {
   test('glucose converts with 180.16 g/mol, triglycerides with 885.7, vitamin D with 400.64', () => {
     expect(value('fasting_glucose', 5, 'mmol/L').value).toBeCloseTo(90.08, 6);
     expect(value('fasting_glucose', 5.5, 'mmol/l').value).toBeCloseTo(99.088, 6);
+    expect(ucum.convertUnitTo('mg/dL', 90.08, 'mmol/L', { molecularWeight: 180.16 }).toVal).toBeCloseTo(5, 9);
     expect(value('triglycerides', 1.2, 'mmol/L').value).toBeCloseTo(106.284, 6);
     expect(value('hdl_cholesterol', 1.3, 'mmol/L').value).toBeCloseTo(50.2645, 6);
     expect(value('vitamin_d', 75, 'nmol/L').value).toBeCloseTo(30.048, 6);
