@@ -31,19 +31,32 @@ const DATA_PAGE_SIZE_MAX = 1000;
 const accepted = (spec: FieldSpec) =>
   `${spec.integer ? 'A whole number' : 'A number'} from ${spec.accepted[0]} to ${spec.accepted[1]}.`;
 
+/**
+ * The validator's rule for a number, stated in the document (minimum, maximum, integer) so that clients
+ * and generated requests see it; the zod schema itself checks only that it is a number, and the
+ * validator alone enforces the rule, with one message for the API and the CSV import.
+ */
+const documented = (spec: FieldSpec, description: string) => ({
+  description,
+  minimum: spec.accepted[0],
+  maximum: spec.accepted[1],
+  ...(spec.integer ? { type: 'integer' } : {}),
+});
+
 /** A number as sent (the validator judges its value); null or absent when not measured. */
 const measured = (spec: FieldSpec) =>
   z
     .number()
     .nullable()
     .optional()
-    .describe(`${accepted(spec)} Null when not measured.`);
+    .meta(documented(spec, `${accepted(spec)} Null when not measured.`));
 
-const dayText = z.string().describe('A calendar day, YYYY-MM-DD, not after today (UTC).');
+const dayText = z.string().meta({ description: 'A calendar day, YYYY-MM-DD, not after today (UTC).', format: 'date' });
 
 const dayQuery = z
   .string()
-  .refine((day) => parseIsoDate(day) !== null, { error: 'must be a calendar date in YYYY-MM-DD form' });
+  .refine((day) => parseIsoDate(day) !== null, { error: 'must be a calendar date in YYYY-MM-DD form' })
+  .meta({ format: 'date' });
 
 const rowsOf = <T extends z.ZodType>(row: T) =>
   z
@@ -119,7 +132,9 @@ const workoutInputSchema = z
     external_id: externalIdSchema,
     date: dayText,
     type: z.enum(WORKOUT_TYPES),
-    duration_minutes: z.number().describe(accepted(WORKOUT_SPECS.duration_minutes)),
+    duration_minutes: z
+      .number()
+      .meta(documented(WORKOUT_SPECS.duration_minutes, accepted(WORKOUT_SPECS.duration_minutes))),
     distance_km: measured(WORKOUT_SPECS.distance_km),
     calories: measured(WORKOUT_SPECS.calories),
     avg_heart_rate: measured(WORKOUT_SPECS.avg_heart_rate),
@@ -158,9 +173,13 @@ export type ListWorkoutsQuery = z.infer<typeof listWorkoutsQuerySchema>;
 export const profileSchema = z
   .object({
     sex: z.enum(SEXES),
-    birth_year: z.number().describe(`A whole number from ${PROFILE_SPECS.birth_year.accepted[0]} to the current year.`),
-    height_cm: z.number().describe(accepted(PROFILE_SPECS.height_cm)),
-    weight_kg: z.number().describe(accepted(PROFILE_SPECS.weight_kg)),
+    birth_year: z.number().meta({
+      description: `A whole number from ${PROFILE_SPECS.birth_year.accepted[0]} to the current year.`,
+      minimum: PROFILE_SPECS.birth_year.accepted[0],
+      type: 'integer',
+    }),
+    height_cm: z.number().meta(documented(PROFILE_SPECS.height_cm, accepted(PROFILE_SPECS.height_cm))),
+    weight_kg: z.number().meta(documented(PROFILE_SPECS.weight_kg, accepted(PROFILE_SPECS.weight_kg))),
   })
   .strict();
 export type Profile = z.infer<typeof profileSchema>;

@@ -1,6 +1,7 @@
 /**
- * A user's own daily-summary CSV. Validation reports every problem with its file line (header = line 1)
- * so the user can fix the file in one pass; the import is all or nothing, so a half-imported file never
+ * A user's own daily-summary CSV. Validation (the API's own, ./validate.ts, with each cell's text quoted
+ * for the file's user) reports every problem with its file line (header = line 1) so the user can fix
+ * the file in one pass; the import is all or nothing, so a half-imported file never
  * becomes the data the pipeline reasons about.
  */
 import type { Pool } from 'pg';

@@ -43,7 +43,17 @@ beforeAll(async () => {
     key: apiKey,
     body: { text: 'Prefers morning workouts.', category: 'preference' },
   });
+  // A workout and a profile, so the health data routes answer more than 404 (workouts: from a dictionary).
+  const workout = await api(svc.url, 'POST', '/v1/data/workouts', {
+    key: apiKey,
+    body: { rows: [{ external_id: 'fuzz-workout-1', date: '2026-01-05', type: 'yoga', duration_minutes: 30 }] },
+  });
+  const profile = await api(svc.url, 'PUT', '/v1/data/profile', {
+    key: apiKey,
+    body: { sex: 'female', birth_year: 1990, height_cm: 170, weight_kg: 65 },
+  });
   expect([turn.status, turn.body.status, memory.status]).toEqual([200, 'completed', 201]);
+  expect([workout.status, profile.status]).toEqual([200, 200]);
   // Hypothesis keeps state in its working directory; keep it out of the repository.
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-fuzz-'));
   // schemathesis reads schemathesis.toml from its working directory.
@@ -60,6 +70,11 @@ beforeAll(async () => {
       '[[operations]]',
       'include-path-regex = "^/v1/memory/"',
       'parameters = { "path.id" = { dictionary = "memory_ids", probability = 0.5 } }',
+      '[dictionaries.workout_ids]',
+      'values = ["fuzz-workout-1"]',
+      '[[operations]]',
+      'include-path-regex = "^/v1/data/workouts/"',
+      'parameters = { "path.external_id" = { dictionary = "workout_ids", probability = 0.5 } }',
       '',
     ].join('\n'),
   );
