@@ -156,6 +156,12 @@ describe('daily summaries', () => {
     expect(res.body.error.field).toBe('to');
   });
 
+  test('a range that ends before it starts, or a cursor not from the API, is a 400', async () => {
+    await refusal(alice.data.daily.list({ from: day(-1), to: day(-2) }), 'to');
+    await refusal(alice.data.daily.list({ from: '2026-02-30' }), 'from');
+    await refusal(alice.data.daily.list({ cursor: 'bm90LWEtY3Vyc29y' }), 'cursor');
+  });
+
   test("another user's days are invisible to a reader and a delete", async () => {
     expect(await allDays(bob)).toEqual([]);
     expect(await bob.data.daily.delete({ from: day(-400), to: day(0) })).toBe(0);
@@ -209,6 +215,12 @@ describe('workouts', () => {
     const before = await alice.data.workouts.list();
     await refusal(alice.data.workouts.upsert(rows as never), field);
     expect((await alice.data.workouts.list()).data).toEqual(before.data);
+  });
+
+  test('an external_id is unique per user: the same id from another user is another workout', async () => {
+    expect(await bob.data.workouts.upsert([{ ...yoga, duration_minutes: 15 }])).toEqual({ inserted: 1, updated: 0 });
+    expect((await alice.data.workouts.list()).data.find((w) => w.external_id === 'yoga-7')?.duration_minutes).toBe(45);
+    await bob.data.workouts.delete('yoga-7');
   });
 
   test("delete by external_id; another user's workout is a 404", async () => {

@@ -97,6 +97,7 @@ describe('parseDailySummaryCsv', () => {
     ['a malformed date', '2026/01/05,8000,,,,,,,,,,', /date "2026\/01\/05" is not a calendar date/],
     ['an impossible calendar date', '2026-02-30,8000,,,,,,,,,,', /date "2026-02-30" is not a calendar date/],
     ['a missing date', ',8000,,,,,,,,,,', /date is missing/],
+    ['a day in the future', '2999-01-05,8000,,,,,,,,,,', /date "2999-01-05" is in the future/],
     ['text in a number column', '2026-01-05,lots,,,,,,,,,,', /steps: "lots" is not a number/],
     ['a fraction in an Int column', '2026-01-05,8000.5,,,,,,,,,,', /steps: 8000.5 must be a whole number/],
     [

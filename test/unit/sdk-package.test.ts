@@ -32,6 +32,11 @@ for await (const event of amy.turns.stream(turn.id, { lastEventId: turn.last_eve
 const none: TurnStreamEvent | null = null; void none; void TurnFailedError;
 const page = await amy.memory.list({ category: 'goal' });
 const text: string = page.data[0].text; void text;
+const days = await amy.data.daily.list({ from: '2026-01-01', limit: 500 });
+const steps: number | null = days.data[0].steps; void steps;
+await amy.data.workouts.upsert([{ external_id: 'w1', date: '2026-01-02', type: 'yoga', duration_minutes: 30 }]);
+// @ts-expect-error a workout type the API refuses is a type error
+await amy.data.workouts.upsert([{ external_id: 'w2', date: '2026-01-02', type: 'curling', duration_minutes: 30 }]);
 // @ts-expect-error a role the API refuses is a type error
 await amy.turns.create({ messages: [{ role: 'robot', content: 'hi' }] });
 `;
