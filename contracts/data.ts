@@ -3,7 +3,8 @@
  * and read by the client's backend. These schemas check each request's shape (strict: an unknown field is
  * refused), describe the responses and generate the OpenAPI document. What a value may be (ranges, whole
  * numbers, sleep stages, days not in the future, one row per day) is checked after them by the one
- * validator the CSV import shares, platform/health-data/validate.ts; the descriptions below state its ranges.
+ * validator the CSV import shares, platform/health-data/validate.ts; the document states its ranges from the
+same table (platform/health-data/records.ts), as descriptions and as minimum, maximum and integer.
  */
 import { z } from 'zod';
 import {
