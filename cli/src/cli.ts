@@ -3,6 +3,9 @@
  * one plain line on stderr and an exit code (./errors.ts).
  */
 import { ask } from './commands/ask';
+import { dataDelete, dataList, dataProfile, dataProfileSet } from './commands/data';
+import { dataExport } from './commands/data-export';
+import { dataUpload } from './commands/data-upload';
 import { memoryAdd, memoryList, memoryRm } from './commands/memory';
 import { reset } from './commands/reset';
 import { trace } from './commands/trace';
@@ -11,26 +14,49 @@ import { watch } from './commands/watch';
 import type { Command, CommandContext } from './context';
 import { describeError, EXIT, exitCodeFor } from './errors';
 
-const COMMANDS: Command[] = [ask, watch, trace, turnsGet, turnsCancel, memoryList, memoryAdd, memoryRm, reset];
+const COMMANDS: Command[] = [
+  ask,
+  watch,
+  trace,
+  turnsGet,
+  turnsCancel,
+  memoryList,
+  memoryAdd,
+  memoryRm,
+  reset,
+  dataUpload,
+  dataList,
+  dataDelete,
+  dataExport,
+  // Before `data profile`, which its first two words would match.
+  dataProfileSet,
+  dataProfile,
+];
+
+/** The widest command name, so that the summaries line up. */
+const NAME_WIDTH = Math.max(...COMMANDS.map((c) => c.name.length)) + 1;
 
 const HELP = `amy: ask Amy and watch her think.
 
 Usage: amy <command> [options]      amy <command> --help for its details
 
-${COMMANDS.map((c) => `  ${c.name.padEnd(14)} ${c.summary}`).join('\n')}
+${COMMANDS.map((c) => `  ${c.name.padEnd(NAME_WIDTH)} ${c.summary}`).join('\n')}
 
 A terminal shows the live view: the agents at work with their timers and thoughts, a line per
 finding (its gates ✓ passed, ✗ failed, – skipped, then the Critic's verdict), the answer, its
 fact sheet, agents, cost and duration. Piped, the same blocks come as plain text; NO_COLOR turns
 colour off. --json prints the events themselves, one JSON object per line.
 
+amy data sends, lists, deletes and exports your own health data (daily summaries, workouts, the
+profile); \`amy data export <dir>\` writes files that \`amy data upload\` reads back.
+
 Configuration: AMY_API_KEY and AMY_BASE_URL; when unset, the .data/stack.json that \`npm start\`
 writes (looked for in this directory and its parents). AMY_MAX_RETRIES (default 5) and
 AMY_RETRY_DELAY_MS (default 1000) tune retries and stream reconnects.
 
-Exit codes: 0 completed · 1 the turn failed · 2 usage or configuration error (a bad key included)
-· 3 the turn was cancelled · 4 the API could not be reached or the stream gave up · 130 detached
-with Ctrl-C. The first Ctrl-C stops watching (the turn keeps running) and prints the command that
+Exit codes: 0 completed · 1 the turn failed, or the service did (a 5xx, 429) · 2 usage or
+configuration error (a bad key, a row the API refuses, no such turn or workout) · 3 the turn was
+cancelled · 4 the API could not be reached or the stream gave up · 130 detached with Ctrl-C. The first Ctrl-C stops watching (the turn keeps running) and prints the command that
 resumes; a second one within 3 s cancels the turn and waits for it to end.`;
 
 export async function runAmy(argv: string[], ctx: CommandContext): Promise<number> {
@@ -47,12 +73,12 @@ export async function runAmy(argv: string[], ctx: CommandContext): Promise<numbe
   if (!command) {
     const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
     if (group.length > 0 && wantsHelp(argv.slice(1))) {
-      ctx.stdout.write(`${group.map((c) => `amy ${c.name.padEnd(14)} ${c.summary}`).join('\n')}\n`);
+      ctx.stdout.write(`${group.map((c) => `amy ${c.name.padEnd(NAME_WIDTH)} ${c.summary}`).join('\n')}\n`);
       return EXIT.completed;
     }
     const hint =
       group.length > 0
-        ? `amy ${first} takes one of: ${group.map((c) => c.name.split(' ')[1]).join(', ')}`
+        ? `amy ${first} takes one of: ${[...new Set(group.map((c) => c.name.split(' ')[1]))].join(', ')}`
         : `Unknown command ${JSON.stringify(first)}`;
     ctx.stderr.write(`error: ${hint}. Run \`amy --help\` for the commands.\n`);
     return EXIT.usage;

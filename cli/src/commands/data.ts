@@ -1,0 +1,274 @@
+import { NotFoundError, type Page, type Profile, type Workout } from '@amy/sdk';
+import { WORKOUT_TYPES } from '../../../platform/health-data/records';
+import { parseCommandLine } from '../args';
+import type { Command, CommandContext } from '../context';
+import { UsageError } from '../errors';
+import { parseCount, parseNumber, parseTable } from '../data/options';
+import { dailyTable, workoutTable, type RowTable } from '../data/table';
+
+const LIST_DEFAULT = 100;
+/** The API's largest page. */
+const PAGE_MAX = 1000;
+
+export const dataList: Command = {
+  name: 'data list',
+  summary: 'list your daily summaries or workouts (oldest first)',
+  help: `Usage: amy data list daily|workouts [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--type T] [--limit N | --all] [--json]
+
+Lists what is stored, oldest first: the first ${LIST_DEFAULT} rows unless --limit or --all says otherwise.
+
+Daily columns: steps; sleep, deep, rem, light, awake (minutes asleep and in each stage); rhr (resting
+heart rate, bpm); hrv (heart rate variability, ms); stress (stress_management_score); azm (active
+zone minutes); score (sleep_score). Workout columns: min (duration), km, kcal, avg_hr, then the
+external_id. - is a value not measured. The table shows one decimal; --json has the exact values.
+
+Options
+  --from <day>  the first day (included)
+  --to <day>    the last day (included)
+  --type <t>    workouts of this type only: ${WORKOUT_TYPES.join(', ')}
+  --limit N     at most N rows (default ${LIST_DEFAULT})
+  --all         every row
+  --json        one row per line (NDJSON), as the API returns it`,
+
+  async run(args, ctx) {
+    const { values, positionals } = parseCommandLine(
+      'data list',
+      args,
+      {
+        from: { type: 'string' },
+        to: { type: 'string' },
+        type: { type: 'string' },
+        limit: { type: 'string' },
+        all: { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+      { names: ['table'] },
+    );
+    const table = parseTable(positionals[0], 'data list');
+    if (values.all && values.limit !== undefined) {
+      throw new UsageError('Give --limit or --all, not both. Run `amy data list --help` for usage.');
+    }
+    const limit = values.all ? Infinity : (parseCount(values.limit, '--limit', 'data list') ?? LIST_DEFAULT);
+    const range = { from: values.from, to: values.to, limit: Math.min(limit, PAGE_MAX) };
+    const out = { ctx, limit, json: values.json, empty: '' };
+    if (table === 'daily') {
+      if (values.type !== undefined) {
+        throw new UsageError('--type is for workouts only. Run `amy data list --help` for usage.');
+      }
+      await printRows(await ctx.amy().data.daily.list(range), dailyTable, { ...out, empty: 'No daily rows.' });
+    } else {
+      const type = workoutType(values.type);
+      const first = await ctx.amy().data.workouts.list({ ...range, type });
+      await printRows(first, workoutTable, { ...out, empty: 'No workouts.' });
+    }
+    return 0;
+  },
+};
+
+/** Up to `limit` rows from `first` on, as a table (or NDJSON); says on stderr when there were more. */
+async function printRows<T>(
+  first: Page<T>,
+  table: RowTable<T>,
+  { ctx, limit, json, empty }: { ctx: CommandContext; limit: number; json: boolean | undefined; empty: string },
+): Promise<void> {
+  let count = 0;
+  let more = false;
+  let page = first;
+  pages: for (;;) {
+    for (const row of page.data) {
+      if (count === limit) {
+        more = true;
+        break pages;
+      }
+      if (json) ctx.stdout.write(`${JSON.stringify(row)}\n`);
+      else ctx.stdout.write(`${count === 0 ? `${table.header}\n` : ''}${table.format(row)}\n`);
+      count++;
+    }
+    if (!page.hasNextPage()) break;
+    if (count === limit) {
+      more = true;
+      break;
+    }
+    page = await page.getNextPage();
+  }
+  if (json) return;
+  if (count === 0) ctx.stderr.write(`${empty}\n`);
+  if (more) ctx.stderr.write(`(first ${count} rows; --limit N or --all for more, \`amy data export\` for a file)\n`);
+}
+
+function workoutType(value: string | undefined): Workout['type'] | undefined {
+  if (value === undefined) return undefined;
+  const type = WORKOUT_TYPES.find((t) => t === value);
+  if (!type) {
+    throw new UsageError(
+      `Unknown workout type ${JSON.stringify(value)}: use one of ${WORKOUT_TYPES.join(', ')}. ` +
+        'Run `amy data list --help` for usage.',
+    );
+  }
+  return type;
+}
+
+export const dataDelete: Command = {
+  name: 'data delete',
+  summary: 'delete daily summaries in a date range, or one workout',
+  help: `Usage: amy data delete daily --from YYYY-MM-DD --to YYYY-MM-DD [--json]
+       amy data delete workout <external_id> [--json]
+
+Deletes at once and for good (there is no undo; \`amy data export\` first keeps a copy).
+daily: every day from --from to --to, both included, and says how many there were.
+workout: the workout with this external_id (\`amy data list workouts\` shows them); exit 2 when
+there is none.
+
+Options
+  --from <day>  the first day to delete (daily)
+  --to <day>    the last day to delete (daily)
+  --json        print { deleted } (daily) or { deleted: external_id } (workout)`,
+
+  async run(args, ctx) {
+    const { values, positionals } = parseCommandLine(
+      'data delete',
+      args,
+      { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } },
+      { names: ['daily|workout', 'external_id'], min: 1 },
+    );
+    const [what, externalId] = positionals;
+    if (what === 'daily') {
+      if (externalId !== undefined) {
+        throw new UsageError(`Unexpected argument: ${externalId}. Run \`amy data delete --help\` for usage.`);
+      }
+      if (values.from === undefined || values.to === undefined) {
+        throw new UsageError(
+          'amy data delete daily needs both --from and --to (the days to delete, both included). ' +
+            'Run `amy data delete --help` for usage.',
+        );
+      }
+      const deleted = await ctx.amy().data.daily.delete({ from: values.from, to: values.to });
+      ctx.stdout.write(
+        values.json
+          ? `${JSON.stringify({ deleted })}\n`
+          : `Deleted ${deleted} daily row${deleted === 1 ? '' : 's'} from ${values.from} to ${values.to}.\n`,
+      );
+      return 0;
+    }
+    if (what === 'workout' || what === 'workouts') {
+      if (values.from !== undefined || values.to !== undefined) {
+        throw new UsageError('--from and --to are for daily rows. Run `amy data delete --help` for usage.');
+      }
+      if (externalId === undefined) {
+        throw new UsageError('Missing <external_id>. Run `amy data delete --help` for usage.');
+      }
+      await ctx.amy().data.workouts.delete(externalId);
+      ctx.stdout.write(
+        values.json ? `${JSON.stringify({ deleted: externalId })}\n` : `Deleted workout ${externalId}.\n`,
+      );
+      return 0;
+    }
+    throw new UsageError(
+      `amy data delete takes daily or workout, not ${JSON.stringify(what)}. Run \`amy data delete --help\` for usage.`,
+    );
+  },
+};
+
+export const dataProfile: Command = {
+  name: 'data profile',
+  summary: 'show your profile (sex, birth year, height, weight)',
+  help: `Usage: amy data profile [--json]
+
+Shows the profile Amy reads your data with: sex, birth_year, height_cm, weight_kg. Without one,
+says so (and --json prints null). \`amy data profile set\` writes it.
+
+Options
+  --json  print the Profile object as the API returns it (null when none)`,
+
+  async run(args, ctx) {
+    const { values } = parseCommandLine('data profile', args, { json: { type: 'boolean' } }, { names: [] });
+    const profile = await readProfile(ctx);
+    if (values.json) ctx.stdout.write(`${JSON.stringify(profile)}\n`);
+    else if (profile) printProfile(ctx, profile);
+    else ctx.stderr.write('No profile is stored; `amy data profile set` writes one.\n');
+    return 0;
+  },
+};
+
+export const dataProfileSet: Command = {
+  name: 'data profile set',
+  summary: 'write your profile, or change part of it',
+  help: `Usage: amy data profile set [--sex female|male] [--birth-year YYYY] [--height-cm N] [--weight-kg N] [--json]
+
+Writes the profile. Flags left out keep the values stored, so \`amy data profile set --weight-kg 71\`
+changes the weight alone; the first profile needs all four. The API judges the values (birth year
+1900 to this year, height 50–272 cm, weight 20–400 kg) and names the one it refuses (exit 2).
+
+Options
+  --sex <s>          female or male
+  --birth-year YYYY  the year of birth
+  --height-cm N      height in centimetres
+  --weight-kg N      weight in kilograms
+  --json             print the Profile object as stored`,
+
+  async run(args, ctx) {
+    const { values } = parseCommandLine(
+      'data profile set',
+      args,
+      {
+        sex: { type: 'string' },
+        'birth-year': { type: 'string' },
+        'height-cm': { type: 'string' },
+        'weight-kg': { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      { names: [] },
+    );
+    const given: Partial<Record<keyof Profile, unknown>> = {
+      sex: values.sex,
+      birth_year: parseNumber(values['birth-year'], '--birth-year', 'data profile set'),
+      height_cm: parseNumber(values['height-cm'], '--height-cm', 'data profile set'),
+      weight_kg: parseNumber(values['weight-kg'], '--weight-kg', 'data profile set'),
+    };
+    const flags = Object.entries(given).filter(([, v]) => v !== undefined);
+    if (flags.length === 0) {
+      throw new UsageError(
+        'Give at least one of --sex, --birth-year, --height-cm, --weight-kg. ' +
+          'Run `amy data profile set --help` for usage.',
+      );
+    }
+    const stored = flags.length === 4 ? null : await readProfile(ctx);
+    const profile = { ...stored, ...Object.fromEntries(flags) };
+    const missing = PROFILE_FLAGS.filter(([field]) => profile[field] === undefined).map(([, flag]) => flag);
+    if (missing.length > 0) {
+      throw new UsageError(
+        `No profile is stored yet, so the first needs all four: missing ${missing.join(', ')}. ` +
+          'Run `amy data profile set --help` for usage.',
+      );
+    }
+    // The API judges each value (sex included) and names the one it refuses.
+    const written = await ctx.amy().data.profile.put(profile as Profile);
+    if (values.json) ctx.stdout.write(`${JSON.stringify(written)}\n`);
+    else {
+      ctx.stdout.write('Profile written.\n');
+      printProfile(ctx, written);
+    }
+    return 0;
+  },
+};
+
+const PROFILE_FLAGS: Array<[keyof Profile, string]> = [
+  ['sex', '--sex'],
+  ['birth_year', '--birth-year'],
+  ['height_cm', '--height-cm'],
+  ['weight_kg', '--weight-kg'],
+];
+
+/** The stored profile, or null when none was written. */
+export async function readProfile(ctx: CommandContext): Promise<Profile | null> {
+  try {
+    return await ctx.amy().data.profile.get();
+  } catch (err) {
+    if (err instanceof NotFoundError) return null;
+    throw err;
+  }
+}
+
+function printProfile(ctx: CommandContext, profile: Profile): void {
+  for (const [field] of PROFILE_FLAGS) ctx.stdout.write(`${field.padEnd(10)}  ${profile[field]}\n`);
+}

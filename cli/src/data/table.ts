@@ -1,0 +1,54 @@
+/**
+ * `amy data list`'s tables: fixed-width columns, so that rows printed page by page line up without
+ * reading everything first. Short headings keep a daily row within 80 columns; the help says what each
+ * one is. A value not measured is `-`; a fraction shows one decimal (--json has the exact value).
+ */
+import type { DailySummary, Workout } from '@amy/sdk';
+
+export interface RowTable<T> {
+  header: string;
+  format(row: T): string;
+}
+
+type Column<T> = [heading: string, width: number, value: (row: T) => string];
+
+const num = (value: number | null) =>
+  value === null ? '-' : Number.isInteger(value) ? String(value) : value.toFixed(1);
+
+function tableOf<T>(columns: Array<Column<T>>, last?: [heading: string, value: (row: T) => string]): RowTable<T> {
+  const cell = (text: string, width: number, i: number) => (i === 0 ? text.padEnd(width) : text.padStart(width));
+  const line = (cells: string[]) => cells.join('  ');
+  return {
+    header: line([...columns.map(([heading, width], i) => cell(heading, width, i)), ...(last ? [last[0]] : [])]),
+    format: (row) =>
+      line([...columns.map(([, width, value], i) => cell(value(row), width, i)), ...(last ? [last[1](row)] : [])]),
+  };
+}
+
+export const dailyTable = tableOf<DailySummary>([
+  ['date', 10, (d) => d.date],
+  ['steps', 5, (d) => num(d.steps)],
+  ['sleep', 5, (d) => num(d.sleep_minutes)],
+  ['deep', 4, (d) => num(d.deep_sleep_minutes)],
+  ['rem', 4, (d) => num(d.rem_sleep_minutes)],
+  ['light', 5, (d) => num(d.light_sleep_minutes)],
+  ['awake', 5, (d) => num(d.awake_minutes)],
+  ['rhr', 5, (d) => num(d.resting_heart_rate)],
+  ['hrv', 5, (d) => num(d.heart_rate_variability)],
+  ['stress', 6, (d) => num(d.stress_management_score)],
+  ['azm', 4, (d) => num(d.active_zone_minutes)],
+  ['score', 5, (d) => num(d.sleep_score)],
+]);
+
+export const workoutTable = tableOf<Workout>(
+  [
+    ['date', 10, (w) => w.date],
+    ['type', 8, (w) => w.type],
+    ['min', 5, (w) => num(w.duration_minutes)],
+    ['km', 6, (w) => num(w.distance_km)],
+    ['kcal', 5, (w) => num(w.calories)],
+    ['avg_hr', 6, (w) => num(w.avg_heart_rate)],
+  ],
+  // Last and unpadded: an external_id may be up to 255 characters (visible ASCII, the API's rule).
+  ['external_id', (w) => w.external_id],
+);
