@@ -49,8 +49,8 @@ async function allDays(client: Amy, from?: string, to?: string): Promise<DailySu
 }
 
 /** The refusal of a call, which must be the envelope's `400 invalid_field` naming `field`. */
-async function refusal(call: Promise<unknown>, field: string) {
-  const err = await call.then(
+async function refusal(call: PromiseLike<unknown>, field: string) {
+  const err = await Promise.resolve(call).then(
     () => null,
     (e: unknown) => e,
   );
