@@ -136,6 +136,19 @@ const previousAttemptSchema = z.object({
 });
 export type PreviousAttempt = z.infer<typeof previousAttemptSchema>;
 
+/**
+ * The snapshot of the user's health data the turn computes over (docs/design.md#one-snapshot-of-the-users-data-per-turn):
+ * when it was taken and how many rows of each kind it holds.
+ */
+const turnDataSnapshotSchema = z.object({
+  taken_at: z.string().describe('When the snapshot was taken (ISO 8601, UTC).'),
+  daily_rows: z.number().int().min(0).describe('Daily summaries in the snapshot.'),
+  workouts: z.number().int().min(0).describe('Workouts in the snapshot.'),
+  lab_results: z.number().int().min(0).describe('Lab results in the snapshot.'),
+  profile: z.boolean().describe('Whether the user had a profile when it was taken.'),
+});
+export type TurnDataSnapshot = z.infer<typeof turnDataSnapshotSchema>;
+
 export const turnSchema = z.object({
   id: z.string(),
   status: z.enum(TURN_STATUSES),
@@ -158,6 +171,16 @@ export const turnSchema = z.object({
    * `stream(id, { lastEventId: turn.last_event_id })` continues exactly after this snapshot.
    */
   last_event_id: z.number().int().min(0),
+  /**
+   * The user's data as the turn read it: every step of the turn computes over this one snapshot, taken by its
+   * first step that reads the data. Null while no step has read it, and for turns that never do.
+   */
+  data_snapshot: turnDataSnapshotSchema
+    .nullable()
+    .describe(
+      "The snapshot of the user's health data every step of the turn computed over: taken by the turn's first " +
+        'step that reads the data, kept as long as the turn. Null until a step reads the data, and for turns that never do.',
+    ),
   /** Only on GET while the turn is queued or running, and left out when the workflow cannot be asked in time. */
   progress: turnProgressSchema.optional(),
 });

@@ -9,7 +9,7 @@ import { log } from '@temporalio/activity';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
 import type { Assessment } from './assessment';
 import type { CriticVerdict } from './critic/verdict';
-import { readUserHealthData } from '../../platform/health-data/store';
+import { readTurnHealthData } from '../../platform/health-data/snapshot';
 import type { StepDeps } from '../runtime/step-deps';
 import type { NewTurnEvent } from '../../platform/event-log';
 import { runStepAttempt } from '../runtime/step-attempt';
@@ -87,7 +87,7 @@ export function createRunGates(deps: StepDeps) {
     const { turnId, findings } = input;
     if (findings.length === 0) return [];
     return runStepAttempt(deps.events, turnId, 'gates', async () => {
-      const { daily } = await readUserHealthData(deps.pool, input.userId);
+      const { daily } = await readTurnHealthData(deps.pool, { turnId, userId: input.userId });
       const built = await deps.gates.buildSeries(
         daily,
         findings.map(({ finding, windowDays, offsetDays }) => ({ finding, windowDays, offsetDays })),

@@ -14,6 +14,7 @@ import type {
   PreviousAttempt,
   Turn,
   TurnContext,
+  TurnDataSnapshot,
   TurnList,
   TurnResult,
   TurnStatus,
@@ -38,6 +39,8 @@ export interface TurnRow {
   last_event_id: number;
   /** A failed turn's ledger sum (numeric, as text), failed attempts included; null for other turns. */
   ledger_cost_usd: string | null;
+  /** What the turn's snapshot of the user's data holds (platform/health-data/snapshot.ts); null before one is taken. */
+  data_snapshot: TurnDataSnapshot | null;
 }
 
 /** A completed turn's cost is its result's; a failed turn's is the ledger's (calls can only be added). */
@@ -60,6 +63,7 @@ export function toTurnResource(row: TurnRow): Turn {
     previous_attempts: row.previous_attempts,
     cost_usd: costOf(row),
     last_event_id: row.last_event_id,
+    data_snapshot: row.data_snapshot,
   };
 }
 
@@ -67,7 +71,12 @@ const TURN_COLUMNS = `id, user_id, status, messages, context, result, error, cre
   previous_attempts, last_event_id,
   -- Only a failed turn needs the ledger's sum (a completed one has it in its result): CASE skips the rest.
   CASE WHEN status = 'failed' THEN (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text
-  END AS ledger_cost_usd`;
+  END AS ledger_cost_usd,
+  -- The snapshot's counts only, never its rows: a turn is read far more often than its data is.
+  (SELECT jsonb_build_object('taken_at', to_char(s.taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+     'daily_rows', s.daily_rows, 'workouts', s.workout_rows, 'lab_results', s.lab_rows,
+     'profile', s.profile IS NOT NULL)
+   FROM turn_data_snapshots s WHERE s.turn_id = turns.id) AS data_snapshot`;
 
 export interface IdempotentRequest {
   key: string;

@@ -1,6 +1,7 @@
 /**
  * A user's health data in Postgres (profile, daily summaries, workouts, lab results), written and read as
- * the rows of ./records.ts. Calendar days cross the SQL boundary as `YYYY-MM-DD` text both ways (`::date`
+ * the rows of ./records.ts. The read functions give the rows as they are now; a turn's activities read its
+ * snapshot instead (./snapshot.ts), so that every step of a turn sees the same rows. Calendar days cross the SQL boundary as `YYYY-MM-DD` text both ways (`::date`
  * in, `to_char` out): node-pg would turn a `date` into local midnight, a day off east of UTC.
  */
 import type { Pool } from 'pg';
@@ -66,16 +67,6 @@ export async function replaceUserHealthData(pool: Pool, userId: string, data: He
     );
   });
   return { days: data.daily.length, workouts: data.workouts.length, biomarkers: data.biomarkers.length };
-}
-
-/** The first and last date of the user's daily summaries (YYYY-MM-DD), null when there are none. */
-export async function readDailyDateRange(pool: Pool, userId: string): Promise<{ first: string; last: string } | null> {
-  const { rows } = await pool.query<{ first: string | null; last: string | null }>(
-    `SELECT ${DAY('min(date)')} AS first, ${DAY('max(date)')} AS last FROM daily_summaries WHERE user_id = $1`,
-    [userId],
-  );
-  const [row] = rows;
-  return row?.first && row.last ? { first: row.first, last: row.last } : null;
 }
 
 /** Whether the user has any daily summary at all (the demo is seeded once). */

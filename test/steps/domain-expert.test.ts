@@ -265,7 +265,7 @@ describe('range_compare', () => {
   });
 
   test('the tool answers invalid input with an error result, not an exception', async () => {
-    const ctx = { pool: h.deps.pool, userId: 'user_none', now: new Date() };
+    const ctx = { pool: h.deps.pool, turnId: 'turn_none', userId: 'user_none', now: new Date() };
     const wrongType = await rangeCompareTool.run({ biomarker: 'ldl', value: 'high' }, ctx);
     expect(wrongType.isError).toBe(true);
     expect(wrongType.content).toMatch(/^invalid input for range_compare: value: /);
@@ -321,9 +321,9 @@ describe('literature_priors', () => {
 
 describe('user_profile', () => {
   test('the profile with an age from the birth year, and the latest value of each lab biomarker', async () => {
-    const { userId, data } = await turnWithHealthData(h);
+    const { turnId, userId, data } = await turnWithHealthData(h);
     const now = new Date('2025-07-01T00:00:00Z');
-    const result = await readUserProfile(h.deps.pool, userId, now);
+    const result = await readUserProfile(h.deps.pool, { turnId, userId }, now);
     expect(result.profile).toEqual({
       sex: data.profile.sex,
       age: 2025 - data.profile.birth_year,
@@ -346,7 +346,7 @@ describe('user_profile', () => {
 
   test('a user with no profile and no labs gets a clear "no profile" result through the tool', async () => {
     const turnId = await h.newTurn();
-    const ctx: ToolContext = { pool: h.deps.pool, userId: await userOf(h, turnId), now: new Date() };
+    const ctx: ToolContext = { pool: h.deps.pool, turnId, userId: await userOf(h, turnId), now: new Date() };
     const outcome = await runDomainExpertTool('user_profile', {}, ctx);
     expect(outcome.isError).toBe(false);
     expect(JSON.parse(outcome.content)).toEqual({
@@ -357,7 +357,7 @@ describe('user_profile', () => {
   });
 
   test('an unknown tool name is an error result listing the tools', async () => {
-    const ctx: ToolContext = { pool: h.deps.pool, userId: 'user_none', now: new Date() };
+    const ctx: ToolContext = { pool: h.deps.pool, turnId: 'turn_none', userId: 'user_none', now: new Date() };
     expect(await runDomainExpertTool('pubmed_search', { query: 'ldl' }, ctx)).toEqual({
       content: 'unknown tool "pubmed_search"; the tools are range_compare, literature_priors, user_profile',
       isError: true,

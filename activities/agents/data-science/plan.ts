@@ -15,7 +15,7 @@ import { PLAN_SYSTEM, planUserPrompt } from './prompt';
 import { withMemory } from '../../steps/memory/prompt';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
-import { readDailyDateRange } from '../../../platform/health-data/store';
+import { dailyDateRange, readTurnHealthData } from '../../../platform/health-data/snapshot';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
@@ -108,7 +108,8 @@ export function createPlanAnalysis(deps: StepDeps) {
       question,
       at: startedAt,
     });
-    const dataDays = input.userId ? await readDailyDateRange(deps.pool, input.userId) : null;
+    const { userId } = input;
+    const dataDays = userId ? dailyDateRange((await readTurnHealthData(deps.pool, { turnId, userId })).daily) : null;
     return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ attempt, signal }) => {
       const response = await streamThoughts(deps, {
         turnId,

@@ -3,7 +3,7 @@
  * data, after a syntax pre-flight that also repairs the commonest indentation slip. A failed run is an answer,
  * not an exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
  */
-import { readUserHealthData } from '../../../platform/health-data/store';
+import { readTurnHealthData } from '../../../platform/health-data/snapshot';
 import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
@@ -44,7 +44,7 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<Analysi
       debuggable: true,
     };
   }
-  const data = await readUserHealthData(deps.pool, input.userId);
+  const data = await readTurnHealthData(deps.pool, { turnId: input.turnId, userId: input.userId });
   const run = await deps.sandbox.run({
     code: checked.code,
     data: { summary: data.daily, activities: data.workouts, profile: data.profile },

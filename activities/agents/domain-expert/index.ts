@@ -80,6 +80,7 @@ async function consult(
   const ctx: LlmCallContext = { turnId, step: STEP, inputs, attempt, signal };
   const toolCtx: ToolContext = {
     pool: deps.pool,
+    turnId,
     userId: input.userId,
     now: deps.clock(),
     includeBiomarkers: input.includeBiomarkers ?? true,

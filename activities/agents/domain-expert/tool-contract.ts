@@ -11,6 +11,8 @@ import { z } from 'zod';
 
 export interface ToolContext {
   pool: Pool;
+  /** The turn whose snapshot of the user's data the tools read (platform/health-data/snapshot.ts). */
+  turnId: string;
   userId: string;
   now: Date;
   /** false: the user asked for no lab snapshot this turn (`context.include_biomarkers`). */

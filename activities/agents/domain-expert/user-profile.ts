@@ -1,10 +1,10 @@
 /**
  * The Domain Expert's `user_profile` tool: who the user is (sex, age, height, weight) and their latest
- * result for each lab biomarker, read from Postgres for the turn's user.
+ * result for each lab biomarker, read from the turn's snapshot of the user's data.
  */
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { readHealthProfile, readLabResults } from '../../../platform/health-data/store';
+import { readTurnHealthData, type TurnDataRef } from '../../../platform/health-data/snapshot';
 import { defineTool } from './tool-contract';
 
 interface LatestBiomarker {
@@ -27,8 +27,8 @@ export interface UserProfileResult {
   note?: string;
 }
 
-export async function readUserProfile(pool: Pool, userId: string, now: Date): Promise<UserProfileResult> {
-  const [profile, labs] = await Promise.all([readHealthProfile(pool, userId), readLabResults(pool, userId)]);
+export async function readUserProfile(pool: Pool, turn: TurnDataRef, now: Date): Promise<UserProfileResult> {
+  const { profile, labs } = await readTurnHealthData(pool, turn);
   const latest = new Map<string, LatestBiomarker>();
   for (const lab of labs) {
     if (!latest.has(lab.name)) {
@@ -56,8 +56,8 @@ export const userProfileTool = defineTool({
   description:
     "The user's profile (sex, age, height, weight) and their latest result for each lab biomarker, with its date. Takes no input.",
   input: z.object({}).strict(),
-  run: async (_input, { pool, userId, now, includeBiomarkers = true }) => {
-    const result = await readUserProfile(pool, userId, now);
+  run: async (_input, { pool, turnId, userId, now, includeBiomarkers = true }) => {
+    const result = await readUserProfile(pool, { turnId, userId }, now);
     if (includeBiomarkers) return result;
     // The user turned the lab snapshot off for this turn: the tool says so rather than showing none.
     return {

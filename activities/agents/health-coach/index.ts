@@ -30,7 +30,7 @@ import {
   type CoachMainPromptInputs,
 } from './prompt';
 import type { ModelCallInputs } from '../../runtime/model-call-inputs';
-import { readUserHealthData } from '../../../platform/health-data/store';
+import { readTurnHealthData } from '../../../platform/health-data/snapshot';
 import type { ModelCallId } from '../../../contracts/steps';
 import type { LlmRequest, LlmResponse } from '../../../platform/llm';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
@@ -89,7 +89,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   if (findings.length < input.findings.length) {
     log.warn('rejected findings withheld from the coach', { withheld: input.findings.length - findings.length });
   }
-  const { daily } = await readUserHealthData(deps.pool, input.userId);
+  const { daily } = await readTurnHealthData(deps.pool, { turnId, userId: input.userId });
   const anchors = computeAnchors(daily);
   const { messages, question } = input;
   const user = (content: string): LlmRequest['messages'] => [{ role: 'user', content }];

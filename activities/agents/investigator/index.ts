@@ -26,7 +26,7 @@ import {
   type BriefingPromptInputs,
   type HypothesesPromptInputs,
 } from './prompt';
-import { readUserHealthData } from '../../../platform/health-data/store';
+import { readTurnHealthData } from '../../../platform/health-data/snapshot';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
@@ -94,7 +94,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
     const startedAt = deps.clock();
     await announceAgentStarted(deps.events, { turnId, agent: AGENT, invocation: INVOCATION, question, at: startedAt });
     const [{ daily, workouts }, tested] = await Promise.all([
-      readUserHealthData(deps.pool, userId),
+      readTurnHealthData(deps.pool, { turnId, userId }),
       input.includeMemory === false ? [] : readTestedHypotheses(deps.pool, userId),
     ]);
     const inputs: HypothesesPromptInputs = { question, digest: computeDigest(daily, workouts), tested };
@@ -129,7 +129,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
   async function testHypotheses(input: TestHypothesesInput): Promise<{ findings: AgentFinding[] }> {
     const top = topHypotheses(input.hypotheses);
     if (top.length === 0) return { findings: [] };
-    const { daily } = await readUserHealthData(deps.pool, input.userId);
+    const { daily } = await readTurnHealthData(deps.pool, { turnId: input.turnId, userId: input.userId });
     const findings: AgentFinding[] = [];
     for (const hypothesis of top) {
       const tested = hypothesisToFinding(hypothesis, daily);

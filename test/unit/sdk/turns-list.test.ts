@@ -17,6 +17,7 @@ const turn = (i: number): Turn => ({
   previous_attempts: [],
   cost_usd: 0.01,
   last_event_id: 9,
+  data_snapshot: null,
 });
 
 /** `GET /v1/turns` over `total` turns, `cursor` being the index to start at; every request is kept. */
