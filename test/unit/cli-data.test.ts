@@ -177,7 +177,7 @@ describe('command lines refused before any request (exit 2, pointing at --help)'
     [['data', 'delete', 'workout'], /^error: Missing <external_id>/],
     [['data', 'delete', 'workout', 'w1', '--to', '2025-01-01'], /--from and --to are for daily rows/],
     [['data', 'delete', 'everything'], /takes daily or workout, not "everything"/],
-    [['data', 'profile', 'set'], /Give at least one of --sex, --birth-year/],
+    [['data', 'profile', 'set'], /Give --file or at least one of --sex, --birth-year/],
     [['data', 'profile', 'set', '--height-cm', 'tall'], /--height-cm takes a number, not "tall"/],
     [['data', 'export'], /^error: Missing <dir>/],
     [['data', 'frobnicate'], /^error: amy data takes one of: upload, list, delete, export, profile\./],
@@ -202,6 +202,39 @@ describe('command lines refused before any request (exit 2, pointing at --help)'
     const run = await amyOn(amy, ['data', 'profile', 'set', '--sex', 'female', '--weight-kg', '60']);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/the first needs all four: missing --birth-year, --height-cm\./);
+  });
+});
+
+describe('profile set', () => {
+  const stored = { sex: 'female', birth_year: 1990, height_cm: 165, weight_kg: 58 };
+
+  test('flags change the stored profile; the PUT holds all four', async () => {
+    const { amy, requests } = fakeApi((method, _url, body) => ({
+      status: 200,
+      body: method === 'PUT' ? body : stored,
+    }));
+    const run = await amyOn(amy, ['data', 'profile', 'set', '--weight-kg', '57.5']);
+    expect(run.code).toBe(0);
+    expect(requests.map((r) => r.method)).toEqual(['GET', 'PUT']);
+    expect(requests[1].body).toEqual({ ...stored, weight_kg: 57.5 });
+    expect(run.stdout).toBe(
+      'Profile written.\nsex         female\nbirth_year  1990\nheight_cm   165\nweight_kg   57.5\n',
+    );
+  });
+
+  test('--file writes the profile an export holds, flags on top; a null profile.json is refused', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'profile.json'), JSON.stringify(stored, null, 2));
+    const { amy, requests } = fakeApi((_method, _url, body) => ({ status: 200, body }));
+    const run = await amyOn(amy, ['data', 'profile', 'set', '--file', 'profile.json', '--sex', 'male', '--json'], dir);
+    expect(run.code).toBe(0);
+    expect(requests.map((r) => [r.method, r.body])).toEqual([['PUT', { ...stored, sex: 'male' }]]);
+    expect(JSON.parse(run.stdout)).toEqual({ ...stored, sex: 'male' });
+
+    fs.writeFileSync(path.join(dir, 'none.json'), 'null\n');
+    const refused = await amyOn(null, ['data', 'profile', 'set', '--file', 'none.json'], dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^error: none\.json holds null: no profile was exported/);
   });
 });
 

@@ -21,8 +21,9 @@ Reads back everything stored for you, every page, and writes it to <dir> (create
   daily.jsonl     one daily row per line, oldest first, every metric (null: not measured)
   workouts.jsonl  one workout per line, oldest first
   profile.json    the profile, or null when none was written
-These are the API's own field names, so \`amy data upload daily <dir>/daily.jsonl\` and
-\`amy data upload workouts <dir>/workouts.jsonl\` store the same rows again.
+These are the API's own field names, so \`amy data upload daily <dir>/daily.jsonl\`,
+\`amy data upload workouts <dir>/workouts.jsonl\` and \`amy data profile set --file <dir>/profile.json\`
+store the same data again.
 
 Existing files are never overwritten without --force; amy checks before reading anything. Each
 file is written under a temporary name and renamed once complete, all three at the end, so an

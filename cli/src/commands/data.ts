@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { NotFoundError, type Page, type Profile, type Workout } from '@amy/sdk';
 import { WORKOUT_TYPES } from '../../../platform/health-data/records';
 import { parseCommandLine } from '../args';
@@ -192,18 +194,22 @@ Options
 
 export const dataProfileSet: Command = {
   name: 'data profile set',
-  summary: 'write your profile, or change part of it',
+  summary: 'write your profile, or change part of it (--file: from an export)',
   help: `Usage: amy data profile set [--sex female|male] [--birth-year YYYY] [--height-cm N] [--weight-kg N] [--json]
+       amy data profile set --file <profile.json> [flags] [--json]
 
 Writes the profile. Flags left out keep the values stored, so \`amy data profile set --weight-kg 71\`
-changes the weight alone; the first profile needs all four. The API judges the values (birth year
-1900 to this year, height 50–272 cm, weight 20–400 kg) and names the one it refuses (exit 2).
+changes the weight alone; the first profile needs all four. --file writes the profile a file holds
+(the profile.json of \`amy data export\`), the flags given changing it. The API judges the values
+(birth year 1900 to this year, height 50–272 cm, weight 20–400 kg) and names the one it refuses
+(exit 2).
 
 Options
   --sex <s>          female or male
   --birth-year YYYY  the year of birth
   --height-cm N      height in centimetres
   --weight-kg N      weight in kilograms
+  --file <file>      the profile as a JSON object, as \`amy data profile --json\` prints it
   --json             print the Profile object as stored`,
 
   async run(args, ctx) {
@@ -215,6 +221,7 @@ Options
         'birth-year': { type: 'string' },
         'height-cm': { type: 'string' },
         'weight-kg': { type: 'string' },
+        file: { type: 'string' },
         json: { type: 'boolean' },
       },
       { names: [] },
@@ -226,20 +233,26 @@ Options
       weight_kg: parseNumber(values['weight-kg'], '--weight-kg', 'data profile set'),
     };
     const flags = Object.entries(given).filter(([, v]) => v !== undefined);
-    if (flags.length === 0) {
+    if (flags.length === 0 && values.file === undefined) {
       throw new UsageError(
-        'Give at least one of --sex, --birth-year, --height-cm, --weight-kg. ' +
+        'Give --file or at least one of --sex, --birth-year, --height-cm, --weight-kg. ' +
           'Run `amy data profile set --help` for usage.',
       );
     }
-    const stored = flags.length === 4 ? null : await readProfile(ctx);
-    const profile = { ...stored, ...Object.fromEntries(flags) };
+    const base =
+      values.file !== undefined
+        ? await readProfileFile(values.file, ctx)
+        : flags.length === PROFILE_FLAGS.length
+          ? null
+          : await readProfile(ctx);
+    const profile: Record<string, unknown> = { ...base, ...Object.fromEntries(flags) };
     const missing = PROFILE_FLAGS.filter(([field]) => profile[field] === undefined).map(([, flag]) => flag);
     if (missing.length > 0) {
-      throw new UsageError(
-        `No profile is stored yet, so the first needs all four: missing ${missing.join(', ')}. ` +
-          'Run `amy data profile set --help` for usage.',
-      );
+      const why =
+        values.file !== undefined
+          ? `${values.file} lacks`
+          : 'No profile is stored yet, so the first needs all four: missing';
+      throw new UsageError(`${why} ${missing.join(', ')}. Run \`amy data profile set --help\` for usage.`);
     }
     // The API judges each value (sex included) and names the one it refuses.
     const written = await ctx.amy().data.profile.put(profile as Profile);
@@ -251,6 +264,20 @@ Options
     return 0;
   },
 };
+
+/** A profile as a JSON object in a file (`profile.json` of an export); `null` there means there is none to write. */
+async function readProfileFile(file: string, ctx: CommandContext): Promise<Record<string, unknown>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await fs.promises.readFile(path.resolve(ctx.cwd, file), 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(`Cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'not valid JSON')}.`);
+  }
+  if (value === null) throw new UsageError(`${file} holds null: no profile was exported, so there is none to write.`);
+  if (typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${file} does not hold a JSON object.`);
+  return value as Record<string, unknown>;
+}
 
 const PROFILE_FLAGS: Array<[keyof Profile, string]> = [
   ['sex', '--sex'],

@@ -1,6 +1,6 @@
 /**
  * `amy data list`'s tables: fixed-width columns, so that rows printed page by page line up without
- * reading everything first. Short headings keep a daily row within 80 columns; the help says what each
+ * reading everything first. Short headings keep a daily row narrow (85 columns); the help says what each
  * one is. A value not measured is `-`; a fraction shows one decimal (--json has the exact value).
  */
 import type { DailySummary, Workout } from '@amy/sdk';
@@ -10,23 +10,24 @@ export interface RowTable<T> {
   format(row: T): string;
 }
 
-type Column<T> = [heading: string, width: number, value: (row: T) => string];
+/** Numbers are right-aligned; text (`left`) is left-aligned. */
+type Column<T> = [heading: string, width: number, value: (row: T) => string, align?: 'left'];
 
 const num = (value: number | null) =>
   value === null ? '-' : Number.isInteger(value) ? String(value) : value.toFixed(1);
 
 function tableOf<T>(columns: Array<Column<T>>, last?: [heading: string, value: (row: T) => string]): RowTable<T> {
-  const cell = (text: string, width: number, i: number) => (i === 0 ? text.padEnd(width) : text.padStart(width));
+  const cell = (text: string, [, width, , align]: Column<T>) =>
+    align === 'left' ? text.padEnd(width) : text.padStart(width);
   const line = (cells: string[]) => cells.join('  ');
   return {
-    header: line([...columns.map(([heading, width], i) => cell(heading, width, i)), ...(last ? [last[0]] : [])]),
-    format: (row) =>
-      line([...columns.map(([, width, value], i) => cell(value(row), width, i)), ...(last ? [last[1](row)] : [])]),
+    header: line([...columns.map((column) => cell(column[0], column)), ...(last ? [last[0]] : [])]),
+    format: (row) => line([...columns.map((column) => cell(column[2](row), column)), ...(last ? [last[1](row)] : [])]),
   };
 }
 
 export const dailyTable = tableOf<DailySummary>([
-  ['date', 10, (d) => d.date],
+  ['date', 10, (d) => d.date, 'left'],
   ['steps', 5, (d) => num(d.steps)],
   ['sleep', 5, (d) => num(d.sleep_minutes)],
   ['deep', 4, (d) => num(d.deep_sleep_minutes)],
@@ -42,8 +43,8 @@ export const dailyTable = tableOf<DailySummary>([
 
 export const workoutTable = tableOf<Workout>(
   [
-    ['date', 10, (w) => w.date],
-    ['type', 8, (w) => w.type],
+    ['date', 10, (w) => w.date, 'left'],
+    ['type', 8, (w) => w.type, 'left'],
     ['min', 5, (w) => num(w.duration_minutes)],
     ['km', 6, (w) => num(w.distance_km)],
     ['kcal', 5, (w) => num(w.calories)],
