@@ -3,13 +3,16 @@
  * a data question is held after its plan while the user uploads changed daily rows (every resting heart rate
  * of the window raised, and a new day after the last), and the turn still computes, reproduces and validates
  * its number over the rows it started with; the Turn says which snapshot it used; the next turn sees the
- * new rows. Real Temporal, Postgres, sandbox and gates, and the scripted model.
+ * new rows. A turn failed at the coach and retried by an operator (`turn:retry`) after an upload keeps
+ * the snapshot its first attempt took. Real Temporal, Postgres, sandbox and gates, and the scripted model.
  */
 import { Pool } from 'pg';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { formatIsoDate, type DailyRow } from '../../platform/health-data/records';
 import { readUserHealthData } from '../../platform/health-data/store';
+import { computeAnchors } from '../../activities/agents/health-coach/anchors';
+import { runCli } from '../support/cli';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 
@@ -23,14 +26,19 @@ const HOLD_MS = 6_000;
 
 let svc: TestService;
 let pool: Pool;
-let user: { userId: string; apiKey: string };
+
+type User = { userId: string; apiKey: string };
+
+/** A user whose history ends yesterday, so that an upload can add a day after its last. */
+async function userWithHistory(): Promise<User> {
+  const created = await svc.createUser();
+  await seedDemoHealthData(pool, created.userId, { endDate: new Date(Date.now() - DAY_MS) });
+  return created;
+}
 
 beforeAll(async () => {
   svc = await startTestService();
   pool = new Pool({ connectionString: svc.database.url, max: 2 });
-  user = await svc.createUser();
-  // The history ends yesterday, so the upload can add a day after its last.
-  await seedDemoHealthData(pool, user.userId, { endDate: new Date(Date.now() - DAY_MS) });
 });
 afterAll(async () => {
   await pool?.end();
@@ -47,22 +55,28 @@ function windowMean(daily: readonly DailyRow[]): { mean: number; n: number } {
   return { mean: values.reduce((a, b) => a + b, 0) / values.length, n: values.length };
 }
 
-async function startTurn(): Promise<string> {
+async function startTurn(user: User, question = QUESTION): Promise<string> {
   const created = await api(svc.url, 'POST', '/v1/turns', {
     key: user.apiKey,
-    body: { messages: [{ role: 'user', content: QUESTION }] },
+    body: { messages: [{ role: 'user', content: question }] },
   });
   expect(created.status).toBe(201);
   return created.body.id;
 }
 
-async function finished(turnId: string): Promise<Turn> {
+async function finished(user: User, turnId: string): Promise<Turn> {
   await svc.temporal.workflow
     .getHandle(turnId)
     .result()
     .catch(() => undefined);
   const fetched = await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: user.apiKey });
   return expectSchema(turnSchema, fetched.body);
+}
+
+/** Uploads the rows through the API, as a client would. */
+async function upload(user: User, rows: DailyRow[]): Promise<void> {
+  const uploaded = await api(svc.url, 'POST', '/v1/data/daily', { key: user.apiKey, body: { rows } });
+  expect(uploaded.body).toEqual({ inserted: 1, updated: rows.length - 1 });
 }
 
 /** Waits until the turn's plan has been written, i.e. its first read of the user's data is behind it. */
@@ -79,6 +93,7 @@ async function planned(turnId: string): Promise<void> {
 const meanOf = (turn: Turn) => turn.result!.fact_sheet.find((e) => e.claim === 'ds-001.mean');
 
 describe('new rows uploaded while a data question runs', () => {
+  let user: User;
   let before: DailyRow[];
   let after: DailyRow[];
   let held: Turn;
@@ -87,10 +102,11 @@ describe('new rows uploaded while a data question runs', () => {
   let createdAt: number;
 
   beforeAll(async () => {
+    user = await userWithHistory();
     before = (await readUserHealthData(pool, user.userId)).daily;
     svc.scripted.faults.inject({ kind: 'slow', step: 'ds_code', delay_ms: HOLD_MS });
     createdAt = Date.now();
-    const turnId = await startTurn();
+    const turnId = await startTurn(user);
     await planned(turnId);
 
     // Every day of the window gets a resting heart rate 20 bpm higher, and today joins as a new day.
@@ -99,17 +115,12 @@ describe('new rows uploaded while a data question runs', () => {
       ...row,
       resting_heart_rate: row.resting_heart_rate === null ? null : row.resting_heart_rate + 20,
     }));
-    const today = { ...raised[raised.length - 1], date: formatIsoDate(new Date()) };
-    const uploaded = await api(svc.url, 'POST', '/v1/data/daily', {
-      key: user.apiKey,
-      body: { rows: [...raised, today] },
-    });
-    expect(uploaded.body).toEqual({ inserted: 1, updated: WINDOW_DAYS });
+    await upload(user, [...raised, { ...raised[raised.length - 1], date: formatIsoDate(new Date()) }]);
     uploadedAt = Date.now();
     after = (await readUserHealthData(pool, user.userId)).daily;
 
-    held = await finished(turnId);
-    next = await finished(await startTurn());
+    held = await finished(user, turnId);
+    next = await finished(user, await startTurn(user));
   });
 
   test('the held turn computed over the rows it started with, not the uploaded ones', () => {
@@ -165,5 +176,53 @@ describe('new rows uploaded while a data question runs', () => {
     expect(meanOf(next)!.value).toBeCloseTo(uploaded.mean, 9);
     expect(next.data_snapshot).toMatchObject({ daily_rows: before.length + 1 });
     expect(Date.parse(next.data_snapshot!.taken_at)).toBeGreaterThanOrEqual(uploadedAt - 1000);
+  });
+});
+
+describe('a failed turn retried by an operator after an upload', () => {
+  const COACHING = 'Using my data, how can I get my bedtime more regular?';
+  let user: User;
+  let before: DailyRow[];
+  let after: DailyRow[];
+  let failed: Turn;
+  let retried: Turn;
+
+  beforeAll(async () => {
+    user = await userWithHistory();
+    before = (await readUserHealthData(pool, user.userId)).daily;
+    // The coach (which reads the data for its anchors) fails past its retries, so the turn fails there.
+    svc.scripted.faults.inject({ kind: 'server_error', step: 'health_coach.gate', times: -1 });
+    const turnId = await startTurn(user, COACHING);
+    failed = await finished(user, turnId);
+    svc.scripted.faults.clear();
+
+    // Four weeks of days with 3,000 more steps, and today as a new day.
+    const raised = before.slice(-28).map((row) => ({ ...row, steps: (row.steps ?? 0) + 3000 }));
+    await upload(user, [...raised, { ...raised[raised.length - 1], date: formatIsoDate(new Date()) }]);
+    after = (await readUserHealthData(pool, user.userId)).daily;
+
+    const env = {
+      TEMPORAL_ADDRESS: svc.config.TEMPORAL_ADDRESS,
+      TEMPORAL_NAMESPACE: svc.config.TEMPORAL_NAMESPACE,
+      DATABASE_URL: svc.config.DATABASE_URL,
+    };
+    const retry = await runCli('scripts/turn-retry.ts', [turnId, '--wait'], env);
+    expect(retry.stdout).toContain(`turn ${turnId}: attempt 2 completed`);
+    retried = await finished(user, turnId);
+  });
+
+  test('the first attempt failed at the coach, after its snapshot was taken', () => {
+    expect(failed).toMatchObject({ status: 'failed', attempt: 1 });
+    expect(failed.data_snapshot).toMatchObject({ daily_rows: before.length });
+  });
+
+  test('the second attempt kept that snapshot: the coach’s anchors are the first rows’, not the uploaded ones', () => {
+    expect(retried).toMatchObject({ status: 'completed', attempt: 2 });
+    expect(retried.data_snapshot).toEqual(failed.data_snapshot);
+    const anchors = retried.result!.fact_sheet.filter((e) => /^anchor\.[a-z_0-9]+$/.test(e.claim));
+    const expected = (daily: DailyRow[]) =>
+      computeAnchors(daily).map((a) => ({ claim: `anchor.${a.key}`, value: a.value, n: a.n, window: a.window }));
+    expect(expected(after)).not.toEqual(expected(before));
+    expect(anchors.map(({ claim, value, n, window }) => ({ claim, value, n, window }))).toEqual(expected(before));
   });
 });
