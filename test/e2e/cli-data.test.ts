@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Amy, type DailySummary, type Workout } from '@amy/sdk';
 import { formatIsoDate } from '../../platform/health-data/records';
-import { ensureCliBuilt } from '../support/workspace-build';
-import { runAmy } from '../support/cli/run-amy';
+import { AMY_BIN, ensureCliBuilt } from '../support/workspace-build';
+import { runAmy, startAmy } from '../support/cli/run-amy';
 import { startTestService, type TestService } from '../support/service';
 
 jest.setTimeout(90_000);
@@ -215,6 +215,19 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
     for (const file of ['daily.jsonl', 'workouts.jsonl', 'profile.json']) {
       expect(fs.readFileSync(path.join(second, file), 'utf8')).toBe(fs.readFileSync(path.join(exported, file), 'utf8'));
     }
+  });
+});
+
+describe('on a terminal', () => {
+  test('export shows its progress on stderr, redrawn on one line and erased before the summary', async () => {
+    const dir = path.join(tempDir(), 'export');
+    const command = `exec ${process.execPath} ${AMY_BIN} data export ${dir}`;
+    const terminal = startAmy([], { env, command: ['script', ['-q', '-e', '-c', command, '/dev/null']] });
+    const run = await terminal.exited;
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`\rExporting daily rows: 1000\x1b[K\rExporting daily rows: ${DAYS}\x1b[K`);
+    expect(run.stdout).toContain('\r\x1b[KExported to ');
+    expect(ndjson(fs.readFileSync(path.join(dir, 'daily.jsonl'), 'utf8'))).toHaveLength(DAYS);
   });
 });
 

@@ -133,30 +133,46 @@ function fakeApi(answer: (method: string, url: URL, body: unknown) => { status: 
   return { requests, amy: new Amy({ apiKey: 'amy_test', baseUrl: 'http://api.test', fetch, maxRetries: 0 }) };
 }
 
-/** Runs `amy` in this process on a fake API; stdout and stderr are collected, neither a terminal. */
-async function amyOn(amy: Amy | null, argv: string[], cwd = os.tmpdir()) {
+/**
+ * Starts `amy` in this process on a fake API; stdout and stderr are collected, neither a terminal.
+ * `ctrlC()` sends the SIGINT its commands listen for; `exited` is the code they end the process with.
+ */
+function startAmyOn(amy: Amy | null, argv: string[], cwd = os.tmpdir()) {
   const out = { stdout: '', stderr: '' };
   const stream = (name: 'stdout' | 'stderr') =>
     ({ isTTY: false, write: (text: string) => ((out[name] += text), true) }) as unknown as NodeJS.WriteStream;
+  const listeners = new Set<() => void>();
+  let exit: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => (exit = resolve));
   const ctx: CommandContext = {
     env: {},
     cwd,
     stdout: stream('stdout'),
     stderr: stream('stderr'),
     stdin: process.stdin,
-    signals: { on: () => undefined, off: () => undefined },
-    exit: () => {
-      throw new Error('exit');
+    signals: {
+      on: (_signal, listener) => listeners.add(listener),
+      off: (_signal, listener) => listeners.delete(listener),
     },
+    exit,
     amy: () => {
       if (!amy) throw new Error('this command line must be refused before any request');
       return amy;
     },
     config: () => null,
   };
-  const code = await runAmy(argv, ctx);
-  return { code, ...out };
+  return { out, exited, done: runAmy(argv, ctx), ctrlC: () => listeners.forEach((listener) => listener()) };
 }
+
+/** Runs `amy` to its end (see startAmyOn). */
+async function amyOn(amy: Amy | null, argv: string[], cwd = os.tmpdir()) {
+  const run = startAmyOn(amy, argv, cwd);
+  const code = await run.done;
+  return { code, ...run.out };
+}
+
+/** A response that never comes: the process ends (a Ctrl-C) while the request is in flight. */
+const never = () => new Promise<never>(() => {});
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'amy-cli-data-'));
 
@@ -335,6 +351,31 @@ describe('upload against a fake API', () => {
     );
   });
 
+  test('Ctrl-C while a request is in flight: exit 130, what was stored, and where to resume', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'daily.jsonl'), `${lines.join('\n')}\n`);
+    let calls = 0;
+    const press = { ctrlC: () => {} };
+    const amy = new Amy({
+      apiKey: 'amy_test',
+      baseUrl: 'http://api.test',
+      maxRetries: 0,
+      fetch: async () => {
+        if (++calls === 1) return Response.json({ inserted: 2, updated: 0 });
+        press.ctrlC();
+        return never();
+      },
+    });
+    const run = startAmyOn(amy, ['data', 'upload', 'daily', 'daily.jsonl', '--batch-size', '2'], dir);
+    press.ctrlC = run.ctrlC;
+    expect(await run.exited).toBe(130);
+    expect(run.out.stderr).toBe(
+      'Interrupted.\n' +
+        'Stored 2 daily rows before this; lines 3–4 may or may not have been (sending them again is safe: rows are upserted).\n' +
+        'Resume with: amy data upload daily daily.jsonl --batch-size 2 --start-line 3\n',
+    );
+  });
+
   test('a file with no rows sends nothing', async () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'empty.jsonl'), '');
@@ -421,6 +462,30 @@ describe('export against a fake API', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^error: cursor: stale\./);
     expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  test('Ctrl-C midway: exit 130, the temporary files removed, the files already there untouched', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'profile.json'), 'the old one\n');
+    const press = { ctrlC: () => {} };
+    const amy = new Amy({
+      apiKey: 'amy_test',
+      baseUrl: 'http://api.test',
+      maxRetries: 0,
+      fetch: async (input) => {
+        if (!new URL(input).searchParams.get('cursor')) {
+          return Response.json({ data: [day(1)], next_cursor: 'c', has_more: true });
+        }
+        press.ctrlC();
+        return never();
+      },
+    });
+    const run = startAmyOn(amy, ['data', 'export', dir, '--force']);
+    press.ctrlC = run.ctrlC;
+    expect(await run.exited).toBe(130);
+    expect(run.out.stderr).toBe('Interrupted; nothing was written.\n');
+    expect(fs.readdirSync(dir)).toEqual(['profile.json']);
+    expect(fs.readFileSync(path.join(dir, 'profile.json'), 'utf8')).toBe('the old one\n');
   });
 
   test('no profile: profile.json holds null', async () => {

@@ -27,7 +27,8 @@ store the same data again.
 
 Existing files are never overwritten without --force; amy checks before reading anything. Each
 file is written under a temporary name and renamed once complete, all three at the end, so an
-interrupted export leaves no partial file under these names. The files are readable by you only.
+interrupted export (Ctrl-C: exit 130) leaves no partial file under these names. The files are
+readable by you only.
 On a terminal, progress shows on stderr.
 
 Options

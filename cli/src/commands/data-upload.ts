@@ -4,7 +4,7 @@ import { AmyError, APIError, type Amy, type DailySummaryInput, type UpsertResult
 import { MAX_DATA_ROWS_PER_REQUEST } from '../../../contracts/data';
 import { parseCommandLine } from '../args';
 import type { Command, CommandContext } from '../context';
-import { describeError, exitCodeFor, UsageError } from '../errors';
+import { describeError, EXIT, exitCodeFor, UsageError } from '../errors';
 import { parseRowsFile, type DataTable } from '../data/rows-file';
 import { batchesOf, locateRefusal, type Batch } from '../data/upload';
 import { Progress } from '../data/progress';
@@ -23,7 +23,8 @@ The whole file is read first: a line that is not a JSON object, or a date (exter
 holds twice, stops the upload before anything is sent. The rows then go in requests of up to
 ${MAX_DATA_ROWS_PER_REQUEST} (the API's maximum). A request is stored whole or not at all: if the API refuses a row,
 amy names its line and the field, says how many rows were stored before, and prints the command
-that resumes from the first line of the refused request. Exit 2 for a refused row.
+that resumes from the first line of the refused request. Exit 2 for a refused row. Ctrl-C stops
+it (exit 130) with the same account: what was stored, and the command that resumes.
 
 Options
   --batch-size N  rows per request, 1–${MAX_DATA_ROWS_PER_REQUEST} (default ${MAX_DATA_ROWS_PER_REQUEST})
@@ -58,22 +59,45 @@ Options
     const batches = batchesOf(rows, batchSize);
     const progress = new Progress(ctx.stderr);
     const totals = { rows: 0, inserted: 0, updated: 0 };
-    for (const batch of batches) {
-      progress.show(`Uploading ${name}: ${totals.rows}/${rows.length} rows`);
-      let result: UpsertResult;
-      try {
-        result = await send(amy, table, batch);
-      } catch (err) {
-        progress.clear();
-        return reportFailure(ctx, err, { table, file, name, batch, stored: totals.rows, batchSize, json: values.json });
+    const upload = (batch: Batch): FailedUpload => ({
+      table,
+      file,
+      name,
+      batch,
+      stored: totals.rows,
+      batchSize,
+      json: values.json,
+    });
+    let inFlight = batches[0];
+    // Ctrl-C: the request in flight may or may not be stored; say where to resume, as for a failure.
+    const onInterrupt = () => {
+      progress.clear();
+      ctx.stderr.write('Interrupted.\n');
+      tellWhereItStopped(ctx, upload(inFlight), false, null);
+      ctx.exit(EXIT.interrupted);
+    };
+    ctx.signals.on('SIGINT', onInterrupt);
+    try {
+      for (const batch of batches) {
+        inFlight = batch;
+        progress.show(`Uploading ${name}: ${totals.rows}/${rows.length} rows`);
+        let result: UpsertResult;
+        try {
+          result = await send(amy, table, batch);
+        } catch (err) {
+          progress.clear();
+          return reportFailure(ctx, err, upload(batch));
+        }
+        totals.rows += batch.rows.length;
+        totals.inserted += result.inserted;
+        totals.updated += result.updated;
+        if (values.json) {
+          const lines = [batch.firstLine, batch.lastLine];
+          ctx.stdout.write(`${JSON.stringify({ lines, rows: batch.rows.length, ...result })}\n`);
+        }
       }
-      totals.rows += batch.rows.length;
-      totals.inserted += result.inserted;
-      totals.updated += result.updated;
-      if (values.json) {
-        const lines = [batch.firstLine, batch.lastLine];
-        ctx.stdout.write(`${JSON.stringify({ lines, rows: batch.rows.length, ...result })}\n`);
-      }
+    } finally {
+      ctx.signals.off('SIGINT', onInterrupt);
     }
     progress.clear();
     if (values.json) ctx.stdout.write(`${JSON.stringify({ done: true, ...totals })}\n`);
@@ -143,13 +167,7 @@ function reportFailure(ctx: CommandContext, err: unknown, up: FailedUpload): num
   } else {
     ctx.stderr.write(`error: ${describeError(err)}\n`);
   }
-  const before = up.stored === 0 ? 'Nothing was stored' : `Stored ${rowsText(up.stored, up.table)} before this`;
-  if (!answered) {
-    ctx.stderr.write(`${before}; ${span} may or may not have been (sending them again is safe: rows are upserted).\n`);
-  } else if (up.stored === 0) ctx.stderr.write(`${before}.\n`);
-  else ctx.stderr.write(`${before}; nothing of ${span} was stored (a request is stored whole or not at all).\n`);
-  const resume = resumeCommand(up);
-  ctx.stderr.write(refusal ? `Fix line ${refusal.line}, then resume with: ${resume}\n` : `Resume with: ${resume}\n`);
+  tellWhereItStopped(ctx, up, answered, refusal?.line ?? null);
   if (up.json) {
     const error =
       err instanceof APIError
@@ -159,6 +177,23 @@ function reportFailure(ctx: CommandContext, err: unknown, up: FailedUpload): num
     ctx.stdout.write(`${JSON.stringify({ ...failure, stored_rows: up.stored, resume_line: batch.firstLine })}\n`);
   }
   return exitCodeFor(err);
+}
+
+/**
+ * What was stored before the request that failed (or was cut off), what became of that request, and the
+ * command that resumes from its first line.
+ */
+function tellWhereItStopped(ctx: CommandContext, up: FailedUpload, answered: boolean, refusedLine: number | null) {
+  const { batch } = up;
+  const span =
+    batch.firstLine === batch.lastLine ? `line ${batch.firstLine}` : `lines ${batch.firstLine}–${batch.lastLine}`;
+  const before = up.stored === 0 ? 'Nothing was stored' : `Stored ${rowsText(up.stored, up.table)} before this`;
+  if (!answered) {
+    ctx.stderr.write(`${before}; ${span} may or may not have been (sending them again is safe: rows are upserted).\n`);
+  } else if (up.stored === 0) ctx.stderr.write(`${before}.\n`);
+  else ctx.stderr.write(`${before}; nothing of ${span} was stored (a request is stored whole or not at all).\n`);
+  const resume = resumeCommand(up);
+  ctx.stderr.write(refusedLine ? `Fix line ${refusedLine}, then resume with: ${resume}\n` : `Resume with: ${resume}\n`);
 }
 
 function resumeCommand({ table, file, batch, batchSize }: FailedUpload): string {
