@@ -58,7 +58,11 @@ describe('the rows file', () => {
       /^daily\.jsonl line 2 is not valid JSON/,
     ],
     ['a row that is not an object', '{"date":"2025-01-01"}\n\n[1,2]\n', /^daily\.jsonl line 3 is not a row/],
-    ['an array that is not JSON', '[{"date":"2025-01-01"},\n', /^daily\.jsonl starts with \[ but is not valid JSON/],
+    [
+      'an array that is not JSON',
+      '[{"date":"2025-01-01"},\n{"date":"2025-01-02"}\n{"date":"2025-01-03"}]',
+      /^daily\.jsonl starts with \[ but is not valid JSON \(line 3\)/,
+    ],
     [
       'an array element that is not an object',
       '[\n{"date":"2025-01-01"},\n"x"\n]',

@@ -1,6 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AmyError, APIError, type Amy, type DailySummaryInput, type UpsertResult, type WorkoutInput } from '@amy/sdk';
+import {
+  AmyError,
+  APIError,
+  PayloadTooLargeError,
+  type Amy,
+  type DailySummaryInput,
+  type UpsertResult,
+  type WorkoutInput,
+} from '@amy/sdk';
 import { MAX_DATA_ROWS_PER_REQUEST } from '../../../contracts/data';
 import { parseCommandLine } from '../args';
 import type { Command, CommandContext } from '../context';
@@ -31,7 +39,7 @@ Options
   --start-line N  skip the rows before line N (resume where an upload stopped)
   --json          one JSON object per request sent ({ lines, rows, inserted, updated }), then one
                   with the totals ({ done, rows, inserted, updated }) or the failure ({ error,
-                  line, stored_rows, resume_line })`,
+                  line, lines, stored_rows, resume_line })`,
 
   async run(args, ctx) {
     const { values, positionals } = parseCommandLine(
@@ -165,7 +173,8 @@ function reportFailure(ctx: CommandContext, err: unknown, up: FailedUpload): num
         `(${err.field} of the request for ${span}; ${err.code}${request})\n`,
     );
   } else {
-    ctx.stderr.write(`error: ${describeError(err)}\n`);
+    const smaller = err instanceof PayloadTooLargeError ? ' A smaller --batch-size sends less at once.' : '';
+    ctx.stderr.write(`error: ${describeError(err)}${smaller}\n`);
   }
   tellWhereItStopped(ctx, up, answered, refusal?.line ?? null);
   if (up.json) {

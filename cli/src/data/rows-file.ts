@@ -49,13 +49,20 @@ function parseArray(text: string, name: string): FileRow[] {
   let values: unknown;
   try {
     values = JSON.parse(text);
-  } catch {
-    throw new UsageError(`${name} starts with [ but is not valid JSON: a file is one JSON array, or one row per line.`);
+  } catch (err) {
+    // V8 says where: `… in JSON at position 1234`; the line is what an editor finds.
+    const position = /at position (\d+)/.exec((err as Error).message)?.[1];
+    const where = position === undefined ? '' : ` (line ${lineAt(text, Number(position))})`;
+    throw new UsageError(
+      `${name} starts with [ but is not valid JSON${where}: a file is one JSON array, or one row per line.`,
+    );
   }
   if (!Array.isArray(values)) throw new UsageError(`${name} is not a JSON array of rows.`);
   const lines = arrayElementLines(text);
   return values.map((value, i) => ({ line: lines[i], row: asRow(value, lines[i], name) }));
 }
+
+const lineAt = (text: string, position: number) => text.slice(0, position).split('\n').length;
 
 function asRow(value: unknown, line: number, name: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -83,7 +90,7 @@ export function arrayElementLines(text: string): number[] {
       continue;
     }
     if (ch === '\n') line++;
-    if (/\s/.test(ch)) continue;
+    if (ch === ' ' || ch === '\n' || ch === '\r' || ch === '\t') continue; // JSON's whitespace
     if (depth === 1 && expectElement && ch !== ']') {
       lines.push(line);
       expectElement = false;
