@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { Amy, BadRequestError } from '@amy/sdk';
 import { runAmy } from '../../cli/src/cli';
 import type { CommandContext } from '../../cli/src/context';
@@ -141,7 +142,7 @@ function fakeApi(answer: (method: string, url: URL, body: unknown) => { status: 
  * Starts `amy` in this process on a fake API; stdout and stderr are collected, neither a terminal.
  * `ctrlC()` sends the SIGINT its commands listen for; `exited` is the code they end the process with.
  */
-function startAmyOn(amy: Amy | null, argv: string[], cwd = os.tmpdir()) {
+function startAmyOn(amy: Amy | null, argv: string[], cwd = os.tmpdir(), stdin: NodeJS.ReadableStream = process.stdin) {
   const out = { stdout: '', stderr: '' };
   const stream = (name: 'stdout' | 'stderr') =>
     ({ isTTY: false, write: (text: string) => ((out[name] += text), true) }) as unknown as NodeJS.WriteStream;
@@ -153,7 +154,7 @@ function startAmyOn(amy: Amy | null, argv: string[], cwd = os.tmpdir()) {
     cwd,
     stdout: stream('stdout'),
     stderr: stream('stderr'),
-    stdin: process.stdin,
+    stdin: stdin as NodeJS.ReadStream,
     signals: {
       on: (_signal, listener) => listeners.add(listener),
       off: (_signal, listener) => listeners.delete(listener),
@@ -378,6 +379,15 @@ describe('upload against a fake API', () => {
         'Stored 2 daily rows before this; lines 3–4 may or may not have been (sending them again is safe: rows are upserted).\n' +
         'Resume with: amy data upload daily daily.jsonl --batch-size 2 --start-line 3\n',
     );
+  });
+
+  test('- reads the rows from stdin', async () => {
+    const { amy, requests } = fakeApi(() => ({ status: 200, body: { inserted: 5, updated: 0 } }));
+    const stdin = Readable.from([Buffer.from(`${lines.join('\n')}\n`)]);
+    const run = startAmyOn(amy, ['data', 'upload', 'daily', '-'], os.tmpdir(), stdin);
+    expect(await run.done).toBe(0);
+    expect(requests.map((r) => (r.body as { rows: unknown[] }).rows.length)).toEqual([5]);
+    expect(run.out.stdout).toBe('Uploaded 5 daily rows from stdin in 1 request: 5 new, 0 replaced.\n');
   });
 
   test('a file with no rows sends nothing', async () => {

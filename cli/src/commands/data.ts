@@ -52,16 +52,15 @@ Options
     }
     const limit = values.all ? Infinity : (parseCount(values.limit, '--limit', 'data list') ?? LIST_DEFAULT);
     const range = { from: values.from, to: values.to, limit: Math.min(limit, PAGE_MAX) };
-    const out = { ctx, limit, json: values.json, empty: '' };
+    const out = { ctx, limit, json: values.json };
     if (table === 'daily') {
       if (values.type !== undefined) {
         throw new UsageError('--type is for workouts only. Run `amy data list --help` for usage.');
       }
-      await printRows(await ctx.amy().data.daily.list(range), dailyTable, { ...out, empty: 'No daily rows.' });
+      await printRows(await ctx.amy().data.daily.list(range), dailyTable, 'No daily rows.', out);
     } else {
       const type = workoutType(values.type);
-      const first = await ctx.amy().data.workouts.list({ ...range, type });
-      await printRows(first, workoutTable, { ...out, empty: 'No workouts.' });
+      await printRows(await ctx.amy().data.workouts.list({ ...range, type }), workoutTable, 'No workouts.', out);
     }
     return 0;
   },
@@ -71,7 +70,8 @@ Options
 async function printRows<T>(
   first: Page<T>,
   table: RowTable<T>,
-  { ctx, limit, json, empty }: { ctx: CommandContext; limit: number; json: boolean | undefined; empty: string },
+  empty: string,
+  { ctx, limit, json }: { ctx: CommandContext; limit: number; json: boolean | undefined },
 ): Promise<void> {
   let count = 0;
   let more = false;
