@@ -27,9 +27,6 @@ const config: KnipConfig = {
         'test/support/react-native-event-source.mjs',
         // The operator console: browser modules that console/index.html loads, served by api/routes/console.ts.
         'console/console.js',
-        // Lab results (biomarkers, UCUM conversion, FHIR bundles): the POST /v1/data/labs route will import
-        // it; until then nothing in the service does. Remove this entry when the route does.
-        'platform/health-data/labs/index.ts',
       ],
       // The console imports the SDK bundle from the URL the API serves it at, not from a file.
       ignoreUnresolved: ['./amy-sdk.js'],

@@ -29,7 +29,11 @@ export function createApp(deps: AppDeps): express.Express {
   // The key is checked before a byte of the body is read: a caller without one is answered at once,
   // however slowly it sends, and never makes the API buffer or parse anything.
   app.use('/v1', requireApiKey(deps.pool));
-  app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
+  // application/fhir+json too: POST /v1/data/labs takes a FHIR R4 Bundle as FHIR servers send it. Each route
+  // still says which media types it takes (a 415 for any other).
+  app.use(
+    express.json({ limit: deps.bodyLimitBytes, strict: true, type: ['application/json', 'application/fhir+json'] }),
+  );
   app.use(turnRoutes(deps));
   app.use(memoryRoutes(deps));
   app.use(dataRoutes(deps));

@@ -11,10 +11,16 @@ import {
   dailyListSchema,
   deleteDailyQuerySchema,
   deleteDailyResultSchema,
+  deleteLabsQuerySchema,
+  deleteLabsResultSchema,
+  fhirBundleSchema,
+  labResultListSchema,
   listDailyQuerySchema,
+  listLabsQuerySchema,
   listWorkoutsQuerySchema,
   profileSchema,
   upsertDailyRequestSchema,
+  upsertLabsRequestSchema,
   upsertResultSchema,
   upsertWorkoutsRequestSchema,
   workoutListSchema,
@@ -54,6 +60,8 @@ export interface RouteContract {
   /** A z.object of the query parameters; each property becomes one `in: query` parameter. */
   query?: z.ZodType;
   body?: z.ZodType;
+  /** Media types the body may also come as besides application/json, each with the schema it holds then. */
+  otherBodyTypes?: Record<string, z.ZodType>;
   headers?: Record<string, string>;
   responses: Record<number, ResponseContract>;
 }
@@ -267,6 +275,42 @@ export const ROUTES = {
     authenticated: true,
     params: workoutIdParamsSchema,
     responses: { 204: { description: 'Deleted' }, ...v1Errors(404) },
+  },
+  upsertLabs: {
+    method: 'post',
+    path: '/v1/data/labs',
+    operationId: 'upsertLabs',
+    summary: `Send lab results, as rows or as a FHIR R4 Bundle of Observations (resourceType "Bundle"; also as application/fhir+json). Each value is converted to its biomarker's canonical unit and upserted by biomarker and day: the same biomarker on the same day replaces the value stored. At most ${MAX_DATA_ROWS_PER_REQUEST} rows or entries; if any is refused (the 400 names it, rows[i].field or its path in the bundle), none is stored.`,
+    authenticated: true,
+    body: upsertLabsRequestSchema,
+    otherBodyTypes: { 'application/fhir+json': fhirBundleSchema },
+    responses: {
+      200: { description: 'How many results were new and how many replaced stored ones', schema: upsertResultSchema },
+      ...v1Errors(),
+    },
+  },
+  listLabs: {
+    method: 'get',
+    path: '/v1/data/labs',
+    operationId: 'listLabs',
+    summary:
+      'List your lab results, oldest first (day, then biomarker), a page at a time, optionally of one biomarker and between two days; each in its canonical unit, with its LOINC code.',
+    authenticated: true,
+    query: listLabsQuerySchema,
+    responses: { 200: { description: 'A page of lab results', schema: labResultListSchema }, ...v1Errors() },
+  },
+  deleteLabs: {
+    method: 'delete',
+    path: '/v1/data/labs',
+    operationId: 'deleteLabs',
+    summary:
+      'Delete your lab results from one day to another (both included, both required), of one biomarker or all, for good.',
+    authenticated: true,
+    query: deleteLabsQuerySchema,
+    responses: {
+      200: { description: 'How many results were deleted', schema: deleteLabsResultSchema },
+      ...v1Errors(),
+    },
   },
   getProfile: {
     method: 'get',

@@ -84,7 +84,15 @@ export function buildOpenApiDocument(serverUrl?: string) {
         ? {
             requestBody: {
               required: true,
-              content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+              content: {
+                'application/json': { schema: jsonSchema(route.body, 'input') },
+                ...Object.fromEntries(
+                  Object.entries(route.otherBodyTypes ?? {}).map(([type, schema]) => [
+                    type,
+                    { schema: jsonSchema(schema, 'input') },
+                  ]),
+                ),
+              },
             },
           }
         : {}),

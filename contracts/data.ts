@@ -1,10 +1,11 @@
 /**
- * The Health data resource (docs/api.md#health-data): a user's daily summaries, workouts and profile, sent
- * and read by the client's backend. These schemas check each request's shape (strict: an unknown field is
- * refused), describe the responses and generate the OpenAPI document. What a value may be (ranges, whole
- * numbers, sleep stages, days not in the future, one row per day) is checked after them by the one
- * validator the CSV import shares, platform/health-data/validate.ts; the document states its ranges from the
-same table (platform/health-data/records.ts), as descriptions and as minimum, maximum and integer.
+ * The Health data resource (docs/api.md#health-data): a user's daily summaries, workouts, lab results and
+ * profile, sent and read by the client's backend. These schemas check each request's shape (strict: an
+ * unknown field is refused), describe the responses and generate the OpenAPI document. What a value may be
+ * (ranges, whole numbers, sleep stages, days not in the future, one row per day, a lab unit that converts)
+ * is checked after them by the one validator the CSV import shares, platform/health-data/validate.ts; the
+ * document states its ranges from the same tables (platform/health-data/records.ts, and for labs
+ * platform/health-data/labs/biomarkers.ts), as descriptions and as minimum, maximum and integer.
  */
 import { z } from 'zod';
 import {
@@ -18,6 +19,9 @@ import {
   type DailyMetric,
   type FieldSpec,
 } from '../platform/health-data/records';
+// The biomarker table alone, not the labs module's index: that brings the UCUM library, which has no place
+// in what imports the contracts (the CLI's bundle).
+import { LAB_BIOMARKER_NAMES } from '../platform/health-data/labs/biomarkers';
 import { pageCursorSchema, pageSchema } from './pagination';
 
 /**
@@ -184,3 +188,103 @@ export const profileSchema = z
   })
   .strict();
 export type Profile = z.infer<typeof profileSchema>;
+
+// Lab results ----------------------------------------------------------------------------------------
+
+const labBiomarkerSchema = z
+  .enum(LAB_BIOMARKER_NAMES)
+  .describe('A biomarker the service knows (docs/health-data.md#the-biomarkers).');
+
+const labRowInputSchema = z
+  .object({
+    date: dayText.describe('The day the sample was taken, YYYY-MM-DD, not after today (UTC).'),
+    biomarker: labBiomarkerSchema,
+    value: z.number().meta({
+      description:
+        "The value in `unit`, zero or more. Converted to the biomarker's canonical unit, it must be within the biomarker's accepted range (docs/health-data.md#what-is-accepted).",
+      minimum: 0,
+    }),
+    unit: z
+      .string()
+      .describe(
+        "A UCUM unit that converts to the biomarker's canonical unit, e.g. mg/dL or mmol/L (case matters; docs/health-data.md#how-units-are-converted).",
+      ),
+  })
+  .strict();
+
+export const upsertLabRowsRequestSchema = z.object({ rows: rowsOf(labRowInputSchema) }).strict();
+
+export type UpsertLabRowsRequest = z.infer<typeof upsertLabRowsRequestSchema>;
+
+/**
+ * A FHIR R4 Bundle as the request body: only `resourceType` is checked here, the rest by the bundle's own
+ * reader (platform/health-data/labs/fhir.ts), whose refusals name the path in the bundle.
+ */
+export const fhirBundleSchema = z.looseObject({ resourceType: z.literal('Bundle') }).meta({
+  description: `A FHIR R4 Bundle (collection, searchset or transaction) of 1 to ${MAX_DATA_ROWS_PER_REQUEST} LOINC-coded Observations with a valueQuantity (docs/health-data.md#fhir-r4-bundles). Also accepted as Content-Type: application/fhir+json.`,
+  example: {
+    resourceType: 'Bundle',
+    type: 'collection',
+    entry: [
+      {
+        resource: {
+          resourceType: 'Observation',
+          status: 'final',
+          code: { coding: [{ system: 'http://loinc.org', code: '13457-7' }] },
+          valueQuantity: { value: 3.36, unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' },
+          effectiveDateTime: '2026-03-04T08:30:00+01:00',
+        },
+      },
+    ],
+  },
+});
+
+export type FhirBundle = z.infer<typeof fhirBundleSchema>;
+
+/**
+ * Lab results as rows, or as a FHIR R4 Bundle: told apart by `resourceType: "Bundle"`. The example is
+ * also what a generated request (the fuzz run) sends that the API stores: no schema can say which units
+ * convert.
+ */
+export const upsertLabsRequestSchema = z.union([upsertLabRowsRequestSchema, fhirBundleSchema]).meta({
+  example: {
+    rows: [
+      { date: '2026-03-04', biomarker: 'ldl_cholesterol', value: 3.36, unit: 'mmol/L' },
+      { date: '2026-03-04', biomarker: 'hba1c', value: 5.4, unit: '%' },
+    ],
+  },
+});
+
+const labResultSchema = z.object({
+  date: z.string().describe('The day the sample was taken, YYYY-MM-DD.'),
+  biomarker: labBiomarkerSchema,
+  value: z.number().describe("In the biomarker's canonical unit."),
+  unit: z.string().describe("The biomarker's canonical unit (mg/dL, %, mIU/L, ng/mL or mg/L)."),
+  loinc: z.string().describe('The LOINC code the service reports the biomarker under.'),
+});
+export type LabResult = z.infer<typeof labResultSchema>;
+export const labResultListSchema = pageSchema(labResultSchema);
+export type LabResultList = z.infer<typeof labResultListSchema>;
+
+export const listLabsQuerySchema = z
+  .object({
+    biomarker: labBiomarkerSchema.optional().describe('Only results for this biomarker.'),
+    from: dayQuery.optional().describe('The first day to list (included), YYYY-MM-DD.'),
+    to: dayQuery.optional().describe('The last day to list (included), YYYY-MM-DD.'),
+    limit: dataPageLimitSchema,
+    cursor: pageCursorSchema,
+  })
+  .strict();
+export type ListLabsQuery = z.infer<typeof listLabsQuerySchema>;
+
+export const deleteLabsQuerySchema = z
+  .object({
+    biomarker: labBiomarkerSchema.optional().describe('Only results for this biomarker; all of them when left out.'),
+    from: dayQuery.describe('The first day to delete (included), YYYY-MM-DD.'),
+    to: dayQuery.describe('The last day to delete (included), YYYY-MM-DD.'),
+  })
+  .strict();
+export type DeleteLabsQuery = z.infer<typeof deleteLabsQuerySchema>;
+
+export const deleteLabsResultSchema = z.object({ deleted: z.number().int() });
+export type DeleteLabsResult = z.infer<typeof deleteLabsResultSchema>;

@@ -8,6 +8,7 @@ export const ID_PREFIXES = {
   user: 'usr_',
   apiKey: 'key_',
   workout: 'wko_',
+  labResult: 'lab_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

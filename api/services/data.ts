@@ -1,28 +1,45 @@
 /**
- * The health data service gives the API its view of a user's daily summaries, workouts and profile
- * (docs/api.md#health-data). Every write passes the validator the CSV import shares
+ * The health data service gives the API its view of a user's daily summaries, workouts, lab results and
+ * profile (docs/api.md#health-data). Every write passes the validator the CSV import shares
  * (platform/health-data/validate.ts) before anything is stored, so a request with one bad row changes
- * nothing; its 400 names the row and field, never the value. Pages sit behind an opaque cursor.
+ * nothing; its 400 names the row and field (or the path in a FHIR bundle), never the value. Lab values are
+ * converted to their biomarkers' canonical units first (platform/health-data/labs). Pages sit behind an
+ * opaque cursor.
  */
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import type {
-  DailyList,
-  DeleteDailyQuery,
-  ListDailyQuery,
-  ListWorkoutsQuery,
-  Profile,
-  UpsertDailyRequest,
-  UpsertResult,
-  UpsertWorkoutsRequest,
-  WorkoutList,
+import {
+  MAX_DATA_ROWS_PER_REQUEST,
+  type DailyList,
+  type DeleteDailyQuery,
+  type DeleteLabsQuery,
+  type FhirBundle,
+  type LabResultList,
+  type ListDailyQuery,
+  type ListLabsQuery,
+  type ListWorkoutsQuery,
+  type Profile,
+  type UpsertDailyRequest,
+  type UpsertLabRowsRequest,
+  type UpsertResult,
+  type UpsertWorkoutsRequest,
+  type WorkoutList,
 } from '../../contracts/data';
 import { DAILY_METRICS, parseIsoDate, type DailyRow, type WorkoutRecord } from '../../platform/health-data/records';
 import { deleteDailyRange, listDailyPage, upsertDailyRows } from '../../platform/health-data/daily-summaries';
 import { deleteWorkout, listWorkoutsPage, upsertWorkouts } from '../../platform/health-data/workouts';
 import { readHealthProfile, writeHealthProfile } from '../../platform/health-data/store';
+import { deleteLabResults, listLabResultsPage, upsertLabResults } from '../../platform/health-data/lab-results';
+import {
+  LAB_BIOMARKER_NAMES,
+  labBiomarker,
+  labRowsFromFhirBundle,
+  type FhirLabRefusal,
+} from '../../platform/health-data/labs';
 import {
   dailyRowsProblem,
+  fhirLabRowsProblem,
+  labRowsFromInput,
   profileProblem,
   utcToday,
   workoutRowsProblem,
@@ -35,9 +52,13 @@ const refuse = (problem: FieldProblem) =>
 
 const isDay = (value: string) => parseIsoDate(value) !== null;
 
-/** A page's end, opaque to clients (base64url JSON): the daily pages' last day, the workouts' day and id. */
+/**
+ * A page's end, opaque to clients (base64url JSON): the daily pages' last day, the workouts' day and id, the
+ * lab results' day and biomarker.
+ */
 const dailyCursorSchema = z.tuple([z.string().refine(isDay)]);
 const workoutCursorSchema = z.tuple([z.string().refine(isDay), z.string().min(1)]);
+const labCursorSchema = z.tuple([z.string().refine(isDay), z.enum(LAB_BIOMARKER_NAMES)]);
 
 const encodeCursor = (position: string[]) => Buffer.from(JSON.stringify(position)).toString('base64url');
 
@@ -144,4 +165,80 @@ export async function writeProfileForUser(pool: Pool, userId: string, profile: P
   if (problem) throw refuse(problem);
   await writeHealthProfile(pool, userId, profile);
   return profile;
+}
+
+/** How many other refused entries of a bundle the message names besides the first (the field). */
+const MORE_REFUSALS_NAMED = 10;
+
+/**
+ * A bundle's refusals as one 400: the first names the field, the message lists the paths of the others
+ * (the first few), so a sender can fix them in one pass. Paths and reasons only, never a value.
+ */
+function refuseBundle(refusals: readonly FhirLabRefusal[]): ApiError {
+  const [first, ...others] = refusals;
+  const field = first.path || 'body';
+  const more = others.length
+    ? ` ${others.length} more refused: ${others
+        .slice(0, MORE_REFUSALS_NAMED)
+        .map((refusal) => `${refusal.path || 'body'} (${refusal.reason})`)
+        .join(', ')}${others.length > MORE_REFUSALS_NAMED ? ', …' : ''}.`
+    : '';
+  return new ApiError('invalid_field', `${field}: ${first.message}.${more}`, field);
+}
+
+/**
+ * Upserts lab results sent as rows by biomarker and day: each value converted to its biomarker's canonical
+ * unit, all of them stored or, when one is refused, none.
+ */
+export async function upsertLabRowsForUser(
+  pool: Pool,
+  userId: string,
+  body: UpsertLabRowsRequest,
+): Promise<UpsertResult> {
+  const normalised = labRowsFromInput(body.rows, utcToday());
+  if (!normalised.ok) throw refuse(normalised.problem);
+  return upsertLabResults(pool, userId, normalised.rows);
+}
+
+/**
+ * Upserts the Observations of a FHIR R4 bundle as lab results, with the same checks and upsert as rows:
+ * all of them or, when one entry is refused, none.
+ */
+export async function upsertLabBundleForUser(pool: Pool, userId: string, bundle: FhirBundle): Promise<UpsertResult> {
+  // Counted before the entries are read: a bundle over the cap is refused without mapping any of it.
+  if (Array.isArray(bundle.entry) && bundle.entry.length > MAX_DATA_ROWS_PER_REQUEST) {
+    throw new ApiError('invalid_field', `entry: must hold at most ${MAX_DATA_ROWS_PER_REQUEST} entries.`, 'entry');
+  }
+  const mapped = labRowsFromFhirBundle(bundle);
+  if (!mapped.ok) throw refuseBundle(mapped.refusals);
+  if (mapped.rows.length === 0) {
+    throw new ApiError('invalid_field', `entry: must hold 1 to ${MAX_DATA_ROWS_PER_REQUEST} Observations.`, 'entry');
+  }
+  const problem = fhirLabRowsProblem(mapped.rows, utcToday());
+  if (problem) throw refuse(problem);
+  return upsertLabResults(pool, userId, mapped.rows);
+}
+
+/** One page of the user's lab results, oldest first (by day, then biomarker), each with its LOINC code. */
+export async function listLabsForUser(pool: Pool, userId: string, query: ListLabsQuery): Promise<LabResultList> {
+  checkRange(query);
+  const position = query.cursor ? decodeCursor(labCursorSchema, query.cursor) : undefined;
+  const { rows, hasMore } = await listLabResultsPage(pool, userId, {
+    biomarker: query.biomarker,
+    from: query.from,
+    to: query.to,
+    after: position ? { date: position[0], biomarker: position[1] } : undefined,
+    limit: query.limit,
+  });
+  const last = rows[rows.length - 1];
+  return {
+    data: rows.map((row) => ({ ...row, loinc: labBiomarker(row.biomarker).loinc })),
+    next_cursor: hasMore ? encodeCursor([last.date, last.biomarker]) : null,
+    has_more: hasMore,
+  };
+}
+
+export async function deleteLabsForUser(pool: Pool, userId: string, query: DeleteLabsQuery): Promise<number> {
+  checkRange(query);
+  return deleteLabResults(pool, userId, query);
 }

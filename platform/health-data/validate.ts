@@ -2,7 +2,8 @@
  * The one gate every health number passes before it is stored, whether it comes through the API
  * (api/services/data.ts) or a CSV import (./csv-import.ts): values in their accepted ranges, whole numbers
  * where the column is Int, sleep stages that fit in the night, real calendar days that are not in the
- * future, and each day (or workout) once per request. The rules are the ranges of ./records.ts.
+ * future, and each day (or workout) once per request. The rules are the ranges of ./records.ts; a lab
+ * value's, its biomarker's accepted range in its canonical unit (./labs/biomarkers.ts), after conversion.
  *
  * Messages never quote a value: a caller that may show the value (the CSV import, to the file's own
  * user) adds it itself; the API names the row and field only.
@@ -22,6 +23,7 @@ import {
   type WorkoutNumberField,
   type WorkoutRecord,
 } from './records';
+import { labBiomarker, normaliseLabValue, type FhirLabRow, type LabRow, type LabUnitRefusalReason } from './labs';
 
 /** Devices round each stage separately, so the stages may overshoot the total by a few minutes. */
 export const STAGE_SUM_TOLERANCE_MINUTES = 5;
@@ -124,6 +126,82 @@ export function profileProblem(profile: HealthProfileRow, today: string): FieldP
   }
   if (profile.birth_year > Number(today.slice(0, 4))) {
     return { field: 'birth_year', message: 'is after the current year' };
+  }
+  return null;
+}
+
+/** A lab row as a client sends it: a biomarker's name, a value in any unit that converts, a day. */
+export interface LabRowInput {
+  date: string;
+  biomarker: string;
+  value: number;
+  unit: string;
+}
+
+/** The field of a sent row that a refusal of ./labs's unit conversion is about. */
+const LAB_REFUSAL_FIELD: Record<LabUnitRefusalReason, keyof LabRowInput> = {
+  unknown_biomarker: 'biomarker',
+  unknown_unit: 'unit',
+  inconvertible_unit: 'unit',
+  invalid_value: 'value',
+};
+
+/** Where a lab row's fields are in the request: `rows[3]` and `rows[3].date`, or their paths in a FHIR bundle. */
+interface LabRowFields {
+  row: string;
+  date: string;
+  value: string;
+}
+
+/**
+ * What is checked of a lab row once in its canonical unit, whichever way it came: a value in its
+ * biomarker's accepted range, and its biomarker and day not already in the request.
+ */
+function labRowChecker() {
+  const seen = firstPositions<string>();
+  return (row: LabRow, fields: LabRowFields): FieldProblem | null => {
+    const { accepted } = labBiomarker(row.biomarker);
+    const value = numberProblem({ integer: false, accepted }, row.value);
+    if (value) return { field: fields.value, message: `${value} (${row.unit}, for ${row.biomarker})` };
+    const earlier = seen(`${row.biomarker} ${row.date}`, fields.row);
+    if (earlier !== undefined) return { field: fields.date, message: `repeats the biomarker and date of ${earlier}` };
+    return null;
+  };
+}
+
+/**
+ * The rows in their biomarkers' canonical units, or the first problem in row order: a day that is not
+ * acceptable, an unknown biomarker, a unit that is not UCUM or does not convert, a value that is not a
+ * number zero or more or not in the biomarker's accepted range, the same biomarker and day twice.
+ */
+export function labRowsFromInput(
+  rows: readonly LabRowInput[],
+  today: string,
+): { ok: true; rows: LabRow[] } | { ok: false; problem: FieldProblem } {
+  const check = labRowChecker();
+  const normalised: LabRow[] = [];
+  for (const [i, row] of rows.entries()) {
+    const date = dateProblem(row.date, today);
+    if (date) return { ok: false, problem: { field: at(i, 'date'), message: date } };
+    const value = normaliseLabValue(row);
+    if (!value.ok)
+      return { ok: false, problem: { field: at(i, LAB_REFUSAL_FIELD[value.reason]), message: value.message } };
+    const lab = { biomarker: value.biomarker, value: value.value, unit: value.unit, date: row.date };
+    const problem = check(lab, { row: `rows[${i}]`, date: at(i, 'date'), value: at(i, 'value') });
+    if (problem) return { ok: false, problem };
+    normalised.push(lab);
+  }
+  return { ok: true, rows: normalised };
+}
+
+/** The first problem among the rows a FHIR bundle mapped to (./labs), named by its path in the bundle. */
+export function fhirLabRowsProblem(rows: readonly FhirLabRow[], today: string): FieldProblem | null {
+  const check = labRowChecker();
+  for (const row of rows) {
+    const date = dateProblem(row.date, today);
+    if (date) return { field: row.datePath, message: date };
+    const problem = check(row, { row: row.path, date: row.datePath, value: `${row.path}.valueQuantity.value` });
+    if (problem) return problem;
   }
   return null;
 }

@@ -7,7 +7,15 @@ export * from './core/errors';
 export type { RequestOptions, FetchLike } from './core/http';
 export type { TurnCreateParams, TurnCreateOptions, TurnListParams } from './resources/turns';
 export type { MemoryListParams, MemoryCreateParams } from './resources/memory';
-export type { DailySummaryInput, WorkoutInput, DailyListParams, WorkoutListParams } from './resources/data';
+export type {
+  DailySummaryInput,
+  WorkoutInput,
+  DailyListParams,
+  WorkoutListParams,
+  LabResultInput,
+  LabListParams,
+  LabDeleteParams,
+} from './resources/data';
 export { Page, PagePromise } from './core/pagination';
 export { TurnStream, type TurnStreamOptions, type ReconnectInfo } from './streaming/turn-stream';
 export type { EventSourceConstructor, EventSourceLike, EventSourceEvent } from './streaming/transport';
@@ -32,7 +40,7 @@ export type {
   TurnProgress,
 } from '../../contracts/turn';
 export type { Memory } from '../../contracts/memory';
-export type { DailySummary, Workout, Profile, UpsertResult } from '../../contracts/data';
+export type { DailySummary, Workout, LabResult, FhirBundle, Profile, UpsertResult } from '../../contracts/data';
 export type { ErrorBody } from '../../contracts/errors';
 export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-types';
 export { GATE_NAMES, GATE_LABELS, type GateName } from '../../contracts/gate-names';

@@ -95,6 +95,29 @@ describe('the biomarker list', () => {
     );
   });
 
+  test('accepted ranges hold every value the generator draws, and docs/health-data.md states them', () => {
+    const { biomarkers } = generateHealthData({ seed: 7, days: 400, endDate: new Date('2026-01-31T00:00:00Z') });
+    for (const row of biomarkers) {
+      const [min, max] = labBiomarker(row.name)?.accepted ?? [NaN, NaN];
+      expect({ name: row.name, within: row.value >= min && row.value <= max }).toEqual({
+        name: row.name,
+        within: true,
+      });
+    }
+    const page = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'health-data.md'), 'utf8');
+    const section = page.slice(page.indexOf('### What is accepted'));
+    const documented = [...section.matchAll(/^\| `([a-z_0-9]+)` +\| ([\d,.]+)–([\d,.]+) (\S+) +\|/gm)].map(
+      ([, name, min, max, unit]) => ({
+        name,
+        accepted: [Number(min.replace(/,/g, '')), Number(max.replace(/,/g, ''))],
+        unit,
+      }),
+    );
+    expect(documented).toEqual(
+      LAB_BIOMARKERS.map((spec) => ({ name: spec.name, accepted: [...spec.accepted], unit: spec.unit })),
+    );
+  });
+
   test('finds a biomarker by its LOINC code or an accepted alias, and not by a rejected one', () => {
     expect(labBiomarkerForLoinc('13457-7')?.name).toBe('ldl_cholesterol');
     expect(labBiomarkerForLoinc('18262-6')?.name).toBe('ldl_cholesterol');
@@ -283,8 +306,23 @@ describe('labRowsFromFhirBundle', () => {
     expect(labRowsFromFhirBundle(bundle())).toEqual({
       ok: true,
       rows: [
-        { biomarker: 'ldl_cholesterol', value: 129.9144, unit: 'mg/dL', date: '2026-03-04' },
-        { biomarker: 'fasting_glucose', value: 92, unit: 'mg/dL', date: '2026-03-04' },
+        {
+          biomarker: 'ldl_cholesterol',
+          value: 129.9144,
+          unit: 'mg/dL',
+          date: '2026-03-04',
+          // Where each row was read, for the validator's refusals (a day in the future, a repeat).
+          path: 'entry[0].resource',
+          datePath: 'entry[0].resource.effectiveDateTime',
+        },
+        {
+          biomarker: 'fasting_glucose',
+          value: 92,
+          unit: 'mg/dL',
+          date: '2026-03-04',
+          path: 'entry[1].resource',
+          datePath: 'entry[1].resource.effectivePeriod.start',
+        },
       ],
     });
   });

@@ -37,6 +37,12 @@ const steps: number | null = days.data[0].steps; void steps;
 await amy.data.workouts.upsert([{ external_id: 'w1', date: '2026-01-02', type: 'yoga', duration_minutes: 30 }]);
 // @ts-expect-error a workout type the API refuses is a type error
 await amy.data.workouts.upsert([{ external_id: 'w2', date: '2026-01-02', type: 'curling', duration_minutes: 30 }]);
+await amy.data.labs.upsert([{ date: '2026-01-02', biomarker: 'ldl_cholesterol', value: 3.36, unit: 'mmol/L' }]);
+await amy.data.labs.upsert({ resourceType: 'Bundle', type: 'collection', entry: [] });
+const labs = await amy.data.labs.list({ biomarker: 'hba1c' });
+const loinc: string = labs.data[0].loinc; void loinc;
+// @ts-expect-error a biomarker the API does not know is a type error
+await amy.data.labs.upsert([{ date: '2026-01-02', biomarker: 'cortisol', value: 10, unit: 'ug/dL' }]);
 // @ts-expect-error a role the API refuses is a type error
 await amy.turns.create({ messages: [{ role: 'robot', content: 'hi' }] });
 `;

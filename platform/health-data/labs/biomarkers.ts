@@ -41,6 +41,12 @@ export interface LabBiomarkerSpec {
   /** Why this molar mass (the convention a lab's conversion factor follows). */
   molarMassConvention?: string;
   /**
+   * The values stored, in the canonical unit, both ends included: wider than any value reported in a living
+   * person, so that only an impossible value is refused, most often one sent in another unit than it names
+   * (LDL in mmol/L labelled mg/dL is within, the other way round is 38.67 times too high).
+   */
+  accepted: readonly [number, number];
+  /**
    * Only the canonical unit itself is accepted, never a unit UCUM would call commensurable. HbA1c's `%`
    * (NGSP/DCCT) is dimensionless, so UCUM would turn IFCC mmol/mol into % by dividing by 10, which is wrong:
    * the two scales are related by the master equation, not by a unit factor.
@@ -67,6 +73,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['18262-6', '2089-1', '22748-8', '39469-2'],
     unit: 'mg/dL',
     ucum: 'mg/dL',
+    // Homozygous familial hypercholesterolaemia reaches about 1,000 mg/dL.
+    accepted: [0, 1_000],
     molarMass: CHOLESTEROL,
     molarMassConvention: CHOLESTEROL_CONVENTION,
   },
@@ -78,6 +86,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['14646-4'],
     unit: 'mg/dL',
     ucum: 'mg/dL',
+    // CETP deficiency reaches about 200 mg/dL.
+    accepted: [0, 300],
     molarMass: CHOLESTEROL,
     molarMassConvention: CHOLESTEROL_CONVENTION,
   },
@@ -89,6 +99,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['14647-2'],
     unit: 'mg/dL',
     ucum: 'mg/dL',
+    // Homozygous familial hypercholesterolaemia reaches about 1,200 mg/dL.
+    accepted: [0, 2_000],
     molarMass: CHOLESTEROL,
     molarMassConvention: CHOLESTEROL_CONVENTION,
   },
@@ -100,6 +112,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['14927-8'],
     unit: 'mg/dL',
     ucum: 'mg/dL',
+    // Familial chylomicronaemia has been reported above 20,000 mg/dL.
+    accepted: [0, 30_000],
     molarMass: 885.7,
     molarMassConvention:
       'triglycerides expressed as triolein (≈885.7 g/mol), the convention behind the usual factor 1 mmol/L = 88.57 mg/dL',
@@ -116,6 +130,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['2345-7', '14771-0', '14749-6'],
     unit: 'mg/dL',
     ucum: 'mg/dL',
+    // Hyperosmolar states have been reported near 2,700 mg/dL.
+    accepted: [0, 3_000],
     molarMass: 180.16,
     molarMassConvention: 'glucose, C6H12O6 (180.16 g/mol): 1 mmol/L = 18.016 mg/dL',
   },
@@ -129,6 +145,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['17856-6', '4549-2'],
     unit: '%',
     ucum: '%',
+    // No assay reports HbA1c below 2% or above 25%.
+    accepted: [2, 25],
     canonicalUnitOnly: true,
   },
   {
@@ -140,6 +158,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['11579-0', '11580-8'],
     unit: 'mIU/L',
     ucum: 'm[IU]/L',
+    // Untreated severe hypothyroidism reaches several hundred mIU/L; 0 is a suppressed TSH.
+    accepted: [0, 1_000],
     unitSpellings: { 'mU/L': 'm[IU]/L', 'uU/mL': 'u[IU]/mL', 'mU/l': 'm[IU]/L', 'uU/ml': 'u[IU]/mL' },
   },
   {
@@ -152,6 +172,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: ['1989-3', '14635-7'],
     unit: 'ng/mL',
     ucum: 'ng/mL',
+    // Vitamin D intoxication has been reported near 650 ng/mL.
+    accepted: [0, 1_000],
     molarMass: 400.64,
     molarMassConvention: '25-hydroxyvitamin D3, C27H44O2 (400.64 g/mol): 1 ng/mL = 2.496 nmol/L',
   },
@@ -163,6 +185,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: [],
     unit: 'ng/mL',
     ucum: 'ng/mL',
+    // Haemophagocytic syndromes reach 100,000 ng/mL and more.
+    accepted: [0, 200_000],
   },
   {
     name: 'hs_crp',
@@ -173,6 +197,8 @@ export const LAB_BIOMARKERS: readonly LabBiomarkerSpec[] = [
     loincAliases: [],
     unit: 'mg/L',
     ucum: 'mg/L',
+    // Sepsis reaches about 500 mg/L.
+    accepted: [0, 1_000],
   },
 ];
 
@@ -181,7 +207,9 @@ const BY_LOINC = new Map<string, LabBiomarkerSpec>(
   LAB_BIOMARKERS.flatMap((spec) => [spec.loinc, ...spec.loincAliases].map((code) => [code, spec] as const)),
 );
 
-/** The biomarker stored under this name, or undefined. */
+/** The biomarker stored under this name, or undefined (never for a name typed as a LabBiomarker). */
+export function labBiomarker(name: LabBiomarker): LabBiomarkerSpec;
+export function labBiomarker(name: string): LabBiomarkerSpec | undefined;
 export function labBiomarker(name: string): LabBiomarkerSpec | undefined {
   return BY_NAME.get(name);
 }

@@ -21,7 +21,7 @@ export interface LabRow {
   date: string;
 }
 
-export type FhirLabRefusalReason =
+type FhirLabRefusalReason =
   | 'not_a_bundle'
   | 'malformed'
   | 'not_an_observation'
@@ -40,7 +40,15 @@ export interface FhirLabRefusal {
   message: string;
 }
 
-export type FhirLabRows = { ok: true; rows: LabRow[] } | { ok: false; refusals: FhirLabRefusal[] };
+/** A row read from a bundle, with where it was read, so that a later check can name the field it refuses. */
+export interface FhirLabRow extends LabRow {
+  /** The Observation, `entry[2].resource`. */
+  path: string;
+  /** The field the date was read from, `entry[2].resource.effectiveDateTime` (or `effectivePeriod.start`, `issued`). */
+  datePath: string;
+}
+
+export type FhirLabRows = { ok: true; rows: FhirLabRow[] } | { ok: false; refusals: FhirLabRefusal[] };
 
 /** A bundle with more problems than this is refused with the first ones listed. */
 const MAX_REFUSALS = 100;
@@ -147,8 +155,11 @@ function calendarDay(value: string): string | null {
   return real ? `${match[1]}-${match[2]}-${match[3]}` : null;
 }
 
-/** effectiveDateTime, else effectivePeriod.start, else issued: the first one present must be a full day. */
-function dateOf(observation: ObservationRead, path: string): string | FhirLabRefusal {
+/**
+ * effectiveDateTime, else effectivePeriod.start, else issued: the first one present must be a full day.
+ * Returns the day and the path of the field it was read from.
+ */
+function dateOf(observation: ObservationRead, path: string): { day: string; path: string } | FhirLabRefusal {
   const candidates: Array<[string, string | undefined]> = [
     ['effectiveDateTime', observation.effectiveDateTime],
     ['effectivePeriod.start', observation.effectivePeriod?.start],
@@ -159,10 +170,13 @@ function dateOf(observation: ObservationRead, path: string): string | FhirLabRef
     return refusal(`${path}.effectiveDateTime`, 'no_date', 'no effectiveDateTime, effectivePeriod.start or issued');
   }
   const day = calendarDay(first[1] ?? '');
-  return day ?? refusal(`${path}.${first[0]}`, 'no_date', 'not a full date (YYYY-MM-DD, optionally with a time)');
+  const at = `${path}.${first[0]}`;
+  return day === null
+    ? refusal(at, 'no_date', 'not a full date (YYYY-MM-DD, optionally with a time)')
+    : { day, path: at };
 }
 
-function rowOf(resource: unknown, path: string): LabRow | FhirLabRefusal {
+function rowOf(resource: unknown, path: string): FhirLabRow | FhirLabRefusal {
   const parsed = observationSchema.safeParse(resource);
   if (!parsed.success) return malformed(path, parsed.error);
   const observation: ObservationRead = parsed.data;
@@ -193,8 +207,15 @@ function rowOf(resource: unknown, path: string): LabRow | FhirLabRefusal {
   }
 
   const date = dateOf(observation, path);
-  if (typeof date !== 'string') return date;
-  return { biomarker: normalised.biomarker, value: normalised.value, unit: normalised.unit, date };
+  if ('reason' in date) return date;
+  return {
+    biomarker: normalised.biomarker,
+    value: normalised.value,
+    unit: normalised.unit,
+    date: date.day,
+    path,
+    datePath: date.path,
+  };
 }
 
 /**
@@ -202,7 +223,8 @@ function rowOf(resource: unknown, path: string): LabRow | FhirLabRefusal {
  * values converted to each biomarker's canonical unit; or every refusal, each with its path. An entry is
  * refused when it is not an Observation, has no status to store, no LOINC code the service knows, no
  * quantity (or one with a comparator), a unit that does not convert, or no full date. A bundle without
- * entries maps to no rows.
+ * entries maps to no rows. Each row says where it was read (`path`, `datePath`); whether its day is in the
+ * future, its value plausible or its biomarker and day repeated is for the validator (../validate.ts).
  */
 export function labRowsFromFhirBundle(bundle: unknown): FhirLabRows {
   const parsed = bundleSchema.safeParse(bundle);
@@ -218,7 +240,7 @@ export function labRowsFromFhirBundle(bundle: unknown): FhirLabRows {
     return { ok: false, refusals: paths.slice(0, MAX_REFUSALS).map((path) => refusal(path, 'malformed', message)) };
   }
 
-  const rows: LabRow[] = [];
+  const rows: FhirLabRow[] = [];
   const refusals: FhirLabRefusal[] = [];
   (parsed.data.entry ?? []).forEach((entry, i) => {
     const path = `entry[${i}].resource`;

@@ -9,13 +9,6 @@ export {
   labBiomarker,
   labBiomarkerForLoinc,
   type LabBiomarker,
-  type LabBiomarkerSpec,
 } from './biomarkers';
-export { normaliseLabValue, type LabUnitRefusalReason, type LabValueInput, type NormalisedLabValue } from './units';
-export {
-  labRowsFromFhirBundle,
-  type FhirLabRefusal,
-  type FhirLabRefusalReason,
-  type FhirLabRows,
-  type LabRow,
-} from './fhir';
+export { normaliseLabValue, type LabUnitRefusalReason } from './units';
+export { labRowsFromFhirBundle, type FhirLabRefusal, type FhirLabRow, type LabRow } from './fhir';

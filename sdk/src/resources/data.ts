@@ -2,12 +2,18 @@ import type { z } from 'zod';
 import type {
   DailySummary,
   DeleteDailyResult,
+  DeleteLabsResult,
+  FhirBundle,
+  LabResult,
   Profile,
   UpsertResult,
   Workout,
+  deleteLabsQuerySchema,
   listDailyQuerySchema,
+  listLabsQuerySchema,
   listWorkoutsQuerySchema,
   upsertDailyRequestSchema,
+  upsertLabRowsRequestSchema,
   upsertWorkoutsRequestSchema,
 } from '../../../contracts/data';
 import type { HttpClient, RequestOptions } from '../core/http';
@@ -26,6 +32,15 @@ export type WorkoutListParams = Omit<z.input<typeof listWorkoutsQuerySchema>, 'c
   cursor?: string;
   limit?: number;
 };
+/** A lab result as sent: `date`, `biomarker` (a name the service knows), `value` and its UCUM `unit`. */
+export type LabResultInput = z.input<typeof upsertLabRowsRequestSchema>['rows'][number];
+/** Optionally one `biomarker`, days from `from` to `to` (both included), page size (1–1000, default 100). */
+export type LabListParams = Omit<z.input<typeof listLabsQuerySchema>, 'cursor' | 'limit'> & {
+  cursor?: string;
+  limit?: number;
+};
+/** Days from `from` to `to` (both included, both required), optionally of one `biomarker` only. */
+export type LabDeleteParams = z.input<typeof deleteLabsQuerySchema>;
 
 /** `amy.data.daily`: daily summaries, upserted by date. */
 export class DailySummaries {
@@ -95,6 +110,45 @@ export class Workouts {
   }
 }
 
+/** `amy.data.labs`: lab results, upserted by biomarker and day, stored in each biomarker's canonical unit. */
+export class LabResults {
+  constructor(private readonly http: HttpClient) {}
+
+  /**
+   * Stores lab results given as rows or as a FHIR R4 Bundle of Observations (at most 500 a call), each
+   * converted to its biomarker's canonical unit; the same biomarker on the same day replaces the value
+   * stored. If one is refused, none is stored.
+   */
+  async upsert(results: LabResultInput[] | FhirBundle, options: RequestOptions = {}): Promise<UpsertResult> {
+    return (
+      await this.http.request<UpsertResult>({
+        method: 'POST',
+        path: '/v1/data/labs',
+        body: Array.isArray(results) ? { rows: results } : results,
+        // Repeating an upsert stores the same values again: safe to retry after a network failure.
+        repeatable: true,
+        ...options,
+      })
+    ).body;
+  }
+
+  /** Results oldest first (day, then biomarker), each with its LOINC code; `for await` for every page. */
+  list(params: LabListParams = {}, options: RequestOptions = {}): PagePromise<LabResult> {
+    return listPages<LabResult>(this.http, '/v1/data/labs', params, options);
+  }
+
+  /** Deletes the results from `from` to `to`, both included (of one `biomarker`, or all); resolves to how many. */
+  async delete(params: LabDeleteParams, options: RequestOptions = {}): Promise<number> {
+    const { body } = await this.http.request<DeleteLabsResult>({
+      method: 'DELETE',
+      path: '/v1/data/labs',
+      query: params,
+      ...options,
+    });
+    return body.deleted;
+  }
+}
+
 /** `amy.data.profile`: sex, birth year, height and weight. */
 export class HealthProfile {
   constructor(private readonly http: HttpClient) {}
@@ -115,11 +169,13 @@ export class HealthProfile {
 export class DataResource {
   readonly daily: DailySummaries;
   readonly workouts: Workouts;
+  readonly labs: LabResults;
   readonly profile: HealthProfile;
 
   constructor(http: HttpClient) {
     this.daily = new DailySummaries(http);
     this.workouts = new Workouts(http);
+    this.labs = new LabResults(http);
     this.profile = new HealthProfile(http);
   }
 }
