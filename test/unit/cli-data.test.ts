@@ -381,6 +381,27 @@ describe('upload against a fake API', () => {
     );
   });
 
+  test('no answer (the API cannot be reached): exit 4, and the request may or may not have been stored', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'daily.jsonl'), `${lines.join('\n')}\n`);
+    const amy = new Amy({
+      apiKey: 'amy_test',
+      baseUrl: 'http://api.test',
+      maxRetries: 0,
+      fetch: () =>
+        Promise.reject(
+          new TypeError('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }),
+        ),
+    });
+    const run = await amyOn(amy, ['data', 'upload', 'daily', 'daily.jsonl'], dir);
+    expect(run.code).toBe(4);
+    expect(run.stderr).toMatch(/^error: Could not reach http:\/\/api\.test\/v1\/data\/daily \(ECONNREFUSED\)\n/);
+    expect(run.stderr).toContain(
+      '\nNothing was stored before this; lines 1–5 may or may not have been (sending them again is safe: rows are upserted).\n' +
+        'Resume with: amy data upload daily daily.jsonl\n',
+    );
+  });
+
   test('- reads the rows from stdin', async () => {
     const { amy, requests } = fakeApi(() => ({ status: 200, body: { inserted: 5, updated: 0 } }));
     const stdin = Readable.from([Buffer.from(`${lines.join('\n')}\n`)]);

@@ -196,10 +196,11 @@ function tellWhereItStopped(ctx: CommandContext, up: FailedUpload, answered: boo
   const { batch } = up;
   const span =
     batch.firstLine === batch.lastLine ? `line ${batch.firstLine}` : `lines ${batch.firstLine}–${batch.lastLine}`;
-  const before = up.stored === 0 ? 'Nothing was stored' : `Stored ${rowsText(up.stored, up.table)} before this`;
+  const before =
+    up.stored === 0 ? 'Nothing was stored before this' : `Stored ${rowsText(up.stored, up.table)} before this`;
   if (!answered) {
     ctx.stderr.write(`${before}; ${span} may or may not have been (sending them again is safe: rows are upserted).\n`);
-  } else if (up.stored === 0) ctx.stderr.write(`${before}.\n`);
+  } else if (up.stored === 0) ctx.stderr.write('Nothing was stored.\n');
   else ctx.stderr.write(`${before}; nothing of ${span} was stored (a request is stored whole or not at all).\n`);
   const resume = resumeCommand(up);
   ctx.stderr.write(refusedLine ? `Fix line ${refusedLine}, then resume with: ${resume}\n` : `Resume with: ${resume}\n`);
