@@ -232,7 +232,7 @@ export const fhirBundleSchema = z.looseObject({ resourceType: z.literal('Bundle'
           status: 'final',
           code: { coding: [{ system: 'http://loinc.org', code: '13457-7' }] },
           valueQuantity: { value: 3.36, unit: 'mmol/L', system: 'http://unitsofmeasure.org', code: 'mmol/L' },
-          effectiveDateTime: '2026-03-04T08:30:00+01:00',
+          effectiveDateTime: '2025-03-04T08:30:00+01:00',
         },
       },
     ],
@@ -249,8 +249,8 @@ export type FhirBundle = z.infer<typeof fhirBundleSchema>;
 export const upsertLabsRequestSchema = z.union([upsertLabRowsRequestSchema, fhirBundleSchema]).meta({
   example: {
     rows: [
-      { date: '2026-03-04', biomarker: 'ldl_cholesterol', value: 3.36, unit: 'mmol/L' },
-      { date: '2026-03-04', biomarker: 'hba1c', value: 5.4, unit: '%' },
+      { date: '2025-03-04', biomarker: 'ldl_cholesterol', value: 3.36, unit: 'mmol/L' },
+      { date: '2025-03-04', biomarker: 'hba1c', value: 5.4, unit: '%' },
     ],
   },
 });
