@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { NotFoundError, type Page, type Profile, type Workout } from '@amy/sdk';
-import { WORKOUT_TYPES } from '../../../platform/health-data/records';
+import { PROFILE_SPECS, WORKOUT_TYPES, type FieldSpec } from '../../../platform/health-data/records';
 import { parseCommandLine } from '../args';
 import type { Command, CommandContext } from '../context';
 import { UsageError } from '../errors';
@@ -9,6 +9,8 @@ import { parseCount, parseNumber, parseTable } from '../data/options';
 import { dailyTable, workoutTable, type RowTable } from '../data/table';
 
 const LIST_DEFAULT = 100;
+/** What the API's validator accepts for a profile field, for the help. */
+const range = (spec: FieldSpec) => `${spec.accepted[0]}–${spec.accepted[1]}`;
 /** The API's largest page. */
 const PAGE_MAX = 1000;
 
@@ -201,8 +203,8 @@ export const dataProfileSet: Command = {
 Writes the profile. Flags left out keep the values stored, so \`amy data profile set --weight-kg 71\`
 changes the weight alone; the first profile needs all four. --file writes the profile a file holds
 (the profile.json of \`amy data export\`), the flags given changing it. The API judges the values
-(birth year 1900 to this year, height 50–272 cm, weight 20–400 kg) and names the one it refuses
-(exit 2).
+(birth year ${PROFILE_SPECS.birth_year.accepted[0]} to this year, height ${range(PROFILE_SPECS.height_cm)} cm, weight ${range(PROFILE_SPECS.weight_kg)} kg) and names the one
+it refuses (exit 2).
 
 Options
   --sex <s>          female or male
