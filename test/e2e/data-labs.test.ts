@@ -133,6 +133,18 @@ describe('storing lab results', () => {
     expect(hdl).toMatchObject({ date: day(-19), unit: 'mg/dL', loinc: '2085-9' });
     expect(hdl.value).toBeCloseTo(54.13, 2);
   });
+
+  test('two requests racing to store the same biomarker and day both succeed, and one value stands', async () => {
+    const racing = [4.1, 4.2, 4.3].map((value) =>
+      alice.data.labs.upsert([{ date: day(-60), biomarker: 'tsh', value, unit: 'mIU/L' }]),
+    );
+    const results = await Promise.all(racing);
+    expect(results.reduce((sum, r) => sum + r.inserted, 0)).toBe(1);
+    const stored = await allLabs(alice, { biomarker: 'tsh', from: day(-60), to: day(-60) });
+    expect(stored.length).toBe(1);
+    expect([4.1, 4.2, 4.3]).toContain(stored[0].value);
+    expect(await alice.data.labs.delete({ from: day(-60), to: day(-60) })).toBe(1);
+  });
 });
 
 describe('what is refused stores nothing', () => {
@@ -257,6 +269,18 @@ describe('what is refused stores nothing', () => {
       MAX_DATA_ROWS_PER_REQUEST,
     );
     expect(await allLabs(alice)).toEqual(before);
+  });
+
+  test('JSON nested thousands deep, in rows or in a bundle, is a 400, never a 500', async () => {
+    const deep = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    for (const rawBody of [
+      `{"rows":${deep(5000)}}`,
+      `{"resourceType":"Bundle","type":"collection","entry":${deep(5000)}}`,
+      `{"resourceType":"Bundle","type":"collection","entry":[{"resource":{"resourceType":"Observation","status":"final","code":{"coding":[{"system":"${LOINC}","code":"13457-7","extension":${deep(5000)}}]}}}]}`,
+    ]) {
+      const res = await api(svc.url, 'POST', '/v1/data/labs', { key: aliceKey, rawBody });
+      expect(res.status).toBe(400);
+    }
   });
 
   test('a body that is not JSON is a 415', async () => {
