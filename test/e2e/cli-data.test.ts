@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Amy, type DailySummary, type Workout } from '@amy/sdk';
+import { Amy, type DailySummary, type LabResult, type Workout } from '@amy/sdk';
 import { formatIsoDate } from '../../platform/health-data/records';
 import { AMY_BIN, ensureCliBuilt } from '../support/workspace-build';
 import { runAmy, startAmy } from '../support/cli/run-amy';
@@ -60,11 +60,23 @@ const workoutRows = Array.from({ length: 9 }, (_, i) => ({
   duration_minutes: 20 + i * 5,
   ...(i % 2 === 0 ? { distance_km: 3.5 + i, calories: 200 + i * 10, avg_heart_rate: 120 + i } : {}),
 }));
+/** Lab results in the units a lab reports, some not canonical (LDL in mmol/L is stored in mg/dL). */
+const labRows = [
+  { date: day(-30), biomarker: 'ldl_cholesterol', value: 3.36, unit: 'mmol/L' },
+  { date: day(-30), biomarker: 'hba1c', value: 5.4, unit: '%' },
+  { date: day(-10), biomarker: 'ldl_cholesterol', value: 118, unit: 'mg/dL' },
+  { date: day(-10), biomarker: 'tsh', value: 2.1, unit: 'mIU/L' },
+];
 const profile = { sex: 'female' as const, birth_year: 1987, height_cm: 167.5, weight_kg: 61.2 };
 
 async function allDaily(): Promise<DailySummary[]> {
   const rows: DailySummary[] = [];
   for await (const row of amy.data.daily.list({ limit: 1000 })) rows.push(row);
+  return rows;
+}
+async function allLabs(): Promise<LabResult[]> {
+  const rows: LabResult[] = [];
+  for await (const row of amy.data.labs.list({ limit: 1000 })) rows.push(row);
   return rows;
 }
 async function allWorkouts(): Promise<Workout[]> {
@@ -78,6 +90,7 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
   const exported = path.join(work, 'export');
   let daily: DailySummary[];
   let workouts: Workout[];
+  let labs: LabResult[];
 
   test('upload daily from JSON lines: in batches of 500, every row stored', async () => {
     // A blank line in the middle, as files edited by hand have.
@@ -107,6 +120,20 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
     });
     workouts = await allWorkouts();
     expect(workouts.map((w) => w.external_id).sort()).toEqual(workoutRows.map((w) => w.external_id).sort());
+
+    fs.writeFileSync(path.join(work, 'labs.jsonl'), labRows.map((row) => JSON.stringify(row)).join('\n'));
+    const labRun = await runAmy(['data', 'upload', 'labs', 'labs.jsonl'], { env, cwd: work });
+    expect(labRun).toMatchObject({
+      code: 0,
+      stdout: 'Uploaded 4 lab results from labs.jsonl in 1 request: 4 new, 0 replaced.\n',
+    });
+    labs = await allLabs();
+    expect(labs.map((l) => [l.date, l.biomarker, l.unit])).toEqual([
+      [day(-30), 'hba1c', '%'],
+      [day(-30), 'ldl_cholesterol', 'mg/dL'],
+      [day(-10), 'ldl_cholesterol', 'mg/dL'],
+      [day(-10), 'tsh', 'mIU/L'],
+    ]);
 
     const set = await runAmy(
       [
@@ -162,6 +189,12 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
 
     const runs = await runAmy(['data', 'list', 'workouts', '--type', 'running', '--json'], { env });
     expect(ndjson(runs.stdout)).toEqual(workouts.filter((w) => w.type === 'running'));
+
+    const ldl = await runAmy(['data', 'list', 'labs', '--biomarker', 'ldl_cholesterol', '--json'], { env });
+    expect(ndjson(ldl.stdout)).toEqual(labs.filter((l) => l.biomarker === 'ldl_cholesterol'));
+    const labTable = await runAmy(['data', 'list', 'labs'], { env });
+    expect(labTable.stdout.split('\n')[0].split(/ +/)).toEqual(['date', 'biomarker', 'value', 'unit', 'loinc']);
+    expect(labTable.stdout).toMatch(new RegExp(`^${day(-10)} +tsh +2\\.1 +mIU/L +\\S+$`, 'm'));
   });
 
   test('export: every row and the profile, in files of their own; no overwrite without --force', async () => {
@@ -170,13 +203,16 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
     expect(run.stdout).toContain(`  daily.jsonl     ${DAYS} daily rows\n`);
     expect(ndjson(fs.readFileSync(path.join(exported, 'daily.jsonl'), 'utf8'))).toEqual(daily);
     expect(ndjson(fs.readFileSync(path.join(exported, 'workouts.jsonl'), 'utf8'))).toEqual(workouts);
+    expect(ndjson(fs.readFileSync(path.join(exported, 'labs.jsonl'), 'utf8'))).toEqual(
+      labs.map(({ date, biomarker, value, unit }) => ({ date, biomarker, value, unit })),
+    );
     expect(JSON.parse(fs.readFileSync(path.join(exported, 'profile.json'), 'utf8'))).toEqual(profile);
-    expect(fs.readdirSync(exported).sort()).toEqual(['daily.jsonl', 'profile.json', 'workouts.jsonl']);
+    expect(fs.readdirSync(exported).sort()).toEqual(['daily.jsonl', 'labs.jsonl', 'profile.json', 'workouts.jsonl']);
 
     const again = await runAmy(['data', 'export', exported], { env });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(
-      /^error: daily\.jsonl, workouts\.jsonl, profile\.json already exist in .*--force replaces them\.\n$/,
+      /^error: daily\.jsonl, workouts\.jsonl, labs\.jsonl, profile\.json already exist in .*--force replaces them\.\n$/,
     );
   });
 
@@ -186,8 +222,11 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
     for (const { external_id } of workouts) {
       expect((await runAmy(['data', 'delete', 'workout', external_id], { env })).code).toBe(0);
     }
+    const labRun = await runAmy(['data', 'delete', 'labs', '--from', day(-30), '--to', day(0)], { env });
+    expect(labRun).toMatchObject({ code: 0, stdout: `Deleted 4 lab results from ${day(-30)} to ${day(0)}.\n` });
     expect(await allDaily()).toEqual([]);
     expect(await allWorkouts()).toEqual([]);
+    expect(await allLabs()).toEqual([]);
     const missing = await runAmy(['data', 'delete', 'workout', workouts[0].external_id], { env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^error: .*\(not_found, request req_\w+\)\n$/);
@@ -199,6 +238,7 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
     for (const [table, file] of [
       ['daily', 'daily.jsonl'],
       ['workouts', 'workouts.jsonl'],
+      ['labs', 'labs.jsonl'],
     ]) {
       const run = await runAmy(['data', 'upload', table, path.join(exported, file)], { env });
       expect(run.code).toBe(0);
@@ -208,11 +248,12 @@ describe('upload, list, export, delete, and the export uploaded again', () => {
     ).toBe(0);
     expect(await allDaily()).toEqual(daily);
     expect(await allWorkouts()).toEqual(workouts);
+    expect(await allLabs()).toEqual(labs);
     expect(await amy.data.profile.get()).toEqual(profile);
 
     const second = path.join(work, 'second');
     expect((await runAmy(['data', 'export', second], { env })).code).toBe(0);
-    for (const file of ['daily.jsonl', 'workouts.jsonl', 'profile.json']) {
+    for (const file of ['daily.jsonl', 'workouts.jsonl', 'labs.jsonl', 'profile.json']) {
       expect(fs.readFileSync(path.join(second, file), 'utf8')).toBe(fs.readFileSync(path.join(exported, file), 'utf8'));
     }
   });

@@ -78,6 +78,18 @@ describe('the rows file', () => {
     expect(() => parseRowsFile(text, 'daily', 'daily.jsonl')).toThrow(message);
   });
 
+  test('a biomarker the file holds twice on one day; on two days, or two on one day, is fine', () => {
+    const rows = [
+      { date: '2025-01-01', biomarker: 'tsh', value: 2, unit: 'mIU/L' },
+      { date: '2025-01-01', biomarker: 'hba1c', value: 5.4, unit: '%' },
+      { date: '2025-01-02', biomarker: 'tsh', value: 2.1, unit: 'mIU/L' },
+    ].map((row) => JSON.stringify(row));
+    expect(parseRowsFile(rows.join('\n'), 'labs', 'l')).toHaveLength(3);
+    expect(() => parseRowsFile([...rows, rows[1]].join('\n'), 'labs', 'l')).toThrow(
+      /^l line 4 repeats the date and biomarker of line 2/,
+    );
+  });
+
   test('a workout id the file holds twice; the same date twice is fine for workouts', () => {
     const twoOnADay = '{"external_id":"a","date":"2025-01-01"}\n{"external_id":"b","date":"2025-01-01"}\n';
     expect(parseRowsFile(twoOnADay, 'workouts', 'w')).toHaveLength(2);
@@ -184,7 +196,7 @@ const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'amy-cli-data-'));
 describe('command lines refused before any request (exit 2, pointing at --help)', () => {
   test.each([
     [['data', 'upload', 'daily'], /^error: Missing <file>\. Run `amy data upload --help`/],
-    [['data', 'upload', 'monthly', 'f.jsonl'], /^error: Unknown table "monthly": use daily or workouts/],
+    [['data', 'upload', 'monthly', 'f.jsonl'], /^error: Unknown table "monthly": use daily, workouts or labs/],
     [['data', 'upload', 'daily', 'f', '--batch-size', '501'], /--batch-size takes a whole number from 1 to 500/],
     [['data', 'upload', 'daily', 'f', '--start-line', '0'], /--start-line takes a whole number from 1/],
     [['data', 'upload', 'daily', 'no-such-file.jsonl'], /^error: Cannot read no-such-file\.jsonl: no such file\./],
@@ -192,12 +204,16 @@ describe('command lines refused before any request (exit 2, pointing at --help)'
     [['data', 'list', 'daily', '--type', 'running'], /--type is for workouts only/],
     [['data', 'list', 'workouts', '--type', 'curling'], /Unknown workout type "curling": use one of running, /],
     [['data', 'list', 'daily', '--limit', '0'], /--limit takes a whole number from 1/],
+    [['data', 'list', 'labs', '--type', 'running'], /--type is for workouts only/],
+    [['data', 'list', 'workouts', '--biomarker', 'hba1c'], /--biomarker is for labs only/],
+    [['data', 'delete', 'labs', '--to', '2025-01-01'], /amy data delete labs needs both --from and --to/],
+    [['data', 'delete', 'daily', '--from', 'a', '--to', 'b', '--biomarker', 'tsh'], /--biomarker is for labs only/],
     [['data', 'list', 'daily', '--limit', '5', '--all'], /Give --limit or --all, not both/],
     [['data', 'list', 'daily', '--verbose'], /^error: Unknown option --verbose\. Run `amy data list --help`/],
     [['data', 'delete', 'daily', '--from', '2025-01-01'], /needs both --from and --to/],
     [['data', 'delete', 'workout'], /^error: Missing <external_id>/],
     [['data', 'delete', 'workout', 'w1', '--to', '2025-01-01'], /--from and --to are for daily rows/],
-    [['data', 'delete', 'everything'], /takes daily or workout, not "everything"/],
+    [['data', 'delete', 'everything'], /takes daily, labs or workout, not "everything"/],
     [['data', 'profile', 'set'], /Give --file or at least one of --sex, --birth-year/],
     [['data', 'profile', 'set', '--height-cm', 'tall'], /--height-cm takes a number, not "tall"/],
     [['data', 'export'], /^error: Missing <dir>/],
@@ -425,6 +441,8 @@ describe('export against a fake API', () => {
   const day = (n: number) => ({ date: `2025-01-${String(n).padStart(2, '0')}`, steps: n });
 
   /** Daily rows in pages of two; no workouts; a profile. */
+  const lab = { date: '2025-01-02', biomarker: 'ldl_cholesterol', value: 129.9, unit: 'mg/dL', loinc: '13457-7' };
+
   function api() {
     return fakeApi((_method, url) => {
       if (url.pathname === '/v1/data/daily') {
@@ -434,11 +452,13 @@ describe('export against a fake API', () => {
       }
       if (url.pathname === '/v1/data/workouts')
         return { status: 200, body: { data: [], next_cursor: null, has_more: false } };
+      if (url.pathname === '/v1/data/labs')
+        return { status: 200, body: { data: [lab], next_cursor: null, has_more: false } };
       return { status: 200, body: { sex: 'male', birth_year: 1980, height_cm: 180, weight_kg: 80 } };
     });
   }
 
-  test('every page into daily.jsonl, an empty workouts.jsonl, profile.json; owner-only; no temporary file left', async () => {
+  test('every page into daily.jsonl, an empty workouts.jsonl, labs.jsonl, profile.json; owner-only; no temporary file left', async () => {
     const dir = path.join(tempDir(), 'export');
     const { amy, requests } = api();
     const run = await amyOn(amy, ['data', 'export', dir]);
@@ -456,7 +476,11 @@ describe('export against a fake API', () => {
       height_cm: 180,
       weight_kg: 80,
     });
-    expect(fs.readdirSync(dir).sort()).toEqual(['daily.jsonl', 'profile.json', 'workouts.jsonl']);
+    // Lab results as an upload takes them: the LOINC code left out.
+    expect(fs.readFileSync(path.join(dir, 'labs.jsonl'), 'utf8')).toBe(
+      '{"date":"2025-01-02","biomarker":"ldl_cholesterol","value":129.9,"unit":"mg/dL"}\n',
+    );
+    expect(fs.readdirSync(dir).sort()).toEqual(['daily.jsonl', 'labs.jsonl', 'profile.json', 'workouts.jsonl']);
     expect(fs.statSync(path.join(dir, 'daily.jsonl')).mode & 0o777).toBe(0o600);
     expect(run.stdout).toMatch(/^Exported to .*:\n {2}daily\.jsonl +3 daily rows\n {2}workouts\.jsonl +0 workouts\n/);
   });
@@ -482,6 +506,7 @@ describe('export against a fake API', () => {
     ).toEqual([
       { file: path.join(dir, 'daily.jsonl'), rows: 3 },
       { file: path.join(dir, 'workouts.jsonl'), rows: 0 },
+      { file: path.join(dir, 'labs.jsonl'), rows: 1 },
       { file: path.join(dir, 'profile.json'), profile: true },
     ]);
   });

@@ -10,23 +10,30 @@ import { readProfile } from './data';
 
 /** The API's largest page: the fewest requests for a full read. */
 const PAGE_MAX = 1000;
-const FILES = { daily: 'daily.jsonl', workouts: 'workouts.jsonl', profile: 'profile.json' } as const;
+const FILES = {
+  daily: 'daily.jsonl',
+  workouts: 'workouts.jsonl',
+  labs: 'labs.jsonl',
+  profile: 'profile.json',
+} as const;
 
 export const dataExport: Command = {
   name: 'data export',
-  summary: 'write all your health data to a directory (daily.jsonl, workouts.jsonl, profile.json)',
+  summary: 'write all your health data to a directory (daily, workouts, labs, profile)',
   help: `Usage: amy data export <dir> [--force] [--json]
 
 Reads back everything stored for you, every page, and writes it to <dir> (created if missing):
   daily.jsonl     one daily row per line, oldest first, every metric (null: not measured)
   workouts.jsonl  one workout per line, oldest first
+  labs.jsonl      one lab result per line, oldest first: { date, biomarker, value, unit }, the
+                  value in the biomarker's canonical unit (the LOINC code, which an upload does
+                  not take, is left out: the biomarker names it)
   profile.json    the profile, or null when none was written
-These are the API's own field names, so \`amy data upload daily <dir>/daily.jsonl\`,
-\`amy data upload workouts <dir>/workouts.jsonl\` and \`amy data profile set --file <dir>/profile.json\`
-store the same data again.
+These are the API's own field names, so \`amy data upload daily|workouts|labs <dir>/<file>\` and
+\`amy data profile set --file <dir>/profile.json\` store the same data again.
 
 Existing files are never overwritten without --force; amy checks before reading anything. Each
-file is written under a temporary name and renamed once complete, all three at the end, so an
+file is written under a temporary name and renamed once complete, all four at the end, so an
 interrupted export (Ctrl-C: exit 130) leaves no partial file under these names. The files are
 readable by you only.
 On a terminal, progress shows on stderr.
@@ -81,22 +88,32 @@ Options
         await amy.data.workouts.list({ limit: PAGE_MAX }),
         (n) => progress.show(`Exporting workouts: ${n}`),
       );
+      // As uploads take them: the LOINC code is the biomarker's, and a row that carries it is refused.
+      const labPages = await amy.data.labs.list({ limit: PAGE_MAX });
+      const labs = await writeLines(
+        await open(FILES.labs),
+        labPages,
+        (n) => progress.show(`Exporting lab results: ${n}`),
+        ({ date, biomarker, value, unit }) => ({ date, biomarker, value, unit }),
+      );
       const profile = await readProfile(ctx);
       const profileFile = await open(FILES.profile);
       await profileFile.write(`${JSON.stringify(profile, null, 2)}\n`);
       for (const file of files) await file.commit();
       progress.clear();
 
-      const [dailyPath, workoutsPath, profilePath] = targets;
+      const [dailyPath, workoutsPath, labsPath, profilePath] = targets;
       if (values.json) {
         ctx.stdout.write(`${JSON.stringify({ file: dailyPath, rows: daily })}\n`);
         ctx.stdout.write(`${JSON.stringify({ file: workoutsPath, rows: workouts })}\n`);
+        ctx.stdout.write(`${JSON.stringify({ file: labsPath, rows: labs })}\n`);
         ctx.stdout.write(`${JSON.stringify({ file: profilePath, profile: profile !== null })}\n`);
       } else {
         ctx.stdout.write(
           `Exported to ${dir}:\n` +
             `  ${FILES.daily.padEnd(14)}  ${daily} daily row${daily === 1 ? '' : 's'}\n` +
             `  ${FILES.workouts.padEnd(14)}  ${workouts} workout${workouts === 1 ? '' : 's'}\n` +
+            `  ${FILES.labs.padEnd(14)}  ${labs} lab result${labs === 1 ? '' : 's'}\n` +
             `  ${FILES.profile.padEnd(14)}  ${profile ? 'the profile' : 'null (no profile is stored)'}\n`,
         );
       }
@@ -111,11 +128,16 @@ Options
   },
 };
 
-/** Every page from `first` on into `file`, a JSON line per row; the number of rows. */
-async function writeLines<T>(file: AtomicFile, first: Page<T>, progress: (rows: number) => void): Promise<number> {
+/** Every page from `first` on into `file`, a JSON line per row (as `shape` makes it); the number of rows. */
+async function writeLines<T>(
+  file: AtomicFile,
+  first: Page<T>,
+  progress: (rows: number) => void,
+  shape: (row: T) => unknown = (row) => row,
+): Promise<number> {
   let rows = 0;
   for (let page = first; ; page = await page.getNextPage()) {
-    if (page.data.length > 0) await file.write(page.data.map((row) => `${JSON.stringify(row)}\n`).join(''));
+    if (page.data.length > 0) await file.write(page.data.map((row) => `${JSON.stringify(shape(row))}\n`).join(''));
     rows += page.data.length;
     progress(rows);
     if (!page.hasNextPage()) return rows;

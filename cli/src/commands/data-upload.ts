@@ -6,6 +6,7 @@ import {
   PayloadTooLargeError,
   type Amy,
   type DailySummaryInput,
+  type LabResultInput,
   type UpsertResult,
   type WorkoutInput,
 } from '@amy/sdk';
@@ -20,15 +21,16 @@ import { parseCount, parseTable } from '../data/options';
 
 export const dataUpload: Command = {
   name: 'data upload',
-  summary: 'send daily summaries or workouts from a JSON lines (or JSON array) file',
-  help: `Usage: amy data upload daily|workouts <file> [--batch-size N] [--start-line N] [--json]
+  summary: 'send daily summaries, workouts or lab results from a JSON lines (or JSON array) file',
+  help: `Usage: amy data upload daily|workouts|labs <file> [--batch-size N] [--start-line N] [--json]
 
 Sends the rows of <file> (- reads stdin): one JSON object per line with the API's field names
 (what \`amy data export\` writes), or one JSON array of them. Daily rows are upserted by date,
-workouts by external_id, so sending a file again is safe: it replaces those rows with themselves.
+workouts by external_id, lab results ({ date, biomarker, value, unit }) by biomarker and day, so
+sending a file again is safe: it replaces those rows with themselves.
 
-The whole file is read first: a line that is not a JSON object, or a date (external_id) the file
-holds twice, stops the upload before anything is sent. The rows then go in requests of up to
+The whole file is read first: a line that is not a JSON object, or a row the file holds twice (the
+same date, external_id, or biomarker on a day), stops the upload before anything is sent. The rows then go in requests of up to
 ${MAX_DATA_ROWS_PER_REQUEST} (the API's maximum). A request is stored whole or not at all: if the API refuses a row,
 amy names its line and the field, says how many rows were stored before, and prints the command
 that resumes from the first line of the refused request. Exit 2 for a refused row. Ctrl-C stops
@@ -121,10 +123,11 @@ Options
 };
 
 function send(amy: Amy, table: DataTable, batch: Batch): Promise<UpsertResult> {
+  // The rows go as the file has them: what they may hold is the API's to judge.
   const rows = batch.rows.map((r) => r.row);
-  return table === 'daily'
-    ? amy.data.daily.upsert(rows as DailySummaryInput[])
-    : amy.data.workouts.upsert(rows as WorkoutInput[]);
+  if (table === 'daily') return amy.data.daily.upsert(rows as DailySummaryInput[]);
+  if (table === 'workouts') return amy.data.workouts.upsert(rows as WorkoutInput[]);
+  return amy.data.labs.upsert(rows as LabResultInput[]);
 }
 
 async function readInput(file: string, ctx: CommandContext): Promise<string> {
@@ -215,6 +218,8 @@ function resumeCommand({ table, file, batch, batchSize }: FailedUpload): string 
 const shellWord = (word: string) => (/^[\w./@:+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
 function rowsText(count: number, table: DataTable): string {
-  if (table === 'daily') return `${count} daily row${count === 1 ? '' : 's'}`;
-  return `${count} workout${count === 1 ? '' : 's'}`;
+  const plural = count === 1 ? '' : 's';
+  if (table === 'daily') return `${count} daily row${plural}`;
+  if (table === 'workouts') return `${count} workout${plural}`;
+  return `${count} lab result${plural}`;
 }

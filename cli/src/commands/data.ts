@@ -1,12 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { NotFoundError, type Page, type Profile, type Workout } from '@amy/sdk';
+import {
+  NotFoundError,
+  type LabDeleteParams,
+  type LabListParams,
+  type Page,
+  type Profile,
+  type Workout,
+} from '@amy/sdk';
 import { PROFILE_SPECS, WORKOUT_TYPES, type FieldSpec } from '../../../platform/health-data/records';
 import { parseCommandLine } from '../args';
 import type { Command, CommandContext } from '../context';
 import { UsageError } from '../errors';
 import { parseCount, parseNumber, parseTable } from '../data/options';
-import { dailyTable, workoutTable, type RowTable } from '../data/table';
+import { dailyTable, labTable, workoutTable, type RowTable } from '../data/table';
 
 const LIST_DEFAULT = 100;
 /** What the API's validator accepts for a profile field, for the help. */
@@ -16,23 +23,27 @@ const PAGE_MAX = 1000;
 
 export const dataList: Command = {
   name: 'data list',
-  summary: 'list your daily summaries or workouts (oldest first)',
-  help: `Usage: amy data list daily|workouts [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--type T] [--limit N | --all] [--json]
+  summary: 'list your daily summaries, workouts or lab results (oldest first)',
+  help: `Usage: amy data list daily|workouts|labs [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--type T] [--biomarker B]
+                     [--limit N | --all] [--json]
 
 Lists what is stored, oldest first: the first ${LIST_DEFAULT} rows unless --limit or --all says otherwise.
 
 Daily columns: steps; sleep, deep, rem, light, awake (minutes asleep and in each stage); rhr (resting
 heart rate, bpm); hrv (heart rate variability, ms); stress (stress_management_score); azm (active
 zone minutes); score (sleep_score). Workout columns: min (duration), km, kcal, avg_hr, then the
-external_id. - is a value not measured. The table shows one decimal; --json has the exact values.
+external_id. Lab results: the value in the biomarker's canonical unit, and its LOINC code. - is a
+value not measured. Tables show one decimal (lab values four significant digits); --json has the
+exact values.
 
 Options
-  --from <day>  the first day (included)
-  --to <day>    the last day (included)
-  --type <t>    workouts of this type only: ${WORKOUT_TYPES.join(', ')}
-  --limit N     at most N rows (default ${LIST_DEFAULT})
-  --all         every row
-  --json        one row per line (NDJSON), as the API returns it`,
+  --from <day>     the first day (included)
+  --to <day>       the last day (included)
+  --type <t>       workouts of this type only: ${WORKOUT_TYPES.join(', ')}
+  --biomarker <b>  lab results for this biomarker only (e.g. ldl_cholesterol)
+  --limit N        at most N rows (default ${LIST_DEFAULT})
+  --all            every row
+  --json           one row per line (NDJSON), as the API returns it`,
 
   async run(args, ctx) {
     const { values, positionals } = parseCommandLine(
@@ -42,6 +53,7 @@ Options
         from: { type: 'string' },
         to: { type: 'string' },
         type: { type: 'string' },
+        biomarker: { type: 'string' },
         limit: { type: 'string' },
         all: { type: 'boolean' },
         json: { type: 'boolean' },
@@ -55,14 +67,21 @@ Options
     const limit = values.all ? Infinity : (parseCount(values.limit, '--limit', 'data list') ?? LIST_DEFAULT);
     const range = { from: values.from, to: values.to, limit: Math.min(limit, PAGE_MAX) };
     const out = { ctx, limit, json: values.json };
+    if (values.type !== undefined && table !== 'workouts') {
+      throw new UsageError('--type is for workouts only. Run `amy data list --help` for usage.');
+    }
+    if (values.biomarker !== undefined && table !== 'labs') {
+      throw new UsageError('--biomarker is for labs only. Run `amy data list --help` for usage.');
+    }
     if (table === 'daily') {
-      if (values.type !== undefined) {
-        throw new UsageError('--type is for workouts only. Run `amy data list --help` for usage.');
-      }
       await printRows(await ctx.amy().data.daily.list(range), dailyTable, 'No daily rows.', out);
-    } else {
+    } else if (table === 'workouts') {
       const type = workoutType(values.type);
       await printRows(await ctx.amy().data.workouts.list({ ...range, type }), workoutTable, 'No workouts.', out);
+    } else {
+      // The API names the biomarkers it knows when it refuses one.
+      const biomarker = values.biomarker as LabListParams['biomarker'];
+      await printRows(await ctx.amy().data.labs.list({ ...range, biomarker }), labTable, 'No lab results.', out);
     }
     return 0;
   },
@@ -114,49 +133,65 @@ function workoutType(value: string | undefined): Workout['type'] | undefined {
 
 export const dataDelete: Command = {
   name: 'data delete',
-  summary: 'delete daily summaries in a date range, or one workout',
+  summary: 'delete daily summaries or lab results in a date range, or one workout',
   help: `Usage: amy data delete daily --from YYYY-MM-DD --to YYYY-MM-DD [--json]
+       amy data delete labs --from YYYY-MM-DD --to YYYY-MM-DD [--biomarker B] [--json]
        amy data delete workout <external_id> [--json]
 
 Deletes at once and for good (there is no undo; \`amy data export\` first keeps a copy).
 daily: every day from --from to --to, both included, and says how many there were.
+labs: every lab result on those days (of one biomarker with --biomarker), and how many.
 workout: the workout with this external_id (\`amy data list workouts\` shows them); exit 2 when
 there is none.
 
 Options
-  --from <day>  the first day to delete (daily)
-  --to <day>    the last day to delete (daily)
-  --json        print { deleted } (daily) or { deleted: external_id } (workout)`,
+  --from <day>     the first day to delete (daily, labs)
+  --to <day>       the last day to delete (daily, labs)
+  --biomarker <b>  only this biomarker's results (labs)
+  --json           print { deleted } (daily, labs) or { deleted: external_id } (workout)`,
 
   async run(args, ctx) {
     const { values, positionals } = parseCommandLine(
       'data delete',
       args,
-      { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } },
-      { names: ['daily|workout', 'external_id'], min: 1 },
+      {
+        from: { type: 'string' },
+        to: { type: 'string' },
+        biomarker: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      { names: ['daily|labs|workout', 'external_id'], min: 1 },
     );
     const [what, externalId] = positionals;
-    if (what === 'daily') {
+    if (values.biomarker !== undefined && what !== 'labs') {
+      throw new UsageError('--biomarker is for labs only. Run `amy data delete --help` for usage.');
+    }
+    if (what === 'daily' || what === 'labs') {
       if (externalId !== undefined) {
         throw new UsageError(`Unexpected argument: ${externalId}. Run \`amy data delete --help\` for usage.`);
       }
       if (values.from === undefined || values.to === undefined) {
         throw new UsageError(
-          'amy data delete daily needs both --from and --to (the days to delete, both included). ' +
+          `amy data delete ${what} needs both --from and --to (the days to delete, both included). ` +
             'Run `amy data delete --help` for usage.',
         );
       }
-      const deleted = await ctx.amy().data.daily.delete({ from: values.from, to: values.to });
+      const range = { from: values.from, to: values.to };
+      const deleted =
+        what === 'daily'
+          ? await ctx.amy().data.daily.delete(range)
+          : await ctx.amy().data.labs.delete({ ...range, biomarker: values.biomarker as LabDeleteParams['biomarker'] });
+      const rows = what === 'daily' ? `daily row${deleted === 1 ? '' : 's'}` : `lab result${deleted === 1 ? '' : 's'}`;
       ctx.stdout.write(
         values.json
           ? `${JSON.stringify({ deleted })}\n`
-          : `Deleted ${deleted} daily row${deleted === 1 ? '' : 's'} from ${values.from} to ${values.to}.\n`,
+          : `Deleted ${deleted} ${rows} from ${values.from} to ${values.to}.\n`,
       );
       return 0;
     }
     if (what === 'workout' || what === 'workouts') {
       if (values.from !== undefined || values.to !== undefined) {
-        throw new UsageError('--from and --to are for daily rows. Run `amy data delete --help` for usage.');
+        throw new UsageError('--from and --to are for daily rows and labs. Run `amy data delete --help` for usage.');
       }
       if (externalId === undefined) {
         throw new UsageError('Missing <external_id>. Run `amy data delete --help` for usage.');
@@ -168,7 +203,7 @@ Options
       return 0;
     }
     throw new UsageError(
-      `amy data delete takes daily or workout, not ${JSON.stringify(what)}. Run \`amy data delete --help\` for usage.`,
+      `amy data delete takes daily, labs or workout, not ${JSON.stringify(what)}. Run \`amy data delete --help\` for usage.`,
     );
   },
 };

@@ -2,14 +2,14 @@
 import { UsageError } from '../errors';
 import type { DataTable } from './rows-file';
 
-const TABLES: readonly DataTable[] = ['daily', 'workouts'];
+const TABLES: readonly DataTable[] = ['daily', 'workouts', 'labs'];
 
-/** `daily` or `workouts`. */
+/** `daily`, `workouts` or `labs`. */
 export function parseTable(value: string, command: string): DataTable {
   const table = TABLES.find((t) => t === value);
   if (!table) {
     throw new UsageError(
-      `Unknown table ${JSON.stringify(value)}: use daily or workouts. Run \`amy ${command} --help\` for usage.`,
+      `Unknown table ${JSON.stringify(value)}: use daily, workouts or labs. Run \`amy ${command} --help\` for usage.`,
     );
   }
   return table;

@@ -2,13 +2,13 @@
  * The files `amy data upload` reads and `amy data export` writes: JSON lines (one row per line, blank
  * lines skipped) or one JSON array of rows. Every row keeps the line it starts on, so a refusal of the
  * API (`rows[3].steps` of one request) can be told as a line of the file. Reading checks only what the
- * API cannot say in terms of the file: JSON syntax, that each row is an object, and a day or
- * external_id the file holds twice (two requests would store the later one silently, where one
- * request is refused). What a value may be is the API's to judge.
+ * API cannot say in terms of the file: JSON syntax, that each row is an object, and a row the file
+ * holds twice (the same day, external_id, or biomarker on a day: two requests would store the later
+ * one silently, where one request is refused). What a value may be is the API's to judge.
  */
 import { UsageError } from '../errors';
 
-export type DataTable = 'daily' | 'workouts';
+export type DataTable = 'daily' | 'workouts' | 'labs';
 
 /** One row of a file and the line (1-based) it starts on. */
 export interface FileRow {
@@ -16,8 +16,12 @@ export interface FileRow {
   row: Record<string, unknown>;
 }
 
-/** The field each table's rows are upserted by: a file may hold each value once. */
-const KEY_FIELD: Record<DataTable, string> = { daily: 'date', workouts: 'external_id' };
+/** The fields each table's rows are upserted by: a file may hold each combination once. */
+const KEY_FIELDS: Record<DataTable, string[]> = {
+  daily: ['date'],
+  workouts: ['external_id'],
+  labs: ['date', 'biomarker'],
+};
 
 /** Reads a file's text into rows; `name` is how messages call the file. A `UsageError` names the line. */
 export function parseRowsFile(text: string, table: DataTable, name: string): FileRow[] {
@@ -106,15 +110,17 @@ export function arrayElementLines(text: string): number[] {
 }
 
 function rejectRepeats(rows: FileRow[], table: DataTable, name: string): void {
-  const field = KEY_FIELD[table];
-  const firstLine = new Map<unknown, number>();
+  const fields = KEY_FIELDS[table];
+  const what = fields.join(' and ');
+  const firstLine = new Map<string, number>();
   for (const { line, row } of rows) {
-    const key = row[field];
-    if (typeof key !== 'string') continue;
+    const values = fields.map((field) => row[field]);
+    if (!values.every((value) => typeof value === 'string')) continue;
+    const key = JSON.stringify(values);
     const earlier = firstLine.get(key);
     if (earlier !== undefined) {
       throw new UsageError(
-        `${name} line ${line} repeats the ${field} of line ${earlier}: a file holds each ${field} once. Nothing was sent.`,
+        `${name} line ${line} repeats the ${what} of line ${earlier}: a file holds each ${what} once. Nothing was sent.`,
       );
     }
     firstLine.set(key, line);

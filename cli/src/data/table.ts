@@ -1,9 +1,10 @@
 /**
  * `amy data list`'s tables: fixed-width columns, so that rows printed page by page line up without
  * reading everything first. Short headings keep a daily row narrow (85 columns); the help says what each
- * one is. A value not measured is `-`; a fraction shows one decimal (--json has the exact value).
+ * one is. A value not measured is `-`; a fraction shows one decimal, a lab value four significant digits
+ * (--json has the exact value).
  */
-import type { DailySummary, Workout } from '@amy/sdk';
+import type { DailySummary, LabResult, Workout } from '@amy/sdk';
 
 export interface RowTable<T> {
   header: string;
@@ -19,7 +20,7 @@ const num = (value: number | null) =>
 function tableOf<T>(columns: Array<Column<T>>, last?: [heading: string, value: (row: T) => string]): RowTable<T> {
   const cell = (text: string, [, width, , align]: Column<T>) =>
     align === 'left' ? text.padEnd(width) : text.padStart(width);
-  const line = (cells: string[]) => cells.join('  ');
+  const line = (cells: string[]) => cells.join('  ').trimEnd();
   return {
     header: line([...columns.map((column) => cell(column[0], column)), ...(last ? [last[0]] : [])]),
     format: (row) => line([...columns.map((column) => cell(column[2](row), column)), ...(last ? [last[1](row)] : [])]),
@@ -53,3 +54,12 @@ export const workoutTable = tableOf<Workout>(
   // Last and unpadded: an external_id may be up to 255 characters (visible ASCII, the API's rule).
   ['external_id', (w) => w.external_id],
 );
+
+export const labTable = tableOf<LabResult>([
+  ['date', 10, (l) => l.date, 'left'],
+  ['biomarker', 17, (l) => l.biomarker, 'left'],
+  // Lab values span 0.5 mg/L to 300 mg/dL: four significant digits, not one decimal.
+  ['value', 7, (l) => String(Number(l.value.toPrecision(4)))],
+  ['unit', 6, (l) => l.unit, 'left'],
+  ['loinc', 7, (l) => l.loinc, 'left'],
+]);
