@@ -47,8 +47,8 @@ finding (its gates ✓ passed, ✗ failed, – skipped, then the Critic's verdic
 fact sheet, agents, cost and duration. Piped, the same blocks come as plain text; NO_COLOR turns
 colour off. --json prints the events themselves, one JSON object per line.
 
-amy data sends, lists, deletes and exports your own health data (daily summaries, workouts, the
-profile); \`amy data export <dir>\` writes files that \`amy data upload\` reads back.
+amy data sends, lists, deletes and exports your own health data (daily summaries, workouts, lab
+results, the profile); \`amy data export <dir>\` writes files that \`amy data upload\` reads back.
 
 Configuration: AMY_API_KEY and AMY_BASE_URL; when unset, the .data/stack.json that \`npm start\`
 writes (looked for in this directory and its parents). AMY_MAX_RETRIES (default 5) and
