@@ -91,6 +91,7 @@ export default tseslint.config(
           'setInterval',
           'clearInterval',
           'AbortController',
+          'IntersectionObserver',
         ].map((name) => [name, 'readonly']),
       ),
     },

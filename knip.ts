@@ -28,8 +28,8 @@ const config: KnipConfig = {
         // The operator console: browser modules that console/index.html loads, served by api/routes/console.ts.
         'console/console.js',
       ],
-      // The console imports the SDK bundle from the URL the API serves it at, not from a file.
-      ignoreUnresolved: ['./amy-sdk.js'],
+      // The console imports the SDK bundle and uPlot from the URLs the API serves them at, not from files.
+      ignoreUnresolved: ['./amy-sdk.js', '/console/vendor/uPlot.esm.js'],
       ignoreDependencies: [
         // Imported by the Prisma client that `prisma generate` writes to generated/ (not checked in).
         '@prisma/client',

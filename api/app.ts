@@ -1,16 +1,20 @@
 import express from 'express';
+import type { GatesRunner } from '../platform/gates';
 import { newId } from '../platform/ids';
 import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';
 import { consoleRoutes } from './routes/console';
 import { dataRoutes } from './routes/data';
+import { findingRoutes } from './routes/findings';
 import { healthRoutes } from './routes/health';
 import { memoryRoutes } from './routes/memory';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
 export interface AppDeps extends TurnRoutesDeps {
   bodyLimitBytes: number;
+  /** Cuts a finding's series again for GET …/findings/:finding_id/series; without it that route answers 503. */
+  gates?: Pick<GatesRunner, 'buildSeries'>;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -35,6 +39,7 @@ export function createApp(deps: AppDeps): express.Express {
     express.json({ limit: deps.bodyLimitBytes, strict: true, type: ['application/json', 'application/fhir+json'] }),
   );
   app.use(turnRoutes(deps));
+  app.use(findingRoutes(deps));
   app.use(memoryRoutes(deps));
   app.use(dataRoutes(deps));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts/errors';
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
+import { findingSeriesResponseSchema } from '../contracts/finding-series';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
 import {
   MAX_DATA_ROWS_PER_REQUEST,
@@ -27,6 +28,7 @@ import {
 } from '../contracts/data';
 
 const turnIdParamsSchema = z.object({ id: z.string() }).strict();
+const findingParamsSchema = z.object({ id: z.string(), finding_id: z.string() }).strict();
 const memoryIdParamsSchema = z.object({ id: z.string() }).strict();
 const workoutIdParamsSchema = z.object({ external_id: z.string() }).strict();
 
@@ -182,6 +184,19 @@ export const ROUTES = {
       },
       // Served by api/event-stream.ts, not Express: no body is read, so no 413 or 415.
       ...errors(400, 401, 404, 429, 500),
+    },
+  },
+  getFindingSeries: {
+    method: 'get',
+    path: '/v1/turns/{id}/findings/{finding_id}/series',
+    operationId: 'getFindingSeries',
+    summary:
+      "The series a finding of the turn was computed from, for a chart: every day of its window from the turn's snapshot of your data, cut as the gates cut it (`{ date, value }`, or `{ date, x, y }` for an association), with the trend's recent period. 404 when the turn is not yours, never read your data, has no such finding, or its workflow history has expired.",
+    authenticated: true,
+    params: findingParamsSchema,
+    responses: {
+      200: { description: "The finding's series", schema: findingSeriesResponseSchema },
+      ...v1Errors(404, 503),
     },
   },
   listMemory: {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../platform/config';
 import { createEventLog } from '../platform/event-log';
+import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
 import { createApp } from './app';
 import { startEventHub } from './event-hub';
@@ -46,7 +47,11 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const hub = await startEventHub({ databaseUrl: config.DATABASE_URL, events: createEventLog(pool), logger });
+  // For a finding's chart (GET …/findings/:finding_id/series) only: one process, started on the first such
+  // request, since the worker's pool does the gating itself.
+  const gates = createGatesRunner({ python: config.AMY_PYTHON ?? defaultPythonPath(), processes: 1 });
   const app = createApp({
+    gates,
     pool,
     temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -77,7 +82,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await hub.close();
-      await Promise.allSettled([pool.end(), connection.close()]);
+      await Promise.allSettled([pool.end(), connection.close(), gates.close()]);
     },
   } satisfies ApiServer;
 }

@@ -110,7 +110,7 @@ async function openTurn(turnId) {
     signal: controller.signal,
     onReconnect: (info) => view.noteReconnect(info),
   });
-  view.open(turnId, stream);
+  view.open(turnId, stream, (findingId) => amy.turns.findingSeries(turnId, findingId, { signal: controller.signal }));
   els.cancel.hidden = true;
   els.reconnect.hidden = true;
   try {

@@ -12,6 +12,7 @@
 import { GATE_LABELS, GATE_NAMES, STREAM_AGENT_LABELS } from './amy-sdk.js';
 import { append, byId, fill, h } from './dom.js';
 import { factSheetNumbers } from './fact-numbers.js';
+import { findingChart } from './finding-chart.js';
 import { formatCost, formatDateTime, formatDuration, formatFactValue } from './format.js';
 
 const GATE_MARKS = { passed: '✓', failed: '✗', skipped: '–' };
@@ -42,6 +43,7 @@ export class TurnView {
     validationSection: byId('validation-section'),
     gates: byId('gates'),
     critic: byId('critic'),
+    charts: byId('charts'),
     answer: byId('answer'),
     validatorSummary: byId('validator-summary'),
     factCheck: byId('fact-check'),
@@ -49,6 +51,8 @@ export class TurnView {
     factSheetBlock: byId('fact-sheet-block'),
   };
   #stream = null;
+  /** `(findingId) => Promise<series>` for the turn on screen: each finding's chart asks it once. */
+  #loadSeries = null;
   #agents = new Map();
   #findings = new Map();
   #dirty = new Set();
@@ -72,11 +76,15 @@ export class TurnView {
     );
   }
 
-  /** Empties the view for `turnId`; `stream` is the TurnStream whose events will follow. */
-  open(turnId, stream) {
+  /**
+   * Empties the view for `turnId`; `stream` is the TurnStream whose events will follow, and
+   * `loadSeries(findingId)` gives a finding's series for its chart.
+   */
+  open(turnId, stream, loadSeries) {
     this.#stopTicking();
     cancelAnimationFrame(this.#frame);
     this.#stream = stream;
+    this.#loadSeries = loadSeries;
     this.#agents.clear();
     this.#findings.clear();
     this.#dirty.clear();
@@ -93,7 +101,7 @@ export class TurnView {
     for (const key of ['question', 'created', 'cost', 'duration', 'answer', 'validatorSummary']) {
       this.#els[key].textContent = '';
     }
-    for (const key of ['notes', 'agents', 'critic', 'factCheck', 'factSheet']) fill(this.#els[key]);
+    for (const key of ['notes', 'agents', 'critic', 'charts', 'factCheck', 'factSheet']) fill(this.#els[key]);
     fill(this.#els.gates.tBodies[0]);
     this.#els.agentsSection.hidden = true;
     this.#els.validationSection.hidden = true;
@@ -295,12 +303,24 @@ export class TurnView {
         [...cells.values()],
         critic,
       );
-      finding = { row, cells, claimEl, critic };
+      const loadSeries = this.#loadSeries;
+      const chartClaim = h('span', { className: 'finding-claim' });
+      const chart = h(
+        'figure',
+        { className: 'chart', dataset: { finding: findingId } },
+        h('figcaption', {}, h('code', {}, findingId), ' ', chartClaim),
+        findingChart(() => loadSeries(findingId)),
+      );
+      finding = { row, cells, claimEl, chartClaim, critic };
       this.#findings.set(findingId, finding);
       this.#els.gates.tBodies[0].append(row);
+      this.#els.charts.append(chart);
       this.#els.validationSection.hidden = false;
     }
-    if (claim) finding.claimEl.textContent = claim;
+    if (claim) {
+      finding.claimEl.textContent = claim;
+      finding.chartClaim.textContent = claim;
+    }
     return finding;
   }
 

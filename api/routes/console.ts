@@ -6,6 +6,10 @@
  *   GET /console/<name>.js|css  the console's own modules and style sheet
  *   GET /console/amy-sdk.js     sdk/dist/index.js, read on each request (so a rebuild needs no restart);
  *                               503 service_unavailable in the error envelope while it is not built
+ *   GET /console/vendor/uPlot.esm.js|uPlot.min.css
+ *                               the charting library the findings' charts are drawn with, from
+ *                               node_modules/uplot/dist (a dependency of this package), read once;
+ *                               503 while it is not installed
  *
  * None of them needs a key: the page carries no secret; the user types the key into it, and the SDK
  * sends it as `Authorization` on API requests only. These routes are not in /openapi.json, which
@@ -34,6 +38,16 @@ export const CONSOLE_CSP = [
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const CONSOLE_DIR = path.join(REPO_ROOT, 'console');
 const SDK_BUNDLE_PATH = path.join(REPO_ROOT, 'sdk', 'dist', 'index.js');
+/** Where npm installed uPlot's dist/ (null when it is not installed: its files are then a 503). */
+function uPlotDist(): string | null {
+  try {
+    return path.dirname(require.resolve('uplot/dist/uPlot.esm.js'));
+  } catch {
+    return null;
+  }
+}
+/** The files of uPlot the console loads: its ES module and its style sheet, nothing else from node_modules. */
+const VENDOR_FILES = ['uPlot.esm.js', 'uPlot.min.css'];
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -69,7 +83,8 @@ function send(res: Response, { body, contentType }: Asset) {
 export function consoleRoutes({
   consoleDir = CONSOLE_DIR,
   sdkBundlePath = SDK_BUNDLE_PATH,
-}: { consoleDir?: string; sdkBundlePath?: string } = {}): Router {
+  vendorDir = uPlotDist(),
+}: { consoleDir?: string; sdkBundlePath?: string; vendorDir?: string | null } = {}): Router {
   const assets = loadAssets(consoleDir);
   const page = assets.get('index.html');
   if (!page) throw new Error(`the console's index.html is missing from ${consoleDir}`);
@@ -93,6 +108,34 @@ export function consoleRoutes({
       );
     }
     send(res, { body, contentType: CONTENT_TYPES['.js'] });
+  });
+
+  const vendor = new Map<string, Promise<Asset>>();
+  const uPlotMissing = () =>
+    new ApiError(
+      'service_unavailable',
+      'The console draws its charts with uPlot (node_modules/uplot), which is not installed: run `npm install`.',
+    );
+  router.get('/console/vendor/:file', async (req, res, next) => {
+    const name = String(req.params.file);
+    if (!VENDOR_FILES.includes(name)) return next();
+    if (!vendorDir) throw uPlotMissing();
+    let asset = vendor.get(name);
+    if (!asset) {
+      asset = readFile(path.join(vendorDir, name)).then((body) => ({
+        body,
+        contentType: CONTENT_TYPES[path.extname(name)],
+      }));
+      vendor.set(name, asset);
+      // A failed read is not kept: the next request tries again.
+      asset.catch(() => vendor.delete(name));
+    }
+    try {
+      send(res, await asset);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      throw uPlotMissing();
+    }
   });
 
   router.get('/console/:asset', (req, res, next) => {

@@ -40,6 +40,7 @@ export type {
   TurnProgress,
 } from '../../contracts/turn';
 export type { Memory } from '../../contracts/memory';
+export type { FindingSeriesResponse } from '../../contracts/finding-series';
 export type { DailySummary, Workout, LabResult, FhirBundle, Profile, UpsertResult } from '../../contracts/data';
 export type { ErrorBody } from '../../contracts/errors';
 export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-types';

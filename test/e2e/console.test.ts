@@ -6,7 +6,8 @@
  * memory list.
  *
  * `CONSOLE_SCREENSHOT=docs/console.png` writes the screenshot of the finished data turn to the image that
- * docs/cli-and-console.md shows.
+ * docs/cli-and-console.md shows; `CONSOLE_CHART_SCREENSHOT=docs/console-chart.png` the one of its findings'
+ * charts that README.md shows.
  */
 import fs, { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -173,6 +174,24 @@ describe('serving', () => {
     expect(await res.text()).toBe(bundle);
   });
 
+  test.each([
+    ['uPlot.esm.js', 'text/javascript; charset=utf-8'],
+    ['uPlot.min.css', 'text/css; charset=utf-8'],
+  ])('/console/vendor/%s is uPlot from node_modules, served as %s with nosniff', async (name, contentType) => {
+    const res = await fetch(`${demo.svc.url}/console/vendor/${name}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(contentType);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await res.text()).toBe(readFileSync(path.join(REPO_ROOT, 'node_modules', 'uplot', 'dist', name), 'utf8'));
+  });
+
+  test('no other file of node_modules is served under /console/vendor', async () => {
+    for (const name of ['uPlot.cjs.js', '..%2Fpackage.json', 'uPlot.d.ts']) {
+      const res = await api(demo.svc.url, 'GET', `/console/vendor/${name}`);
+      expect(res.status).toBe(404);
+    }
+  });
+
   test('anything else under /console is 404 in the error envelope', async () => {
     const res = await api(demo.svc.url, 'GET', '/console/index.html');
     expect(res.status).toBe(404);
@@ -303,6 +322,40 @@ describe('a data question, watched live', () => {
     expect(await page.locator('#fact-check .fact-check-warning').count()).toBe(issues);
     expect(await page.locator('#fact-check li').count()).toBe(Math.max(issues, 1));
     expect(await page.locator('#turn').getAttribute('data-status')).toBe('completed');
+  });
+
+  test("each finding's chart: its series drawn with uPlot (a canvas), under the policy, and a screenshot", async () => {
+    const { page } = session;
+    const findings = await page
+      .locator('#gates tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-finding')!));
+    expect(findings.length).toBeGreaterThan(0);
+    const charted = await page
+      .locator('#charts figure.chart')
+      .evaluateAll((figures) => figures.map((f) => f.getAttribute('data-finding')));
+    expect(charted).toEqual(findings);
+    for (const finding of findings) {
+      const box = page.locator(`#charts figure[data-finding="${finding}"] .finding-chart`);
+      // Lazy: the series is asked for when the chart comes into view.
+      await box.scrollIntoViewIfNeeded();
+      await page
+        .locator(`#charts figure[data-finding="${finding}"] .finding-chart[data-state="drawn"] canvas`)
+        .waitFor({ timeout: 20_000 });
+      const res = await api(demo.svc.url, 'GET', `/v1/turns/${turnId}/findings/${finding}/series`, { key });
+      expect(res.status).toBe(200);
+      expect(await box.getAttribute('data-points')).toBe(String(res.body.points.length));
+    }
+    const paths = session.urls.map((url) => new URL(url).pathname);
+    expect(paths).toEqual(expect.arrayContaining(['/console/vendor/uPlot.esm.js', '/console/vendor/uPlot.min.css']));
+    expect(paths.filter((p) => p.endsWith('/series'))).toHaveLength(findings.length);
+    expect(session.errors).toEqual([]);
+
+    await page.mouse.move(0, 0);
+    const file = process.env.CONSOLE_CHART_SCREENSHOT
+      ? path.resolve(REPO_ROOT, process.env.CONSOLE_CHART_SCREENSHOT)
+      : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'amy-console-')), 'console-chart.png');
+    await page.locator('#validation-section').screenshot({ path: file });
+    expect(fs.statSync(file).size).toBeGreaterThan(10_000);
   });
 
   test('the page reported no errors, and the key went in no URL', async () => {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { FindingSeriesResponse } from '../../../contracts/finding-series';
 import type { createTurnRequestSchema, listTurnsQuerySchema, Turn } from '../../../contracts/turn';
 import type { HttpClient, RequestOptions } from '../core/http';
 import { newIdempotencyKey } from '../core/idempotency';
@@ -51,6 +52,15 @@ export class Turns {
     return (
       await this.http.request<Turn>({ method: 'GET', path: `/v1/turns/${encodeURIComponent(turnId)}`, ...options })
     ).body;
+  }
+
+  /**
+   * The series a finding of the turn was computed from, for a chart: every day of its window from the
+   * turn's snapshot of your data (`{ date, value }`, or `{ date, x, y }` for an association).
+   */
+  async findingSeries(turnId: string, findingId: string, options: RequestOptions = {}): Promise<FindingSeriesResponse> {
+    const path = `/v1/turns/${encodeURIComponent(turnId)}/findings/${encodeURIComponent(findingId)}/series`;
+    return (await this.http.request<FindingSeriesResponse>({ method: 'GET', path, ...options })).body;
   }
 
   /** Your turns, newest first, each as stored (without `progress`). */
