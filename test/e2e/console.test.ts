@@ -496,6 +496,32 @@ test('a lost network in the middle of a turn: the SDK reconnects and the answer 
   }
 });
 
+describe("a finding's chart for a scalar and a trend", () => {
+  test.each([
+    ['a mean', 'What is my average resting heart rate over the last 90 days?', 'scalar'],
+    ['a trend', 'Has my resting heart rate changed over the last 30 days?', 'trend'],
+  ])('%s: drawn with uPlot, no page error', async (_name, question, kind) => {
+    const session = await openConsole();
+    try {
+      await signIn(session.page);
+      const turnId = await ask(session.page, question);
+      await waitForAnswer(session.page, turnId);
+      const figures = session.page.locator('#charts figure.chart');
+      expect(await figures.count()).toBeGreaterThan(0);
+      const finding = (await figures.first().getAttribute('data-finding'))!;
+      await figures.first().scrollIntoViewIfNeeded();
+      await session.page
+        .locator(`#charts figure[data-finding="${finding}"] .finding-chart[data-state="drawn"] canvas`)
+        .waitFor({ timeout: 20_000 });
+      const res = await api(demo.svc.url, 'GET', `/v1/turns/${turnId}/findings/${finding}/series`, { key });
+      expect(res.body.kind).toBe(kind);
+      expect(session.errors.filter((e) => !isAbortedRequest(e))).toEqual([]);
+    } finally {
+      await session.context.close();
+    }
+  });
+});
+
 describe('recent turns and memory', () => {
   let session: ConsolePage;
   let expiredTurnId = '';

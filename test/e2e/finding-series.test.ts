@@ -128,3 +128,20 @@ test("an association: the days as (x, y) pairs, whose Spearman rho is the findin
     expect(withinTolerance(claimed.rho as number, rho)).toBe(true);
   }
 });
+
+test("a trend: twice its window's days, the recent period from recent_from, whose means are the finding's", async () => {
+  const turn = await askAndFinish('Has my resting heart rate changed over the last 30 days?');
+  const numbers = await claimedNumbers(turn.id);
+  const trends = [...numbers.entries()].filter(([, n]) => typeof n.recent_mean === 'number');
+  expect(trends.length).toBeGreaterThan(0);
+  for (const [findingId, claimed] of trends) {
+    const series = expectSchema(findingSeriesResponseSchema, (await seriesOf(turn.id, findingId)).body);
+    expect(series.kind).toBe('trend');
+    expect(series.points).toHaveLength(60);
+    expect(series.recent_from).toBe(series.points[30].date);
+    const recent = values({ ...series, points: series.points.slice(30) });
+    const prior = values({ ...series, points: series.points.slice(0, 30) });
+    expect(withinTolerance(claimed.recent_mean as number, mean(recent)!)).toBe(true);
+    if (typeof claimed.prior_mean === 'number') expect(withinTolerance(claimed.prior_mean, mean(prior)!)).toBe(true);
+  }
+});
