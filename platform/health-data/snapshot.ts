@@ -125,3 +125,34 @@ export async function readTurnHealthData(pool: Pool, { turnId, userId }: TurnDat
 export function dailyDateRange(daily: readonly DailyRow[]): { first: string; last: string } | null {
   return daily.length === 0 ? null : { first: daily[0].date, last: daily[daily.length - 1].date };
 }
+
+/** How many rows of each table a turn's snapshot holds (a profile is one row or none). */
+export interface TurnDataCounts {
+  daily: number;
+  workouts: number;
+  labs: number;
+  profile: boolean;
+}
+
+/** The counts of `data`, the turn's snapshot as `readTurnHealthData` gives it. */
+export const turnDataCounts = (data: TurnHealthData): TurnDataCounts => ({
+  daily: data.daily.length,
+  workouts: data.workouts.length,
+  labs: data.labs.length,
+  profile: data.profile !== null,
+});
+
+/**
+ * The counts of the turn's snapshot if one was taken, null if no step of the turn has read the data. Never
+ * takes one: a step that only asks whether there was data to compute from (synthesis, the briefing) reads
+ * what the computing steps saw.
+ */
+export async function readTurnDataCounts(pool: Pool, turnId: string): Promise<TurnDataCounts | null> {
+  const { rows } = await pool.query<{ daily_rows: number; workout_rows: number; lab_rows: number; profile: boolean }>(
+    `SELECT daily_rows, workout_rows, lab_rows, profile IS NOT NULL AS profile
+     FROM turn_data_snapshots WHERE turn_id = $1`,
+    [turnId],
+  );
+  const row = rows[0];
+  return row ? { daily: row.daily_rows, workouts: row.workout_rows, labs: row.lab_rows, profile: row.profile } : null;
+}

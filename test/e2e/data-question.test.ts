@@ -307,14 +307,17 @@ describe('a user with no data', () => {
   });
   afterAll(() => stopAsker(asker));
 
-  test('gets an honest answer with no numbers: the empty series is rejected by sample_size', async () => {
+  test('gets the no-data reply, with no numbers: nothing is computed or validated over an empty snapshot', async () => {
     const { turn, events } = await ask(asker, 'What is my average resting heart rate over the last 90 days?');
     expect(turn.status).toBe('completed');
     expect(turn.result!.fact_sheet).toEqual([]);
-    expect(turn.result!.validator).toMatchObject({ findings_total: 1, findings_rejected: 1 });
-    const sampleSize = ofType(events, 'validator.gate').find((e) => e.data.gate === 'sample_size');
-    expect(sampleSize?.data).toMatchObject({ verdict: 'failed', detail: expect.objectContaining({ n: 0 }) });
+    expect(turn.result!.validator).toMatchObject({ findings_total: 0, findings_rejected: 0 });
+    expect(ofType(events, 'validator.gate')).toEqual([]);
+    expect(turn.result!.answer).toMatch(/haven't uploaded any health data[\s\S]*POST \/v1\/data\/daily/);
     expect(factCheckReply(turn.result!.answer, {}, '')).toEqual([]);
+    // The run refused the empty snapshot: no code was written or debugged for it.
+    const steps = await ledgerSteps(asker.pool, turn.id);
+    expect(steps.filter((s) => s.startsWith('ds_'))).toEqual([]);
   });
 });
 

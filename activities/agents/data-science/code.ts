@@ -15,6 +15,8 @@ import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import type { Invocation } from '../../../contracts/steps';
 import type { AnalysisPlan } from './plan';
+import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
+import { VALIDATED_TABLES, lacksData } from '../../steps/no-data-reply';
 
 export interface AnalysisCode {
   code: string;
@@ -48,8 +50,13 @@ export interface WriteAnalysisCodeInput {
   plan: AnalysisPlan;
 }
 
+/** The code of a turn with no daily summaries: never run (the run refuses first), so no model writes it. */
+const NO_DATA_CODE = "raise ValueError('no daily summaries to analyse')";
+
 export function createWriteAnalysisCode(deps: StepDeps) {
   return async function writeAnalysisCode(input: WriteAnalysisCodeInput): Promise<AnalysisCode> {
+    const counts = await readTurnDataCounts(deps.pool, input.turnId);
+    if (counts && lacksData(counts, VALIDATED_TABLES)) return { code: NO_DATA_CODE, costUsd: 0 };
     const inputs: CodePromptInputs = { question: input.question, approach: input.plan.approach };
     return askForCode(deps, {
       turnId: input.turnId,

@@ -15,7 +15,8 @@ import { PLAN_SYSTEM, planUserPrompt } from './prompt';
 import { withMemory } from '../../steps/memory/prompt';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
-import { dailyDateRange, readTurnHealthData } from '../../../platform/health-data/snapshot';
+import { dailyDateRange, readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
+import { VALIDATED_TABLES, lacksData } from '../../steps/no-data-reply';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
@@ -79,6 +80,15 @@ export function parsePlan(text: string, requestId: string | null = null): Analys
   return { approach, spec: parsed };
 }
 
+/**
+ * The plan of a turn whose snapshot has no daily summaries, the series every finding is validated on: a
+ * placeholder no code is written for.
+ */
+const NO_DATA_PLAN: AnalysisPlan = {
+  approach: 'No daily summaries to analyse.',
+  spec: { kind: 'scalar', feature: 'none', target: null, windowDays: null },
+};
+
 export interface PlanAnalysisInput {
   turnId: string;
   /** Whose data the plan is for: the plan is told the dates it covers. Absent in histories from before it was. */
@@ -109,7 +119,12 @@ export function createPlanAnalysis(deps: StepDeps) {
       at: startedAt,
     });
     const { userId } = input;
-    const dataDays = userId ? dailyDateRange((await readTurnHealthData(deps.pool, { turnId, userId })).daily) : null;
+    const data = userId ? await readTurnHealthData(deps.pool, { turnId, userId }) : null;
+    if (data && lacksData(turnDataCounts(data), VALIDATED_TABLES)) {
+      // Nothing to plan over: no model call; the run refuses too, and synthesis gives the no-data reply.
+      return { plan: NO_DATA_PLAN, startedAt: startedAt.toISOString(), costUsd: 0 };
+    }
+    const dataDays = data ? dailyDateRange(data.daily) : null;
     return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ attempt, signal }) => {
       const response = await streamThoughts(deps, {
         turnId,

@@ -3,7 +3,8 @@
  * data, after a syntax pre-flight that also repairs the commonest indentation slip. A failed run is an answer,
  * not an exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
  */
-import { readTurnHealthData } from '../../../platform/health-data/snapshot';
+import { readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
+import { VALIDATED_TABLES, lacksData } from '../../steps/no-data-reply';
 import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
@@ -12,7 +13,7 @@ import type { Invocation } from '../../../contracts/steps';
 /** Results travel in the workflow's history; a finding needs a handful of numbers, not a data dump. */
 const MAX_RESULT_JSON_BYTES = 64 * 1024;
 
-type AnalysisFailureKind = SandboxErrorKind | 'syntax' | 'result_too_large' | 'unavailable';
+type AnalysisFailureKind = SandboxErrorKind | 'syntax' | 'result_too_large' | 'unavailable' | 'no_data';
 
 export type AnalysisRun =
   | { status: 'ok'; result: unknown; code: string; autoFixed: boolean; durationMs: number }
@@ -34,6 +35,16 @@ export interface RunAnalysisInput {
 }
 
 async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<AnalysisRun> {
+  const data = await readTurnHealthData(deps.pool, { turnId: input.turnId, userId: input.userId });
+  if (lacksData(turnDataCounts(data), VALIDATED_TABLES)) {
+    // No rewrite of the code can help: the agent fails, and synthesis answers with the no-data reply.
+    return {
+      status: 'error',
+      kind: 'no_data',
+      error: 'the user has no daily summaries, which every finding is validated on',
+      debuggable: false,
+    };
+  }
   const checked = await deps.sandbox.preflight(input.code);
   if (!checked.ok) {
     const { line, col, message } = checked.error;
@@ -44,7 +55,6 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<Analysi
       debuggable: true,
     };
   }
-  const data = await readTurnHealthData(deps.pool, { turnId: input.turnId, userId: input.userId });
   const run = await deps.sandbox.run({
     code: checked.code,
     data: { summary: data.daily, activities: data.workouts, profile: data.profile },

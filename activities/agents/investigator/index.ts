@@ -26,7 +26,8 @@ import {
   type BriefingPromptInputs,
   type HypothesesPromptInputs,
 } from './prompt';
-import { readTurnHealthData } from '../../../platform/health-data/snapshot';
+import { readTurnDataCounts, readTurnHealthData } from '../../../platform/health-data/snapshot';
+import { VALIDATED_TABLES, lacksData, noDataReply, publishReply } from '../../steps/no-data-reply';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
@@ -46,6 +47,7 @@ export { hypothesisToFinding } from './findings';
 export { averageRanks, spearman } from '../../../checks/statistics';
 
 const AGENT = 'investigator' as const;
+
 /** The Investigator runs once per turn, as its whole answer. */
 const INVOCATION = 'main';
 
@@ -99,6 +101,10 @@ export function createInvestigatorActivities(deps: StepDeps) {
     ]);
     const inputs: HypothesesPromptInputs = { question, digest: computeDigest(daily, workouts), tested };
     const digest = renderDigest(inputs.digest);
+    if (daily.length === 0) {
+      // Nothing to hypothesise about: no model call, and the briefing is the no-data reply.
+      return { digest, hypotheses: [], costUsd: 0, startedAt: startedAt.toISOString() };
+    }
     const response = await completeStep(deps, {
       turnId,
       step: 'investigator_hypotheses',
@@ -152,6 +158,24 @@ export function createInvestigatorActivities(deps: StepDeps) {
 
   async function writeBriefing(input: WriteBriefingInput): Promise<{ briefing: string; costUsd: number }> {
     const { turnId } = input;
+    const counts = await readTurnDataCounts(deps.pool, turnId);
+    if (counts && lacksData(counts, VALIDATED_TABLES) && input.validated.length === 0) {
+      // Decided from the snapshot's counts: the reply says what to upload, with no model call and no number.
+      const briefing = noDataReply(counts, VALIDATED_TABLES);
+      await runStepAttempt(deps.events, turnId, 'investigator_briefing', ({ attempt }) =>
+        publishReply(deps.events, turnId, { agent: AGENT, step: 'investigator_briefing', attempt, text: briefing }),
+      );
+      await announceAgentCompleted(deps.events, {
+        turnId,
+        agent: AGENT,
+        invocation: INVOCATION,
+        startedAt: new Date(input.startedAt),
+        at: deps.clock(),
+        costUsd: input.costUsd,
+        output: briefing,
+      });
+      return { briefing, costUsd: input.costUsd };
+    }
     const inputs: BriefingPromptInputs = {
       question: input.question,
       digest: input.digest,

@@ -16,6 +16,16 @@ import { ANCHOR_SOURCE, FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type Synthesi
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
+import {
+  COMPUTED_TABLES,
+  NO_LABS_NOTE,
+  VALIDATED_TABLES,
+  asksAboutOwnLabs,
+  lacksData,
+  noDataReply,
+  publishReply,
+} from '../no-data-reply';
 
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 interface SynthesisAnchor {
@@ -61,6 +71,20 @@ export interface SynthesisOutput {
   factCheck: FactCheckOutcome;
 }
 
+/**
+ * The no-data reply when the answer needed the user's rows and the turn's snapshot has none to compute from:
+ * Data Science was asked (for a data question, or coaching on the user's data) and every run of it failed,
+ * the snapshot holds no daily summaries (what a finding is validated on), and nothing validated or anchored
+ * is left to say. The reply names the daily summaries, and the workouts too when they are empty. Null
+ * otherwise: coaching or a knowledge answer that never asked for the user's numbers is written as usual.
+ */
+async function noDataAnswer(deps: StepDeps, input: SynthesisInput): Promise<string | null> {
+  const nothingToCite = input.anchors.length === 0 && input.findings.every((f) => f.verdict === 'rejected');
+  if (!input.dataScienceFailed || !nothingToCite) return null;
+  const counts = await readTurnDataCounts(deps.pool, input.turnId);
+  return counts && lacksData(counts, VALIDATED_TABLES) ? noDataReply(counts, COMPUTED_TABLES) : null;
+}
+
 export function createSynthesise(deps: StepDeps) {
   return async function synthesise(input: SynthesisInput): Promise<SynthesisOutput> {
     const step = 'synthesis';
@@ -89,6 +113,23 @@ export function createSynthesise(deps: StepDeps) {
       });
       let attempt = await firstTextAttempt(deps.events, turnId, step, activityAttempt);
       let costUsd = 0;
+      const noData = await noDataAnswer(deps, input);
+      if (noData !== null) {
+        // Decided from the snapshot's counts: no model call, no number, an empty fact sheet.
+        await publishReply(deps.events, turnId, { agent, step, attempt, text: noData });
+        const noDataReferences: FactCheckReferences = { ...references, sheet: {} };
+        const ending = await endCheckedAnswer(deps.events, turnId, {
+          agent,
+          step,
+          answer: noData,
+          references: noDataReferences,
+          firstCheck: checkNumbers(noData, noDataReferences),
+          resynthesised: false,
+          revision: () => attempt + 1,
+          completion: { startedAt, at: () => deps.clock(), costUsd },
+        });
+        return { answer: ending.answer, factSheet: [], factCheck: ending.factCheck };
+      }
       const write = async (callInputs: SynthesisPromptInputs) => {
         const response = await streamThoughts(deps, {
           turnId,
@@ -117,6 +158,15 @@ export function createSynthesise(deps: StepDeps) {
         await announceRevision(deps.events, turnId, { step, attempt, reason: resynthesisReason(firstCheck.untraced) });
         const untraced = firstCheck.untraced.map(({ value, text }) => ({ value, text }));
         answer = await write({ ...inputs, repair: { previousAnswer: first, untraced } });
+      }
+      if (asksAboutOwnLabs(userMessage)) {
+        // A question about their own labs when the snapshot has none: the answer says so, in code.
+        const counts = await readTurnDataCounts(deps.pool, turnId);
+        if (counts && counts.labs === 0) {
+          const note = `\n\n${NO_LABS_NOTE}`;
+          await publishReply(deps.events, turnId, { agent, step, attempt, text: note });
+          answer += note;
+        }
       }
       const ending = await endCheckedAnswer(deps.events, turnId, {
         agent,

@@ -1,0 +1,118 @@
+/**
+ * The reply to a question about the user's data when the turn's snapshot has none of the rows it needs
+ * (docs/design.md#no-data-to-compute-from). Whether there is data is known from the snapshot's row counts,
+ * so the reply is decided in code, with no model call: it says which tables are empty and how to fill them,
+ * and states no number (its fact-check finds nothing to check, and the fact sheet is empty).
+ */
+import type { StreamAgent } from '../../contracts/events';
+import type { StepId } from '../../contracts/steps';
+import type { TurnDataCounts } from '../../platform/health-data/snapshot';
+import type { EventLog } from '../../platform/event-log';
+
+/** The user's health data tables, in the order the reply lists them. */
+type DataTable = 'daily' | 'workouts' | 'labs' | 'profile';
+
+const ALL_TABLES: readonly DataTable[] = ['daily', 'workouts', 'labs', 'profile'];
+
+/** What a Data Science run computes from: the sandbox's `summary_df` and `activities_df`. */
+export const COMPUTED_TABLES: readonly DataTable[] = ['daily', 'workouts'];
+
+/**
+ * What a finding about the user is validated on (the gates' series, the Investigator's tests): without daily
+ * summaries no finding can stand, whatever else the user uploaded.
+ */
+export const VALIDATED_TABLES: readonly DataTable[] = ['daily'];
+
+const TABLE_NAMES: Record<DataTable, string> = {
+  daily: 'daily summaries',
+  workouts: 'workouts',
+  labs: 'lab results',
+  profile: 'profile',
+};
+
+/** How each table is filled: the API route and the CLI command (docs/api.md#health-data). */
+const HOW_TO_UPLOAD: Record<DataTable, string> = {
+  daily:
+    '- **Daily summaries** (sleep, resting heart rate, HRV, steps and the other daily metrics): ' +
+    '`POST /v1/data/daily`, or `amy data upload daily <file>`',
+  workouts: '- **Workouts**: `POST /v1/data/workouts`, or `amy data upload workouts <file>`',
+  labs: '- **Lab results** (rows or a FHIR Bundle): `POST /v1/data/labs`, or `amy data upload labs <file>`',
+  profile: '- **Profile** (sex, birth year, height, weight): `PUT /v1/data/profile`, or `amy data profile set`',
+};
+
+const DOCS_POINTER =
+  'The fields of each table are in the health data section of the API docs (`docs/api.md#health-data`); ' +
+  'once your data is in, ask me again.';
+
+const rowsOf = (counts: TurnDataCounts, table: DataTable): boolean =>
+  table === 'profile' ? counts.profile : counts[table] > 0;
+
+/** True when none of `tables` has a row in the snapshot: there is nothing to compute the answer from. */
+export const lacksData = (counts: TurnDataCounts, tables: readonly DataTable[]): boolean =>
+  tables.every((table) => !rowsOf(counts, table));
+
+const list = (names: string[], conjunction: 'and' | 'or'): string =>
+  names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} ${conjunction} ${names[names.length - 1]}`;
+
+/**
+ * The reply for a question that needed `needed` when the snapshot holds `counts`: no data at all, or the
+ * needed tables empty (with what the user did upload), then how to upload the empty ones and where the
+ * docs are. Its only digits are in the routes (`/v1/…`), which are not numbers, so it has nothing to check.
+ */
+export function noDataReply(counts: TurnDataCounts, needed: readonly DataTable[]): string {
+  const present = ALL_TABLES.filter((table) => rowsOf(counts, table));
+  const missing = needed.filter((table) => !rowsOf(counts, table));
+  const missingNames = list(
+    missing.map((t) => TABLE_NAMES[t]),
+    'or',
+  );
+  const presentNames = list(
+    present.map((t) => TABLE_NAMES[t]),
+    'and',
+  );
+  const opening =
+    present.length === 0
+      ? "I can't answer that from your data yet: you haven't uploaded any health data, so there is nothing " +
+        "of yours to compute from, and I won't guess a number."
+      : `I can't answer that from your data yet: you have no ${missingNames} uploaded, which is what this ` +
+        `needs, and I won't guess a number. (What you have uploaded so far: ${presentNames}.)`;
+  const toUpload = present.length === 0 ? ALL_TABLES : missing;
+  return [opening, 'To add your data, upload:', toUpload.map((t) => HOW_TO_UPLOAD[t]).join('\n'), DOCS_POINTER].join(
+    '\n\n',
+  );
+}
+
+/**
+ * Words a user writes for their lab results or one of the biomarkers the service stores
+ * (platform/health-data/labs/biomarkers.ts), after "my" ("my latest LDL", "my cholesterol", "my labs").
+ */
+const OWN_LABS =
+  /\bmy\s+(?:\w+\s+){0,3}?(?:labs?\b|lab results?|blood (?:work|tests?|sugar)|ldl|hdl|cholesterol|triglycerides|glucose|hba1c|a1c|tsh|thyroid|vitamin d\b|ferritin|(?:hs-?)?crp\b)/i;
+
+/** Whether the user's message asks about their own lab results. */
+export const asksAboutOwnLabs = (message: string): boolean => OWN_LABS.test(message);
+
+/**
+ * Said after an answer to a question about the user's own labs when the snapshot holds none: the answer
+ * may give the clinical context, but not their result, and this says why and how to add them.
+ */
+export const NO_LABS_NOTE =
+  "You have no lab results uploaded yet, so I couldn't look up your own. " +
+  'To add them: `POST /v1/data/labs` (rows or a FHIR Bundle), or `amy data upload labs <file>`; ' +
+  'the fields are in the health data section of the API docs (`docs/api.md#health-data`).';
+
+/** Streams `text` as the step's `attempt` in one `agent.thought` delta, as a model reply would arrive. */
+export async function publishReply(
+  events: EventLog,
+  turnId: string,
+  reply: { agent: StreamAgent; step: StepId; attempt: number; text: string },
+): Promise<void> {
+  const { agent, step, attempt, text } = reply;
+  await events.append(turnId, [
+    {
+      type: 'agent.thought',
+      data: { agent, delta: text, attempt, step },
+      dedupeKey: `no_data_reply:${step}:${attempt}`,
+    },
+  ]);
+}

@@ -1,0 +1,67 @@
+/**
+ * The no-data reply (docs/design.md#no-data-to-compute-from): decided from the snapshot's counts, it names the
+ * empty tables and how to upload them, and holds no number the fact-check would have to trace.
+ */
+import { extractNumbers } from '../../checks/numbers';
+import {
+  COMPUTED_TABLES,
+  NO_LABS_NOTE,
+  VALIDATED_TABLES,
+  asksAboutOwnLabs,
+  lacksData,
+  noDataReply,
+} from '../../activities/steps/no-data-reply';
+
+const NONE = { daily: 0, workouts: 0, labs: 0, profile: false };
+
+describe('noDataReply', () => {
+  test('with no data at all, every table and its upload route, and no number', () => {
+    const reply = noDataReply(NONE, COMPUTED_TABLES);
+    expect(reply).toMatch(/haven't uploaded any health data/);
+    for (const route of [
+      'POST /v1/data/daily',
+      'POST /v1/data/workouts',
+      'POST /v1/data/labs',
+      'PUT /v1/data/profile',
+    ]) {
+      expect(reply).toContain(route);
+    }
+    expect(reply).toContain('amy data upload daily <file>');
+    expect(reply).toContain('docs/api.md#health-data');
+    expect(extractNumbers(reply)).toEqual([]);
+  });
+
+  test('with some tables filled, names the empty ones needed and what the user has', () => {
+    const reply = noDataReply({ ...NONE, labs: 3, profile: true }, COMPUTED_TABLES);
+    expect(reply).toContain('you have no daily summaries or workouts uploaded');
+    expect(reply).toContain('What you have uploaded so far: lab results and profile.');
+    expect(reply).toContain('POST /v1/data/workouts');
+    expect(reply).not.toContain('POST /v1/data/labs');
+    expect(extractNumbers(reply)).toEqual([]);
+  });
+
+  test('lacksData: a finding needs daily summaries, whatever else there is', () => {
+    expect(lacksData({ ...NONE, workouts: 4, labs: 2, profile: true }, VALIDATED_TABLES)).toBe(true);
+    expect(lacksData({ ...NONE, daily: 1 }, VALIDATED_TABLES)).toBe(false);
+  });
+});
+
+describe('asksAboutOwnLabs', () => {
+  test.each([
+    'What was my most recent LDL and is it in range?',
+    'What is my latest HbA1c?',
+    'Is my vitamin D low?',
+    'Can you read my blood work?',
+  ])('%s: yes', (message) => expect(asksAboutOwnLabs(message)).toBe(true));
+
+  test.each([
+    'Is an LDL of 124 something to worry about?',
+    'What is my average resting heart rate over the last 90 days?',
+    'What is heart rate variability?',
+  ])('%s: no', (message) => expect(asksAboutOwnLabs(message)).toBe(false));
+
+  test('the note says how to upload labs and holds no number', () => {
+    expect(NO_LABS_NOTE).toContain('POST /v1/data/labs');
+    expect(extractNumbers(NO_LABS_NOTE)).toEqual([]);
+  });
+});
