@@ -10,7 +10,8 @@
  *
  * A generated id is almost never one that exists, so half of the `{id}` path parameters are drawn from
  * a real finished turn and a real memory entry (schemathesis dictionaries): the 200 answers, the
- * event stream and a delete are fuzzed too, not only the 404s. The event stream route is run again
+ * event stream and a delete are fuzzed too, not only the 404s. A finding's series is drawn likewise from a data
+ * question's turn (on the demo's synthetic history) and its finding. The event stream route is run again
  * with `Accept: text/event-stream`, where each event is checked against the catalog in the document.
  */
 import { spawn } from 'node:child_process';
@@ -18,6 +19,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
+import { createEventLog } from '../../platform/event-log';
 import { api, thanks } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 
@@ -37,8 +40,23 @@ let workDir: string;
 
 beforeAll(async () => {
   svc = await startTestService();
-  ({ apiKey } = await svc.createUser('fuzz'));
+  const user = await svc.createUser('fuzz');
+  apiKey = user.apiKey;
+  await seedDemoHealthData(svc.database.pool, user.userId);
   const turn = await api(svc.url, 'POST', '/v1/turns', { key: apiKey, body: { ...thanks, stream: false } });
+  // A data question, so GET …/findings/{finding_id}/series has a finding to answer 200 for.
+  const dataTurn = await api(svc.url, 'POST', '/v1/turns', {
+    key: apiKey,
+    body: {
+      messages: [{ role: 'user', content: 'What is my average resting heart rate over the last 90 days?' }],
+      stream: false,
+    },
+  });
+  expect(dataTurn.body.status).toBe('completed');
+  const gated = (await createEventLog(svc.database.pool).readAfter(dataTurn.body.id, 0, 10_000)).find(
+    (e) => e.type === 'validator.gate',
+  );
+  expect(gated).toBeDefined();
   const memory = await api(svc.url, 'POST', '/v1/memory', {
     key: apiKey,
     body: { text: 'Prefers morning workouts.', category: 'preference' },
@@ -64,8 +82,15 @@ beforeAll(async () => {
       `values = ["${turn.body.id}"]`,
       '[dictionaries.memory_ids]',
       `values = ["${memory.body.id}"]`,
+      '[dictionaries.data_turn_ids]',
+      `values = ["${dataTurn.body.id}"]`,
+      '[dictionaries.finding_ids]',
+      `values = ["${gated!.data.finding_id as string}"]`,
       '[[operations]]',
-      'include-path-regex = "^/v1/turns/"',
+      'include-path-regex = "^/v1/turns/[^/]+/findings/"',
+      'parameters = { "path.id" = { dictionary = "data_turn_ids", probability = 0.5 }, "path.finding_id" = { dictionary = "finding_ids", probability = 0.5 } }',
+      '[[operations]]',
+      'include-path-regex = "^/v1/turns/(?!.*/findings/)"',
       'parameters = { "path.id" = { dictionary = "turn_ids", probability = 0.5 } }',
       '[[operations]]',
       'include-path-regex = "^/v1/memory/"',
