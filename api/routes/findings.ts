@@ -4,8 +4,8 @@ import { isTurnId } from '../../contracts/ids';
 import { notFound } from '../errors';
 import { findingSeriesForUser, type FindingSeriesDeps } from '../services/finding-series';
 
-/** Finding ids are short names the Data Science code and the Investigator give (`f1`, `h_sleep_hrv`). */
-const FINDING_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+/** Finding ids are short (`ds-001`, `inv-association-<feature>-<target>`); a longer one names none. */
+const MAX_FINDING_ID_CHARS = 500;
 
 export function findingRoutes(deps: FindingSeriesDeps): Router {
   const router = Router();
@@ -13,7 +13,7 @@ export function findingRoutes(deps: FindingSeriesDeps): Router {
     const turnId = String(req.params.id);
     if (!isTurnId(turnId)) throw notFound('Turn');
     const findingId = String(req.params.finding_id);
-    if (!FINDING_ID.test(findingId)) throw notFound('Finding');
+    if (findingId.length > MAX_FINDING_ID_CHARS) throw notFound('Finding');
     res.json(await findingSeriesForUser(deps, { userId: res.locals.userId as string, turnId, findingId }));
   });
   return router;
