@@ -7,6 +7,7 @@
  * that is not a letter, a digit, `_`, `-` or a space dropped, and spaces turned into `-`; a heading
  * whose id is already taken gets `-1`, `-2`, ….
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -127,6 +128,19 @@ test.each(PAGES)('%s mentions nothing outside the repository', (page) => {
   const lines = read(page).split('\n');
   const outside = lines.flatMap((line, i) => (/\.\.\/shared\b/.test(line) ? [`${page}:${i + 1}: ${line.trim()}`] : []));
   expect(outside).toEqual([]);
+});
+
+test('every docs/ section that code comments point to exists', () => {
+  const code = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter((file) => /\.(ts|js|mjs|py)$/.test(file) && fs.existsSync(path.join(ROOT, file)));
+  const broken = code.flatMap((file) =>
+    [...read(file).matchAll(/docs\/[\w-]+\.md#[\w-]+/g)].flatMap(([target]) => {
+      const reason = brokenReason({ page: 'README.md', line: 0, target });
+      return reason === null ? [] : [`${file} (${target}): ${reason}`];
+    }),
+  );
+  expect(broken).toEqual([]);
 });
 
 test(`README.md is a front page of at most ${README_MAX_LINES} lines`, () => {
