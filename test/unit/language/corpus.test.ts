@@ -51,7 +51,8 @@ function sameSpec(expected: DataSpec | null, got: DataSpec | null): boolean {
     expected.statistic === got.statistic &&
     pair(expected) === pair(got) &&
     JSON.stringify(expected.window) === JSON.stringify(got.window) &&
-    (expected.workout_type ?? null) === (got.workout_type ?? null)
+    (expected.workout_type ?? null) === (got.workout_type ?? null) &&
+    (expected.measure ?? null) === (got.measure ?? null)
   );
 }
 
