@@ -6,7 +6,10 @@
  */
 import type { DataSpec, SpecStatistic, SpecWindow } from './understanding';
 
-const STATISTIC_WORDS: Record<Exclude<SpecStatistic, 'spearman' | 'difference' | 'change' | 'day_of_week'>, string> = {
+const STATISTIC_WORDS: Record<
+  Exclude<SpecStatistic, 'spearman' | 'difference' | 'change' | 'day_of_week' | 'latest_change'>,
+  string
+> = {
   mean: 'mean',
   median: 'median',
   min: 'minimum',
@@ -18,16 +21,22 @@ const STATISTIC_WORDS: Record<Exclude<SpecStatistic, 'spearman' | 'difference' |
 };
 
 function windowWords(window: SpecWindow): string {
-  if ('since' in window) return `the days since ${window.since}`;
+  if ('since' in window)
+    return window.until ? `the days from ${window.since} to ${window.until}` : `the days since ${window.since}`;
   if (window.days === null) return 'all available days';
   if (window.offset) return `the ${window.days} days before the last ${window.offset} days`;
   return `the last ${window.days} days`;
 }
 
+/** A calendar date of a window: `MM-DD`, or `YYYY-MM-DD` when the question named the year. */
+const DATE = '((?:\\d{4}-)?\\d{2}-\\d{2})';
+
 function readWindow(words: string): SpecWindow | null {
   if (words === 'all available days') return { days: null };
-  let m = /^the days since (\d{2}-\d{2})$/.exec(words);
+  let m = new RegExp(`^the days since ${DATE}$`).exec(words);
   if (m) return { since: m[1] };
+  m = new RegExp(`^the days from ${DATE} to ${DATE}$`).exec(words);
+  if (m) return { since: m[1], until: m[2] };
   m = /^the (\d+) days before the last (\d+) days$/.exec(words);
   if (m) return { days: Number(m[1]), offset: Number(m[2]) };
   m = /^the last (\d+) days$/.exec(words);
@@ -35,8 +44,12 @@ function readWindow(words: string): SpecWindow | null {
   return null;
 }
 
-const featureWords = (spec: DataSpec) =>
-  spec.feature === 'workouts' ? `${spec.workout_type ? `${spec.workout_type} ` : ''}workouts` : spec.feature;
+/** "running workouts", "distance_km of running workouts" (a measure other than the duration), or the column. */
+function featureWords(spec: DataSpec, feature = spec.feature): string {
+  if (feature !== 'workouts') return feature;
+  const workouts = `${spec.workout_type ? `${spec.workout_type} ` : ''}workouts`;
+  return spec.measure ? `${spec.measure} of ${workouts}` : workouts;
+}
 
 /** "Compute the … over …." for a spec. */
 export function specSentence(spec: DataSpec): string {
@@ -44,9 +57,11 @@ export function specSentence(spec: DataSpec): string {
   const feature = featureWords(spec);
   switch (spec.statistic) {
     case 'spearman':
-      return `Compute the Spearman correlation between ${spec.feature} and ${spec.target} ${over}.`;
+      return `Compute the Spearman correlation between ${feature} and ${spec.target === 'workouts' ? featureWords(spec, spec.target) : spec.target} ${over}.`;
     case 'change':
       return `Compute the change in ${feature} ${over} against the same length of time before it.`;
+    case 'latest_change':
+      return `Compute the change in ${feature} from the previous value to the latest ${over}.`;
     case 'day_of_week':
       return `Compute the mean of ${feature} by day of week ${over}.`;
     case 'difference':
@@ -67,6 +82,7 @@ const KIND_OF: Record<SpecStatistic, DataSpec['kind']> = {
   sd: 'description',
   count: 'description',
   latest: 'description',
+  latest_change: 'description',
   change: 'trend',
   difference: 'comparison',
   day_of_week: 'comparison',
@@ -75,7 +91,15 @@ const KIND_OF: Record<SpecStatistic, DataSpec['kind']> = {
 
 const WORKOUT_TYPES = ['running', 'cycling', 'strength', 'yoga', 'walking', 'swimming', 'HIIT'] as const;
 
-function readFeature(words: string): Pick<DataSpec, 'feature' | 'workout_type'> | null {
+const MEASURES = ['distance_km', 'calories'] as const;
+
+function readFeature(words: string): Pick<DataSpec, 'feature' | 'workout_type' | 'measure'> | null {
+  const measured = /^(\S+) of (.+)$/.exec(words);
+  if (measured) {
+    const measure = MEASURES.find((m) => m === measured[1]);
+    const workouts = readFeature(measured[2]);
+    return measure && workouts?.feature === 'workouts' && !workouts.measure ? { ...workouts, measure } : null;
+  }
   if (words === 'workouts') return { feature: 'workouts' };
   const m = /^(\S+) workouts$/.exec(words);
   if (m) {
@@ -95,13 +119,24 @@ function build(
   if (!feature || !window) return null;
   const spec: DataSpec = { kind: KIND_OF[statistic], statistic, feature: feature.feature, target, window };
   if (feature.workout_type) spec.workout_type = feature.workout_type;
+  if (feature.measure) spec.measure = feature.measure;
   return spec;
 }
 
 /** The spec a sentence from `specSentence` names, found anywhere in a text; null when there is none. */
 export function readSpecSentence(text: string): DataSpec | null {
-  let m = /Compute the Spearman correlation between (\S+) and (\S+) over (.+?)\./.exec(text);
-  if (m) return build('spearman', m[1], m[2], readWindow(m[3]));
+  let m = /Compute the Spearman correlation between (.+?) and (.+?) over (.+?)\./.exec(text);
+  if (m) {
+    // The workout type (and measure) of an association is on whichever of its two metrics is workouts.
+    const [feature, target] = [readFeature(m[1]), readFeature(m[2])];
+    const spec = feature && target ? build('spearman', feature.feature, target.feature, readWindow(m[3])) : null;
+    const workouts = feature?.feature === 'workouts' ? feature : target;
+    if (spec && workouts?.workout_type) spec.workout_type = workouts.workout_type;
+    if (spec && workouts?.measure) spec.measure = workouts.measure;
+    return spec;
+  }
+  m = /Compute the change in (.+?) from the previous value to the latest over (.+?)\./.exec(text);
+  if (m) return build('latest_change', m[1], null, readWindow(m[2]));
   m = /Compute the change in (.+?) over (.+?) against the same length of time before it\./.exec(text);
   if (m) return build('change', m[1], null, readWindow(m[2]));
   m = /Compute the mean of (.+?) by day of week over (.+?)\./.exec(text);
