@@ -24,7 +24,7 @@ import {
   VAGUE,
 } from './cues';
 import { METRIC_WORDS, mentionedMetrics, type MetricMention } from './metrics';
-import { timeWindow } from './time-window';
+import { NAMED_YEAR, timeWindow } from './time-window';
 import type { DataSpec, RoutingPattern, SpecKind, SpecStatistic, SpecWindow, Understanding } from './understanding';
 import { REPAIRABLE_WORDS, has, hasAny, normalise } from './words';
 
@@ -137,7 +137,8 @@ const statesValue = (text: string) =>
     text
       .replace(/ (?:last|past|previous|over|in|the|since|for) (?:the )?(?:last |past )?\d+ \w+ /g, ' ')
       .replace(/ \d+ (?:st|nd|rd|th) /g, ' ')
-      .replace(/ since \S+ \d+ /g, ' '),
+      .replace(/ since \S+ \d+ /g, ' ')
+      .replace(NAMED_YEAR, ' '),
   );
 
 const judges = (text: string) => hasAny(text, JUDGEMENT);
