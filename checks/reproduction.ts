@@ -13,7 +13,9 @@
  *
  * What each statistic produces, under the keys the Data Science code returns (analysis-code in the
  * scripted model, and the plan prompt's names): mean, median, min, max, total, sd, count, latest
- * (`value`); change (`recent_mean`, `prior_mean`, `effect` / `change`); a period against the one before
+ * (`value`); latest_change (`latest`, `previous`, `change`, `first`, `change_since_first`: a lab's panels);
+ * change (`recent_mean`, `prior_mean`, `effect` / `change`, and the periods' sums `recent_total`,
+ * `prior_total`, `total_change`: workouts counted or added up per period); a period against the one before
  * (`current_mean`, `previous_mean`, `difference`); weekends against weekdays (`weekend_mean`,
  * `weekday_mean`, `difference`); day of week (`by_day_<day>`, `highest_mean`, `lowest_mean`); spearman
  * (`rho`); and `n`, the observations used, for all of them.
@@ -64,13 +66,19 @@ function median(values: readonly number[]): number | null {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-/** Each value with its calendar day of the week, the series ending on `lastDay` (YYYY-MM-DD). */
-function byWeekday(values: ReadonlyArray<number | null>, lastDay: string): Array<{ day: number; value: number }> {
+/**
+ * Each value with its calendar day of the week: from the series' own `dates`, or (a series from before they
+ * were carried) by position on the calendar ending on `lastDay` (YYYY-MM-DD).
+ */
+function byWeekday(series: FindingSeries, lastDay: string): Array<{ day: number; value: number }> {
+  const values = series.feature_values;
   const last = Date.parse(`${lastDay}T00:00:00Z`);
-  return values.flatMap((value, i) =>
-    value === null ? [] : [{ day: new Date(last - (values.length - 1 - i) * DAY_MS).getUTCDay(), value }],
-  );
+  const dayAt = (i: number) =>
+    series.dates ? Date.parse(`${series.dates[i]}T00:00:00Z`) : last - (values.length - 1 - i) * DAY_MS;
+  return values.flatMap((value, i) => (value === null ? [] : [{ day: new Date(dayAt(i)).getUTCDay(), value }]));
 }
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
 /** The numbers the spec produces, recomputed from the series; keys absent when undefined for this data. */
 function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay: string): Record<string, number> {
@@ -85,7 +93,8 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
     case 'total':
     case 'sd':
     case 'count':
-    case 'latest': {
+    case 'latest':
+    case 'latest_change': {
       out.n = xs.length;
       out.mean = mean(xs);
       out.median = median(xs);
@@ -98,6 +107,13 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
         out.value = xs.length ? xs[xs.length - 1] : null;
         out.n = xs.length ? 1 : 0;
       }
+      if (statistic === 'latest_change') {
+        // The latest observation against the one before it and the first: what a lab's panels say.
+        const [latest, previous, first] = [xs[xs.length - 1], xs[xs.length - 2], xs[0]];
+        Object.assign(out, { latest, previous, first, value: latest });
+        out.change = xs.length >= 2 ? latest - previous : null;
+        out.change_since_first = xs.length >= 2 ? latest - first : null;
+      }
       break;
     }
     case 'change':
@@ -108,6 +124,9 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
         const [r, p] = [mean(recent), mean(prior)];
         const delta = r !== null && p !== null ? r - p : null;
         Object.assign(out, {
+          recent_total: recent.length ? sum(recent) : null,
+          prior_total: prior.length ? sum(prior) : null,
+          total_change: recent.length && prior.length ? sum(recent) - sum(prior) : null,
           recent_mean: r,
           current_mean: r,
           prior_mean: p,
@@ -119,7 +138,7 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
         });
       } else {
         // Weekends against weekdays, over the window.
-        const days = byWeekday(values, lastDay);
+        const days = byWeekday(series, lastDay);
         const weekend = days.filter((d) => d.day === 0 || d.day === 6).map((d) => d.value);
         const weekday = days.filter((d) => d.day !== 0 && d.day !== 6).map((d) => d.value);
         const [we, wd] = [mean(weekend), mean(weekday)];
@@ -133,7 +152,7 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
       break;
     }
     case 'day_of_week': {
-      const days = byWeekday(values, lastDay);
+      const days = byWeekday(series, lastDay);
       const means = DAY_NAMES.map((name, day) => ({
         name,
         m: mean(days.filter((d) => d.day === day).map((d) => d.value)),
@@ -191,7 +210,12 @@ export function reproduceFinding(
   // Nothing observed in the window: nothing to report as a fact (the sample_size gate says so).
   if (expected.n === 0) return { status: 'unreproducible', statistic, checks, reason: 'no observations in the window' };
   if (missingColumns.length > 0) {
-    return { status: 'unreproducible', statistic, checks, reason: `no daily column ${missingColumns.join(', ')}` };
+    return {
+      status: 'unreproducible',
+      statistic,
+      checks,
+      reason: `no column ${missingColumns.join(', ')} in the data`,
+    };
   }
   const unknown = checks.filter((c) => c.recomputed === null).map((c) => c.key);
   if (unknown.length > 0) {

@@ -13,11 +13,22 @@ export type FindingKind = (typeof FINDING_KINDS)[number];
 
 /**
  * What a Data Science plan computes, named in its spec (beside kind / feature / target / window, so
- * that what was computed can be recomputed): a level (`DESCRIPTIVE_STATISTICS`), a
- * `change` against the period before, a `difference` between groups of days or periods, the means by
- * `day_of_week`, or a `spearman` correlation.
+ * that what was computed can be recomputed): a level (`DESCRIPTIVE_STATISTICS`, `latest_change`: the
+ * latest value against the one before and the first, a lab's panels), a `change` against the period
+ * before, a `difference` between groups of days or periods, the means by `day_of_week`, or a `spearman`
+ * correlation.
  */
-export const DESCRIPTIVE_STATISTICS = ['mean', 'median', 'min', 'max', 'total', 'sd', 'count', 'latest'] as const;
+export const DESCRIPTIVE_STATISTICS = [
+  'mean',
+  'median',
+  'min',
+  'max',
+  'total',
+  'sd',
+  'count',
+  'latest',
+  'latest_change',
+] as const;
 export const ANALYSIS_STATISTICS = [
   ...DESCRIPTIVE_STATISTICS,
   'change',
@@ -52,6 +63,17 @@ export type Finding = z.infer<typeof findingSchema>;
 const dailyValues = z.array(z.number().nullable());
 
 /**
+ * The table of the user's data a finding is computed from (docs/design.md#every-table-in-the-checked-path):
+ * the daily summaries, the workouts (`workout_type` narrows them) or the lab results (the feature is a
+ * biomarker). Absent on a finding: `daily`.
+ */
+export const DATA_TABLES = ['daily', 'workouts', 'labs'] as const;
+export type DataTable = (typeof DATA_TABLES)[number];
+
+/** What a workouts finding's feature may be: `workouts` counts each workout as 1; the others are its columns. */
+export const WORKOUT_FEATURES = ['workouts', 'duration_minutes', 'distance_km', 'calories', 'avg_heart_rate'] as const;
+
+/**
  * The data one finding's gates run on, built by whoever computed the finding from the same rows:
  *
  * - `feature_values`: the feature's daily values, oldest first, `null` for a missing day.
@@ -68,10 +90,18 @@ export const findingSeriesSchema = z
     feature_values: dailyValues,
     target_values: dailyValues.optional(),
     recent_start: z.number().int().nonnegative().optional(),
+    /**
+     * The day (YYYY-MM-DD) of each feature value, same length. A daily series has one value per calendar
+     * day; a description of workouts or lab results one per workout or panel, so a day may repeat.
+     */
+    dates: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/)).optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
     const kind = s.finding.kind;
+    if (s.dates !== undefined && s.dates.length !== s.feature_values.length) {
+      ctx.addIssue({ code: 'custom', path: ['dates'], message: 'dates has one day per feature value' });
+    }
     if (kind === 'association' && s.target_values?.length !== s.feature_values.length) {
       ctx.addIssue({
         code: 'custom',
@@ -164,5 +194,9 @@ export interface AgentFinding {
   offsetDays?: number;
   /** What was computed (the plan's statistic); absent: the kind's default (spearman, change, mean). */
   statistic?: AnalysisStatistic;
+  /** The table the feature is in; absent: `daily` (an association's target is always a daily column). */
+  table?: DataTable;
+  /** A workouts finding's workout type (`running`…); absent: every workout. */
+  workoutType?: string;
   source: 'data_science' | 'investigator';
 }

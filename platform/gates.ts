@@ -3,8 +3,9 @@
  * of long-lived `python -m gates` processes, so interpreter start-up and the numpy/scipy import are
  * paid once per process, not once per finding (ARCHITECTURE.md, "Python side").
  *
- * The same processes also build the series a finding is gated on from the user's daily rows
- * (`buildSeries`), so the composite features the sandbox adds to `summary_df` have one implementation.
+ * The same processes also build the series a finding is gated on from the user's rows (`buildSeries`),
+ * so the composite features the sandbox adds to `summary_df`, and its `activities_df` and `labs_df`, have
+ * one implementation.
  *
  * Requests and responses are JSON lines matched by id (see gates-py/gates/protocol.py). Each process
  * holds one request at a time; the others wait in the pool's queue, not behind a process. So a request
@@ -18,6 +19,9 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { z } from 'zod';
 import {
+  DATA_TABLES,
+  type AgentFinding,
+  type DataTable,
   findingSchema,
   findingSeriesSchema,
   gatesOutcomeSchema,
@@ -25,7 +29,7 @@ import {
   type FindingSeries,
   type GatesOutcome,
 } from '../contracts/findings';
-import type { DailyRow } from './health-data/records';
+import type { BiomarkerRow, DailyRow, WorkoutRow } from './health-data/records';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -93,6 +97,31 @@ export interface FindingSeriesSpec {
   finding: Finding;
   windowDays: number | null;
   offsetDays?: number;
+  /** The table the finding's feature is in (absent: daily) and, for workouts, the type kept. */
+  table?: DataTable;
+  workoutType?: string;
+}
+
+/** Which series a finding is judged on: its window, and the table (and workout type) its feature is in. */
+export const seriesSpec = ({
+  finding,
+  windowDays,
+  offsetDays,
+  table,
+  workoutType,
+}: Pick<AgentFinding, 'finding' | 'windowDays' | 'offsetDays' | 'table' | 'workoutType'>): FindingSeriesSpec => ({
+  finding,
+  windowDays,
+  ...(offsetDays ? { offsetDays } : {}),
+  ...(table && table !== 'daily' ? { table } : {}),
+  ...(workoutType ? { workoutType } : {}),
+});
+
+/** The user's rows a series is cut from: a turn's snapshot as `readTurnHealthData` gives it. */
+export interface SeriesData {
+  daily: DailyRow[];
+  workouts?: WorkoutRow[];
+  labs?: BiomarkerRow[];
 }
 
 interface BuiltFindingSeries {
@@ -114,7 +143,7 @@ export interface GatesRunner {
    * process cannot read (a malformed or repeated date) reject with `request_failed`.
    */
   buildSeries(
-    summary: DailyRow[],
+    data: SeriesData,
     specs: FindingSeriesSpec[],
     options?: { timeoutMs?: number },
   ): Promise<BuiltFindingSeries[]>;
@@ -130,6 +159,8 @@ const findingSeriesSpecsSchema = z.array(
       finding: findingSchema,
       windowDays: z.number().int().positive().nullable(),
       offsetDays: z.number().int().nonnegative().optional(),
+      table: z.enum(DATA_TABLES).optional(),
+      workoutType: z.string().min(1).optional(),
     })
     .strict(),
 );
@@ -257,7 +288,7 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
       });
     },
 
-    async buildSeries(summary, specs, seriesOptions) {
+    async buildSeries(data, specs, seriesOptions) {
       ensureOpen();
       const parsed = findingSeriesSpecsSchema.safeParse(specs);
       if (!parsed.success) throw invalidInput('finding series specs', parsed.error);
@@ -266,8 +297,11 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
         finding: spec.finding,
         window_days: spec.windowDays,
         offset_days: spec.offsetDays ?? 0,
+        ...(spec.table ? { table: spec.table } : {}),
+        ...(spec.workoutType ? { workout_type: spec.workoutType } : {}),
       }));
-      return send('series', { summary, specs: wireSpecs }, seriesOptions?.timeoutMs, (answer) => {
+      const request = { summary: data.daily, workouts: data.workouts ?? [], labs: data.labs ?? [], specs: wireSpecs };
+      return send('series', request, seriesOptions?.timeoutMs, (answer) => {
         if (!('series' in answer)) throw new GatesRunnerError('gates answer has no series', 'protocol');
         const answeredIds = answer.series.map((built) => built.series.finding.id);
         assertAnswersFindings(answeredIds, parsed.data);

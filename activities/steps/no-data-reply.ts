@@ -14,14 +14,14 @@ type DataTable = 'daily' | 'workouts' | 'labs' | 'profile';
 
 const ALL_TABLES: readonly DataTable[] = ['daily', 'workouts', 'labs', 'profile'];
 
-/** What a Data Science run computes from: the sandbox's `summary_df` and `activities_df`. */
-export const COMPUTED_TABLES: readonly DataTable[] = ['daily', 'workouts'];
-
 /**
- * What a finding about the user is validated on (the gates' series, the Investigator's tests): without daily
- * summaries no finding can stand, whatever else the user uploaded.
+ * What a Data Science run computes from and its findings are validated on: the sandbox's `summary_df`,
+ * `activities_df` and `labs_df`, each in the checked path (docs/design.md#every-table-in-the-checked-path).
  */
-export const VALIDATED_TABLES: readonly DataTable[] = ['daily'];
+export const ANALYSED_TABLES: readonly DataTable[] = ['daily', 'workouts', 'labs'];
+
+/** What the Investigator's digest and its tests are built from: without daily summaries it has nothing to scan. */
+export const INVESTIGATED_TABLES: readonly DataTable[] = ['daily'];
 
 const TABLE_NAMES: Record<DataTable, string> = {
   daily: 'daily summaries',

@@ -1,7 +1,7 @@
 /**
  * Step 6, the deterministic half (docs/design.md#the-seven-gates): each finding's series is cut
  * from the user's own rows, in Python, the same way the sandbox wrapper builds `summary_df` (composite
- * features included); its numbers are recomputed from that series (the `reproduction` gate,
+ * features included), `activities_df` and `labs_df`; its numbers are recomputed from that series (the `reproduction` gate,
  * docs/design.md#reproduction); the seven gates run on it in the warm gates process where they apply; every gate's
  * result goes out as one `validator.gate` event with its numbers in `detail`.
  */
@@ -13,6 +13,7 @@ import { readTurnHealthData } from '../../platform/health-data/snapshot';
 import type { StepDeps } from '../runtime/step-deps';
 import type { NewTurnEvent } from '../../platform/event-log';
 import { runStepAttempt } from '../runtime/step-attempt';
+import { seriesSpec } from '../../platform/gates';
 import { isDescription, reproduceFinding, reproductionGate, type Reproduction } from '../../checks/reproduction';
 
 /** A finding after validation, as synthesis, the result and memory see it. */
@@ -87,11 +88,8 @@ export function createRunGates(deps: StepDeps) {
     const { turnId, findings } = input;
     if (findings.length === 0) return [];
     return runStepAttempt(deps.events, turnId, 'gates', async () => {
-      const { daily } = await readTurnHealthData(deps.pool, { turnId, userId: input.userId });
-      const built = await deps.gates.buildSeries(
-        daily,
-        findings.map(({ finding, windowDays, offsetDays }) => ({ finding, windowDays, offsetDays })),
-      );
+      const data = await readTurnHealthData(deps.pool, { turnId, userId: input.userId });
+      const built = await deps.gates.buildSeries(data, findings.map(seriesSpec));
       const reproductions = findings.map((agentFinding, i) => {
         const { series, missingColumns } = built[i];
         if (missingColumns.length > 0) {
@@ -100,7 +98,7 @@ export function createRunGates(deps: StepDeps) {
         const reproduction = reproduceFinding(
           agentFinding,
           series,
-          windowEnd(daily, agentFinding.offsetDays),
+          windowEnd(data.daily, agentFinding.offsetDays),
           missingColumns,
         );
         const fact = reproduction.status === 'reproduced' && isDescription(agentFinding);

@@ -11,7 +11,7 @@ import { WorkflowNotFoundError, defaultPayloadConverter, type Client as Temporal
 import type { Pool } from 'pg';
 import type { AgentFinding } from '../../contracts/findings';
 import type { FindingSeriesResponse } from '../../contracts/finding-series';
-import type { GatesRunner } from '../../platform/gates';
+import { seriesSpec, type GatesRunner } from '../../platform/gates';
 import { readTurnHealthData } from '../../platform/health-data/snapshot';
 import { ApiError, notFound } from '../errors';
 import { getTurnForUserOrThrow } from './turns';
@@ -25,7 +25,6 @@ export interface FindingSeriesDeps {
 
 /** The activity that judges a turn's findings; its input is `{ turnId, userId, findings: AgentFinding[] }`. */
 const RUN_GATES_ACTIVITY = 'runGates';
-const DAY_MS = 86_400_000;
 
 /** The finding with this id among those the turn's gates ran on, null when there is none. */
 async function gatedFinding(temporal: TemporalClient, turnId: string, findingId: string): Promise<AgentFinding | null> {
@@ -58,9 +57,6 @@ async function hasSnapshot(pool: Pool, turnId: string, userId: string): Promise<
   return (rowCount ?? 0) > 0;
 }
 
-const addDays = (day: string, days: number) =>
-  new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
-
 export async function findingSeriesForUser(
   deps: FindingSeriesDeps,
   { userId, turnId, findingId }: { userId: string; turnId: string; findingId: string },
@@ -71,15 +67,15 @@ export async function findingSeriesForUser(
   const agentFinding = await gatedFinding(deps.temporal, turnId, findingId);
   if (!agentFinding) throw notFound('Finding');
   if (!deps.gates) throw new ApiError('service_unavailable', 'The gates process is not available to this API.');
-  const { daily } = await readTurnHealthData(deps.pool, { turnId, userId });
-  const { finding, windowDays, offsetDays = 0, statistic } = agentFinding;
-  const [{ series }] = await deps.gates.buildSeries(daily, [{ finding, windowDays, offsetDays }]);
+  const data = await readTurnHealthData(deps.pool, { turnId, userId });
+  const { finding, statistic } = agentFinding;
+  const [{ series }] = await deps.gates.buildSeries(data, [seriesSpec(agentFinding)]);
 
-  // The series is positional on a continuous calendar ending `offsetDays` before the data's last day
-  // (rules 2 and 3 of finding_series.py), which dates each position.
+  // Every value carries its day (rule 7 of finding_series.py): a calendar day, or a workout's or a panel's.
+  const dates = series.dates ?? [];
   const length = series.feature_values.length;
-  const lastDay = length > 0 && daily.length > 0 ? addDays(daily[daily.length - 1].date, -offsetDays) : null;
-  const dateAt = (i: number) => addDays(lastDay!, i - (length - 1));
+  const dateAt = (i: number) => dates[i];
+  const lastDay = length > 0 ? dateAt(length - 1) : null;
   const points =
     finding.kind === 'association'
       ? series.feature_values.map((x, i) => ({ date: dateAt(i), x, y: series.target_values?.[i] ?? null }))

@@ -26,6 +26,7 @@ from gates.evaluate import evaluate_finding
 from gates.finding_series import build_finding_series
 
 FINDING_KINDS = ('association', 'trend', 'scalar')
+DATA_TABLES = ('daily', 'workouts', 'labs')
 
 
 class RequestError(ValueError):
@@ -67,10 +68,15 @@ def _build_series(request: dict) -> list[dict[str, Any]]:
     if not isinstance(specs, list) or not all(_is_series_spec(s) for s in specs):
         raise RequestError(
             'request.specs must be an array of {finding: {id, kind, feature, target, ...}, window_days: positive'
-            ' integer | null, offset_days?: non-negative integer (only with window_days)}, an association naming'
-            ' its target'
+            ' integer | null, offset_days?: non-negative integer (only with window_days), table?: daily | workouts |'
+            ' labs, workout_type?: string}, an association naming its target'
         )
-    return build_finding_series(summary, specs)
+    workouts, labs = request.get('workouts', []), request.get('labs', [])
+    if not isinstance(workouts, list) or not all(_is_dated_row(row, 'date') for row in workouts):
+        raise RequestError("request.workouts must be an array of workouts {date: 'YYYY-MM-DD', type, ...}")
+    if not isinstance(labs, list) or not all(_is_dated_row(row, 'taken_on') for row in labs):
+        raise RequestError("request.labs must be an array of lab results {taken_on: 'YYYY-MM-DD', name, value, ...}")
+    return build_finding_series(summary, specs, workouts, labs)
 
 
 def encode(response: dict[str, Any]) -> str:
@@ -86,7 +92,11 @@ def _names_its_finding(item: Any) -> bool:
 
 
 def _is_daily_row(item: Any) -> bool:
-    return isinstance(item, dict) and isinstance(item.get('date'), str)
+    return _is_dated_row(item, 'date')
+
+
+def _is_dated_row(item: Any, day: str) -> bool:
+    return isinstance(item, dict) and isinstance(item.get(day), str)
 
 
 def _is_series_spec(item: Any) -> bool:
@@ -99,7 +109,17 @@ def _is_series_spec(item: Any) -> bool:
     window_ok = window_days is None or (type(window_days) is int and window_days > 0)
     offset_days = item.get('offset_days', 0)
     offset_ok = type(offset_days) is int and offset_days >= 0 and (offset_days == 0 or window_days is not None)
-    return offset_ok and finding.get('kind') in FINDING_KINDS and isinstance(finding.get('feature'), str) and target_ok and window_ok
+    table_ok = item.get('table', 'daily') in DATA_TABLES and (
+        item.get('workout_type') is None or isinstance(item.get('workout_type'), str)
+    )
+    return (
+        table_ok
+        and offset_ok
+        and finding.get('kind') in FINDING_KINDS
+        and isinstance(finding.get('feature'), str)
+        and target_ok
+        and window_ok
+    )
 
 
 def _finite(value: Any) -> Any:

@@ -1,6 +1,6 @@
 """The generated code as a Python program, and its errors in terms of the lines the model wrote.
 
-The model writes the body of `analysis(summary_df, activities_df, profile_df, population_df)`;
+The model writes the body of `analysis(summary_df, activities_df, profile_df, population_df, labs_df)`;
 sometimes it writes the whole function instead. Both are accepted. Line numbers in syntax errors and
 tracebacks are the model's own, so its debug prompt can point at them.
 """
@@ -13,7 +13,7 @@ import traceback
 from dataclasses import dataclass
 
 FILENAME = '<analysis>'
-SIGNATURE = 'def analysis(summary_df, activities_df, profile_df, population_df):'
+SIGNATURE = 'def analysis(summary_df, activities_df, profile_df, population_df, labs_df):'
 MAX_MESSAGE_CHARS = 2000
 
 

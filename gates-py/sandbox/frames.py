@@ -1,7 +1,7 @@
 """The four DataFrames handed to the generated `analysis(...)`, read from the run's input files.
 
-The input directory holds JSON written by platform/sandbox/: `summary.json` and
-`activities.json` (lists of row objects) and `profile.json` (one object, or null). Columns are fixed here, so
+The input directory holds JSON written by platform/sandbox/: `summary.json`, `activities.json` and
+`labs.json` (lists of row objects) and `profile.json` (one object, or null). Columns are fixed here, so
 an empty table still has the columns the generated code expects.
 """
 
@@ -27,7 +27,9 @@ DAILY_METRICS = (
     'sleep_score',
 )
 SUMMARY_COLUMNS = ('date', *DAILY_METRICS)
-ACTIVITY_COLUMNS = ('date', 'type', 'duration_minutes', 'calories', 'avg_heart_rate')
+ACTIVITY_COLUMNS = ('date', 'type', 'duration_minutes', 'distance_km', 'calories', 'avg_heart_rate')
+# One row per biomarker per panel: `name` is the biomarker (ldl_cholesterol…), `value` in `unit`, its canonical one.
+LAB_COLUMNS = ('date', 'name', 'value', 'unit')
 PROFILE_COLUMNS = ('sex', 'birth_year', 'height_cm', 'weight_kg')
 # Reference statistics for people like the user (one row per metric, sex and age band). Nothing
 # supplies them yet, so the frame is empty; its columns are the contract for whoever does.
@@ -115,14 +117,27 @@ def summary_frame(rows: list[dict]) -> pd.DataFrame:
     return add_composite_features(_table(rows, SUMMARY_COLUMNS))
 
 
+def activities_frame(rows: list[dict]) -> pd.DataFrame:
+    """`activities_df`: one row per workout, oldest first (a row without a distance has NaN there)."""
+    activities = _table(rows, ACTIVITY_COLUMNS, text_columns=('type',))
+    return activities.sort_values('date', kind='stable').reset_index(drop=True)
+
+
+def labs_frame(rows: list[dict]) -> pd.DataFrame:
+    """`labs_df`: one row per biomarker per panel, oldest first. Rows arrive with `taken_on` as their day."""
+    renamed = [{**row, 'date': row.get('date', row.get('taken_on'))} for row in rows]
+    labs = _table(renamed, LAB_COLUMNS, text_columns=('name', 'unit'))
+    return labs.sort_values(['date', 'name'], kind='stable').reset_index(drop=True)
+
+
 def load_frames(input_dir: Path) -> dict[str, pd.DataFrame]:
     """The keyword arguments of `analysis(...)`."""
 
-    def read(name: str):
-        return json.loads((input_dir / name).read_text(encoding='utf-8'))
+    def read(name: str, missing=None):
+        path = input_dir / name
+        return json.loads(path.read_text(encoding='utf-8')) if path.exists() else missing
 
-    activities = _table(read('activities.json'), ACTIVITY_COLUMNS, text_columns=('type',))
-    activities = activities.sort_values('date', kind='stable').reset_index(drop=True)
+    activities = activities_frame(read('activities.json'))
     profile_row = read('profile.json')  # null when the user has no profile: an empty profile_df
     profile = _table(
         [profile_row] if profile_row else [], PROFILE_COLUMNS, text_columns=('sex',), integer_columns=('birth_year',)
@@ -133,4 +148,5 @@ def load_frames(input_dir: Path) -> dict[str, pd.DataFrame]:
         'activities_df': activities,
         'profile_df': profile,
         'population_df': population,
+        'labs_df': labs_frame(read('labs.json', [])),
     }

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -83,6 +84,18 @@ def _error(kind: str, message: str, traceback: str | None = None, line: int | No
     return payload
 
 
+def _frames_for(analysis, frames: dict) -> dict:
+    """The frames `analysis` names: a whole function written to the older signature (without labs_df) still runs."""
+    try:
+        parameters = inspect.signature(analysis).parameters.values()
+    except (TypeError, ValueError):
+        return frames
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return frames
+    names = {p.name for p in parameters}
+    return {name: frame for name, frame in frames.items() if name in names}
+
+
 def _failure(exc: BaseException, source: AnalysisSource) -> dict:
     from jsonsafe import OutputTooLarge  # imported by _run already; at the top it would slow preflight
 
@@ -128,8 +141,10 @@ def _run(input_dir: Path, max_output_bytes: int, envelope: _Envelope) -> None:
         exec(program, namespace)
         analysis = namespace.get('analysis')
         if not callable(analysis):
-            raise TypeError('the code does not define analysis(summary_df, activities_df, profile_df, population_df)')
-        result = analysis(**frames)
+            raise TypeError(
+                'the code does not define analysis(summary_df, activities_df, profile_df, population_df, labs_df)'
+            )
+        result = analysis(**_frames_for(analysis, frames))
         payload = {'status': 'ok', 'result': json.loads(encode_result(result, max_output_bytes))}
     except BaseException as exc:  # whatever the code raised, SystemExit included, is its failure to report
         payload = _failure(exc, source)

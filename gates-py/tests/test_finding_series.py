@@ -60,7 +60,7 @@ def test_a_scalar_window_is_the_last_n_calendar_days():
 
     assert everything['feature_values'] == [1000.0 + d for d in range(10)]
     assert last_three['feature_values'] == [1007.0, 1008.0, 1009.0]
-    assert set(last_three) == {'finding', 'feature_values'}
+    assert set(last_three) == {'finding', 'feature_values', 'dates'}
 
 
 def test_an_offset_window_ends_that_many_days_before_the_last_date():
@@ -167,7 +167,7 @@ def test_an_association_has_feature_and_target_on_the_same_days():
 
     assert series['feature_values'] == [None, 3000.0, 4000.0, 5000.0, 6000.0]
     assert series['target_values'] == [None, 403.0, None, 405.0, 406.0]
-    assert set(series) == {'finding', 'feature_values', 'target_values'}
+    assert set(series) == {'finding', 'feature_values', 'target_values', 'dates'}
     assert series['finding'] == finding('association', 'steps', 'sleep_minutes')
 
 
@@ -246,3 +246,96 @@ def test_malformed_series_requests_name_the_problem(request_body, message):
     response = handle_line(json.dumps(request_body))
     assert response['id'] == 'r'
     assert message in response['error']
+
+
+# --- workouts and lab results (rules 3 to 5) ---
+
+WORKOUTS = [
+    {'date': day(2), 'type': 'running', 'duration_minutes': 30, 'distance_km': 5.0, 'calories': 300, 'avg_heart_rate': 150},
+    {'date': day(2), 'type': 'yoga', 'duration_minutes': 60, 'distance_km': None, 'calories': 100, 'avg_heart_rate': 90},
+    {'date': day(8), 'type': 'running', 'duration_minutes': 45, 'distance_km': 8.0, 'calories': 400, 'avg_heart_rate': 155},
+]
+LABS = [
+    {'taken_on': day(-200), 'name': 'ldl_cholesterol', 'value': 140, 'unit': 'mg/dL'},
+    {'taken_on': day(1), 'name': 'ldl_cholesterol', 'value': 130, 'unit': 'mg/dL'},
+    {'taken_on': day(1), 'name': 'hdl_cholesterol', 'value': 50, 'unit': 'mg/dL'},
+    {'taken_on': day(7), 'name': 'ldl_cholesterol', 'value': 115, 'unit': 'mg/dL'},
+]
+
+
+def build_table(summary, kind, feature, table, target=None, window_days=None, workout_type=None, offset_days=0):
+    spec = {
+        'finding': finding(kind, feature, target),
+        'window_days': window_days,
+        'offset_days': offset_days,
+        'table': table,
+        **({'workout_type': workout_type} if workout_type else {}),
+    }
+    [built] = build_finding_series(summary, [spec], WORKOUTS, LABS)
+    return built['series'], built['missing_columns']
+
+
+def test_a_description_of_workouts_is_one_value_per_workout_of_the_type_in_the_window():
+    summary = rows(list(range(10)), steps=lambda d: 1000.0 + d)
+    counted, _ = build_table(summary, 'scalar', 'workouts', 'workouts')
+    assert counted['feature_values'] == [1.0, 1.0, 1.0]
+    assert counted['dates'] == [day(2), day(2), day(8)]
+    runs, _ = build_table(summary, 'scalar', 'distance_km', 'workouts', workout_type='running', window_days=5)
+    # The last 5 days end on the last daily row (day 9): only day 8's run.
+    assert (runs['feature_values'], runs['dates']) == ([8.0], [day(8)])
+    yoga, _ = build_table(summary, 'scalar', 'distance_km', 'workouts', workout_type='yoga')
+    assert yoga['feature_values'] == [None]
+
+
+def test_a_calendar_window_before_the_last_day_keeps_only_its_workouts():
+    summary = rows(list(range(10)), steps=lambda d: 1000.0 + d)
+    # Days 0..4: window 5 days ending 5 days before the last day (day 9).
+    early, _ = build_table(summary, 'scalar', 'duration_minutes', 'workouts', window_days=5, offset_days=5)
+    assert early['feature_values'] == [30.0, 60.0]
+
+
+def test_workouts_in_an_association_or_trend_are_per_calendar_day_with_zero_on_rest_days():
+    summary = rows(list(range(10)), sleep_score=lambda d: 70.0 + d)
+    pairs, missing = build_table(summary, 'association', 'duration_minutes', 'workouts', target='sleep_score')
+    assert missing == []
+    assert pairs['feature_values'] == [0.0, 0.0, 90.0, 0.0, 0.0, 0.0, 0.0, 0.0, 45.0, 0.0]
+    assert pairs['target_values'] == [70.0 + d for d in range(10)]
+    trend, _ = build_table(summary, 'trend', 'workouts', 'workouts', workout_type='running', window_days=5)
+    assert trend['feature_values'] == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    assert trend['recent_start'] == 5
+
+
+def test_a_lab_description_is_its_panels_oldest_first_including_those_before_the_daily_rows():
+    summary = rows(list(range(10)), steps=lambda d: 1000.0 + d)
+    ldl, missing = build_table(summary, 'scalar', 'ldl_cholesterol', 'labs')
+    assert missing == []
+    assert (ldl['feature_values'], ldl['dates']) == ([140.0, 130.0, 115.0], [day(-200), day(1), day(7)])
+    recent, _ = build_table(summary, 'scalar', 'ldl_cholesterol', 'labs', window_days=30)
+    assert recent['feature_values'] == [130.0, 115.0]
+
+
+def test_without_daily_rows_windows_end_on_the_latest_workout_or_panel():
+    runs, _ = build_table([], 'scalar', 'workouts', 'workouts', window_days=2)
+    # The latest row is day 8's run: the last 2 days are days 7 and 8.
+    assert runs['dates'] == [day(8)]
+
+
+def test_an_unknown_workout_column_is_named_missing():
+    summary = rows(list(range(10)), steps=lambda d: 1000.0 + d)
+    series, missing = build_table(summary, 'scalar', 'pace', 'workouts')
+    assert missing == ['pace'] and series['feature_values'] == [None, None, None]
+
+
+def test_the_series_op_takes_workouts_and_labs():
+    request = {
+        'id': 'r1',
+        'op': 'series',
+        'summary': rows(list(range(10)), steps=lambda d: 1000.0 + d),
+        'workouts': WORKOUTS,
+        'labs': LABS,
+        'specs': [{'finding': finding('scalar', 'ldl_cholesterol'), 'window_days': None, 'table': 'labs'}],
+    }
+    answer = handle_line(json.dumps(request))
+    assert answer['series'][0]['series']['feature_values'] == [140.0, 130.0, 115.0]
+    bad = handle_line(json.dumps({**request, 'specs': [{**request['specs'][0], 'table': 'meals'}]}))
+    assert 'error' in bad

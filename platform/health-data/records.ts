@@ -89,6 +89,8 @@ export interface WorkoutRow {
   date: string;
   type: WorkoutType;
   duration_minutes: number;
+  /** Absent where a reader does not select it (the generator makes none for yoga or strength). */
+  distance_km?: number | null;
   calories: number | null;
   avg_heart_rate: number | null;
 }

@@ -33,7 +33,7 @@ export class TurnDataSnapshotError extends Error {
 const DAY = (column: string) => `to_char(${column}, 'YYYY-MM-DD')`;
 const fields = (names: readonly string[], row: string) => names.map((name) => `'${name}', ${row}.${name}`).join(', ');
 const DAILY_FIELDS = `'date', ${DAY('d.date')}, ${fields(DAILY_METRICS, 'd')}`;
-const WORKOUT_FIELDS = `'date', ${DAY('w.date')}, ${fields(['type', 'duration_minutes', 'calories', 'avg_heart_rate'], 'w')}`;
+const WORKOUT_FIELDS = `'date', ${DAY('w.date')}, ${fields(['type', 'duration_minutes', 'distance_km', 'calories', 'avg_heart_rate'], 'w')}`;
 const LAB_FIELDS = `'taken_on', ${DAY('b.taken_on')}, ${fields(['name', 'value', 'unit'], 'b')}`;
 const PROFILE_FIELDS = fields(['sex', 'birth_year', 'height_cm', 'weight_kg'], 'p');
 
@@ -86,6 +86,8 @@ const workoutRow = (w: WorkoutRow): WorkoutRow => ({
   date: w.date,
   type: w.type,
   duration_minutes: w.duration_minutes,
+  // Snapshots taken before distances were copied have none.
+  distance_km: w.distance_km ?? null,
   calories: w.calories,
   avg_heart_rate: w.avg_heart_rate,
 });
@@ -121,9 +123,23 @@ export async function readTurnHealthData(pool: Pool, { turnId, userId }: TurnDat
   };
 }
 
-/** The first and last day of the daily rows (oldest first, as a snapshot holds them), null when there are none. */
-export function dailyDateRange(daily: readonly DailyRow[]): { first: string; last: string } | null {
-  return daily.length === 0 ? null : { first: daily[0].date, last: daily[daily.length - 1].date };
+/**
+ * The days the user's data covers, null when it has no rows: from the earliest row of any table to the day
+ * windows end on, the last daily row's date or, without daily rows, the latest workout or panel (the rule
+ * the gates' series follow, gates-py/gates/finding_series.py rule 3).
+ */
+export function dataDateRange(
+  data: Pick<TurnHealthData, 'daily' | 'workouts' | 'labs'>,
+): { first: string; last: string } | null {
+  const days = [
+    ...data.daily.map((d) => d.date),
+    ...data.workouts.map((w) => w.date),
+    ...data.labs.map((b) => b.taken_on),
+  ];
+  if (days.length === 0) return null;
+  const first = days.reduce((a, b) => (b < a ? b : a));
+  const last = data.daily.length > 0 ? data.daily[data.daily.length - 1].date : days.reduce((a, b) => (b > a ? b : a));
+  return { first, last };
 }
 
 /** How many rows of each table a turn's snapshot holds (a profile is one row or none). */

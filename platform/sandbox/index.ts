@@ -18,7 +18,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import type { DailyRow, HealthProfileRow, WorkoutRow } from '../health-data/records';
+import type { BiomarkerRow, DailyRow, HealthProfileRow, WorkoutRow } from '../health-data/records';
 import {
   bwrapArgs,
   findBwrap,
@@ -78,6 +78,8 @@ export interface SandboxOptions {
 export interface SandboxData {
   summary: DailyRow[];
   activities: WorkoutRow[];
+  /** The lab results (`labs_df`); absent: none. */
+  labs?: BiomarkerRow[];
   /** null when the user has no profile: `profile_df` is then empty. */
   profile: HealthProfileRow | null;
 }
@@ -335,6 +337,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         'code.py': code,
         'summary.json': JSON.stringify(data.summary),
         'activities.json': JSON.stringify(data.activities),
+        'labs.json': JSON.stringify(data.labs ?? []),
         'profile.json': JSON.stringify(data.profile),
       };
       return inSlot(files, async (slot, inputDir) => {

@@ -698,7 +698,7 @@ describe('testHypotheses', () => {
     const { findings } = await run(activities.testHypotheses, { turnId, userId, hypotheses });
     const { daily } = await readUserHealthData(h.deps.pool, userId);
     const built = await h.deps.gates.buildSeries(
-      daily,
+      { daily },
       findings.map(({ finding, windowDays }) => ({ finding, windowDays })),
     );
     expect(built.every((b) => b.missingColumns.length === 0)).toBe(true);

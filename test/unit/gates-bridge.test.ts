@@ -195,7 +195,7 @@ describe("finding series built from a user's daily rows", () => {
       spec('independent', 'association', INDEPENDENT_PAIR.feature, INDEPENDENT_PAIR.target, null),
     ];
 
-    const built = await runner.buildSeries(health.daily, specs);
+    const built = await runner.buildSeries({ daily: health.daily }, specs);
     const outcomes = await runner.run(built.map((b) => b.series));
 
     for (const { series, missingColumns } of built) {
@@ -210,7 +210,9 @@ describe("finding series built from a user's daily rows", () => {
 
   test('the planted resting heart rate fall is validated as a trend, last 30 days against the 30 before', async () => {
     const [trend] = PLANTED_EFFECTS.filter((effect) => effect.kind === 'trend');
-    const [built] = await runner.buildSeries(health.daily, [spec('rhr-trend', 'trend', trend!.feature, null, null)]);
+    const [built] = await runner.buildSeries({ daily: health.daily }, [
+      spec('rhr-trend', 'trend', trend!.feature, null, null),
+    ]);
 
     expect(built!.series.feature_values).toEqual(health.daily.slice(-60).map((row) => row[trend!.feature]));
     expect(built!.series.recent_start).toBe(30);
@@ -219,7 +221,9 @@ describe("finding series built from a user's daily rows", () => {
   });
 
   test('a scalar over 90 days is gated on the days the code saw: n counts the present ones', async () => {
-    const [built] = await runner.buildSeries(health.daily, [spec('rhr-90', 'scalar', 'resting_heart_rate', null, 90)]);
+    const [built] = await runner.buildSeries({ daily: health.daily }, [
+      spec('rhr-90', 'scalar', 'resting_heart_rate', null, 90),
+    ]);
     const [outcome] = await runner.run([built!.series]);
 
     const present = health.daily.slice(-90).filter((row) => row.resting_heart_rate !== null).length;
@@ -229,7 +233,9 @@ describe("finding series built from a user's daily rows", () => {
   });
 
   test('a composite feature is the one the sandbox computes: hrv_rhr_ratio is HRV over resting heart rate', async () => {
-    const [built] = await runner.buildSeries(health.daily, [spec('ratio', 'scalar', 'hrv_rhr_ratio', null, 30)]);
+    const [built] = await runner.buildSeries({ daily: health.daily }, [
+      spec('ratio', 'scalar', 'hrv_rhr_ratio', null, 30),
+    ]);
     const expected = health.daily
       .slice(-30)
       .map((row) =>
@@ -242,7 +248,7 @@ describe("finding series built from a user's daily rows", () => {
   });
 
   test('a feature no column holds comes back all null, named, and is rejected by sample_size', async () => {
-    const [built] = await runner.buildSeries(health.daily, [spec('vo2', 'scalar', 'vo2_max', null, 30)]);
+    const [built] = await runner.buildSeries({ daily: health.daily }, [spec('vo2', 'scalar', 'vo2_max', null, 30)]);
     const [outcome] = await runner.run([built!.series]);
 
     expect(built).toEqual({
@@ -255,15 +261,15 @@ describe("finding series built from a user's daily rows", () => {
 
   test('no specs need no process; a bad spec is refused here, unreadable rows by the process', async () => {
     const fresh = createGatesRunner({ python: defaultPythonPath() });
-    await expect(fresh.buildSeries(health.daily, [])).resolves.toEqual([]);
-    await expect(fresh.buildSeries(health.daily, [spec('w', 'scalar', 'steps', null, 0)])).rejects.toEqual(
+    await expect(fresh.buildSeries({ daily: health.daily }, [])).resolves.toEqual([]);
+    await expect(fresh.buildSeries({ daily: health.daily }, [spec('w', 'scalar', 'steps', null, 0)])).rejects.toEqual(
       expectGatesRunnerError('invalid_input'),
     );
     expect(fresh.pids).toEqual([]);
     await fresh.close();
 
     const misdated = [{ ...health.daily[0]!, date: '01/11/2026' }];
-    await expect(runner.buildSeries(misdated, [spec('s', 'scalar', 'steps', null, null)])).rejects.toEqual(
+    await expect(runner.buildSeries({ daily: misdated }, [spec('s', 'scalar', 'steps', null, null)])).rejects.toEqual(
       expectGatesRunnerError('request_failed'),
     );
   });

@@ -4,9 +4,9 @@
  */
 import { extractNumbers } from '../../checks/numbers';
 import {
-  COMPUTED_TABLES,
+  ANALYSED_TABLES,
   NO_LABS_NOTE,
-  VALIDATED_TABLES,
+  INVESTIGATED_TABLES,
   asksAboutOwnLabs,
   lacksData,
   noDataReply,
@@ -16,7 +16,7 @@ const NONE = { daily: 0, workouts: 0, labs: 0, profile: false };
 
 describe('noDataReply', () => {
   test('with no data at all, every table and its upload route, and no number', () => {
-    const reply = noDataReply(NONE, COMPUTED_TABLES);
+    const reply = noDataReply(NONE, ANALYSED_TABLES);
     expect(reply).toMatch(/haven't uploaded any health data/);
     for (const route of [
       'POST /v1/data/daily',
@@ -32,7 +32,7 @@ describe('noDataReply', () => {
   });
 
   test('with some tables filled, names the empty ones needed and what the user has', () => {
-    const reply = noDataReply({ ...NONE, labs: 3, profile: true }, COMPUTED_TABLES);
+    const reply = noDataReply({ ...NONE, labs: 3, profile: true }, ANALYSED_TABLES);
     expect(reply).toContain('you have no daily summaries or workouts uploaded');
     expect(reply).toContain('What you have uploaded so far: lab results and profile.');
     expect(reply).toContain('POST /v1/data/workouts');
@@ -40,9 +40,11 @@ describe('noDataReply', () => {
     expect(extractNumbers(reply)).toEqual([]);
   });
 
-  test('lacksData: a finding needs daily summaries, whatever else there is', () => {
-    expect(lacksData({ ...NONE, workouts: 4, labs: 2, profile: true }, VALIDATED_TABLES)).toBe(true);
-    expect(lacksData({ ...NONE, daily: 1 }, VALIDATED_TABLES)).toBe(false);
+  test('lacksData: Data Science computes from any of the three tables; the Investigator needs daily summaries', () => {
+    expect(lacksData({ ...NONE, profile: true }, ANALYSED_TABLES)).toBe(true);
+    expect(lacksData({ ...NONE, labs: 2 }, ANALYSED_TABLES)).toBe(false);
+    expect(lacksData({ ...NONE, workouts: 4, labs: 2, profile: true }, INVESTIGATED_TABLES)).toBe(true);
+    expect(lacksData({ ...NONE, daily: 1 }, INVESTIGATED_TABLES)).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { AnalysisStatistic, FindingKind } from '../../../contracts/findings';
+import type { AnalysisStatistic, DataTable, FindingKind } from '../../../contracts/findings';
 
 /**
  * What the plan fixes before any code exists: which of the user's series the findings are computed and
@@ -17,4 +17,10 @@ export interface AnalysisSpec {
   offsetDays?: number;
   /** The window's first day (YYYY-MM-DD) when the question gave a date ("since June"); `windowDays` counts to it. */
   since?: string;
+  /** The window's last day (YYYY-MM-DD) of a calendar window ("in October": since 10-01, until 10-31). */
+  until?: string;
+  /** The table the feature is in (docs/design.md#every-table-in-the-checked-path); absent: daily. */
+  table?: DataTable;
+  /** Workouts of this type only (`running`…); absent: every workout. */
+  workoutType?: string;
 }

@@ -16,7 +16,7 @@ import type { StepDeps } from '../../runtime/step-deps';
 import type { Invocation } from '../../../contracts/steps';
 import type { AnalysisPlan } from './plan';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import { VALIDATED_TABLES, lacksData } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData } from '../../steps/no-data-reply';
 
 export interface AnalysisCode {
   code: string;
@@ -56,7 +56,7 @@ const NO_DATA_CODE = "raise ValueError('no daily summaries to analyse')";
 export function createWriteAnalysisCode(deps: StepDeps) {
   return async function writeAnalysisCode(input: WriteAnalysisCodeInput): Promise<AnalysisCode> {
     const counts = await readTurnDataCounts(deps.pool, input.turnId);
-    if (counts && lacksData(counts, VALIDATED_TABLES)) return { code: NO_DATA_CODE, costUsd: 0 };
+    if (counts && lacksData(counts, ANALYSED_TABLES)) return { code: NO_DATA_CODE, costUsd: 0 };
     const inputs: CodePromptInputs = { question: input.question, approach: input.plan.approach };
     return askForCode(deps, {
       turnId: input.turnId,

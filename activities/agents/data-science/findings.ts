@@ -16,6 +16,7 @@ import { completeStep } from '../../runtime/complete-step';
 import { withinTolerance } from '../../../checks/fact-check';
 import { EXTRACT_SYSTEM, extractUserPrompt } from './prompt';
 import { columnUnit } from '../../../platform/health-data/records';
+import { labBiomarker } from '../../../platform/health-data/labs';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
 import type { Invocation } from '../../../contracts/steps';
@@ -74,9 +75,34 @@ function allNumbers(value: unknown, out: number[] = []): number[] {
   return out;
 }
 
-export function windowLabel(windowDays: number | null, offsetDays = 0, since?: string): string {
+const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+
+/** "October 2026" for a whole calendar month, "2025" for a whole year; null for any other span. */
+function calendarName(since: string, until: string): string | null {
+  const [year, month, day] = since.split('-').map(Number);
+  const monthEnd = new Date(Date.UTC(year, month, 0)).toISOString().slice(0, 10);
+  if (day === 1 && until === monthEnd) return `${MONTH_NAMES[month - 1]} ${year}`;
+  if (since.endsWith('-01-01') && until === `${year}-12-31`) return String(year);
+  return null;
+}
+
+export function windowLabel(windowDays: number | null, offsetDays = 0, since?: string, until?: string): string {
   if (windowDays === null) return 'all available days';
-  // A window the user gave as a date is named by it: its length in days is nobody's claim.
+  // A window the user gave as dates is named by them: its length in days is nobody's claim.
+  if (since && until) return calendarName(since, until) ?? `${since} to ${until}`;
   if (since) return `the days since ${since}`;
   if (offsetDays > 0 && windowDays === 1) {
     return offsetDays === 1 ? 'the day before the last day' : `the day ${offsetDays} days before the last day`;
@@ -87,16 +113,85 @@ export function windowLabel(windowDays: number | null, offsetDays = 0, since?: s
 
 const humanise = (column: string) => column.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 
+const specWindow = (spec: AnalysisSpec) => windowLabel(spec.windowDays, spec.offsetDays, spec.since, spec.until);
+
+/** What a workouts or labs spec is about, in words: "running workouts", "distance of cycling workouts", "LDL cholesterol". */
+function subject(spec: AnalysisSpec): string {
+  if (spec.table === 'labs') return labBiomarker(spec.feature)?.label ?? spec.feature.replace(/_/g, ' ');
+  if (spec.table !== 'workouts') return spec.feature.replace(/_/g, ' ');
+  const workouts = `${spec.workoutType ? `${spec.workoutType} ` : ''}workouts`;
+  return spec.feature === 'workouts' ? workouts : `${spec.feature.replace(/_/g, ' ')} of ${workouts}`;
+}
+
+/** What a workout column is called in a claim. */
+const WORKOUT_MEASURES: Record<string, string> = {
+  duration_minutes: 'duration',
+  distance_km: 'distance',
+  calories: 'calories',
+  avg_heart_rate: 'average heart rate',
+};
+
+/** A description of workouts, named as people say it: "Longest running workout", "Number of workouts". */
+function workoutLevel(spec: AnalysisSpec): string | null {
+  const workout = `${spec.workoutType ? `${spec.workoutType} ` : ''}workout`;
+  const measure = WORKOUT_MEASURES[spec.feature];
+  if (spec.feature === 'workouts' || spec.statistic === 'count')
+    return spec.statistic === 'count' || spec.statistic === 'total' ? `Number of ${workout}s` : null;
+  if (!measure) return null;
+  switch (spec.statistic ?? 'mean') {
+    case 'total':
+      return spec.feature === 'duration_minutes' ? `Total time of ${workout}s` : `Total ${measure} of ${workout}s`;
+    case 'max':
+      return spec.feature === 'duration_minutes'
+        ? `Longest ${workout}`
+        : spec.feature === 'distance_km'
+          ? `Farthest ${workout}`
+          : `Highest ${measure} of a ${workout}`;
+    case 'min':
+      return spec.feature === 'duration_minutes' ? `Shortest ${workout}` : `Lowest ${measure} of a ${workout}`;
+    case 'mean':
+      return `Average ${measure} of a ${workout}`;
+    case 'median':
+      return `Median ${measure} of a ${workout}`;
+    case 'latest':
+      return `The latest ${workout}'s ${measure}`;
+    default:
+      return null;
+  }
+}
+
+/** A description of a lab biomarker's panels. */
+function labLevel(spec: AnalysisSpec): string | null {
+  const label = subject(spec);
+  switch (spec.statistic ?? 'latest') {
+    case 'latest':
+      return `Latest ${label} result`;
+    case 'latest_change':
+      return `${label} at the latest panel against the previous one and the first`;
+    case 'mean':
+      return `Average ${label} across panels`;
+    case 'min':
+      return `Lowest ${label} result`;
+    case 'max':
+      return `Highest ${label} result`;
+    case 'count':
+      return `Number of ${label} results`;
+    default:
+      return null;
+  }
+}
+
 function specClaim(spec: AnalysisSpec): string {
-  const window = windowLabel(spec.windowDays, spec.offsetDays, spec.since);
+  const window = specWindow(spec);
+  if (spec.kind === 'scalar' && (spec.table === 'workouts' || spec.table === 'labs')) {
+    const level = spec.table === 'workouts' ? workoutLevel(spec) : labLevel(spec);
+    if (level) return `${level} over ${window}`;
+  }
   if (spec.kind === 'association')
-    return `${humanise(spec.feature)} and ${spec.target!.replace(/_/g, ' ')} over ${window}`;
-  if (spec.kind === 'trend')
-    return `Change in ${spec.feature.replace(/_/g, ' ')} over ${window} versus the period before`;
+    return `${humanise(subject(spec))} and ${spec.target!.replace(/_/g, ' ')} over ${window}`;
+  if (spec.kind === 'trend') return `Change in ${subject(spec)} over ${window} versus the period before`;
   const level = spec.statistic ? LEVEL_WORDS[spec.statistic] : undefined;
-  return level
-    ? `${level} ${spec.feature.replace(/_/g, ' ')} over ${window}`
-    : `${humanise(spec.feature)} over ${window}`;
+  return level ? `${level} ${subject(spec)} over ${window}` : `${humanise(spec.feature)} over ${window}`;
 }
 
 /** How a level's claim names what was computed (a scalar spec's statistic). */
@@ -111,6 +206,22 @@ const LEVEL_WORDS: Partial<Record<AnalysisStatistic, string>> = {
   latest: 'Latest',
   day_of_week: 'Day-of-week pattern of',
   difference: 'Weekend-versus-weekday difference in',
+  latest_change: 'Latest value against the previous one of',
+};
+
+/** The unit of the spec's numbers: a daily column's, a workout column's, a biomarker's; null for counts and ratios. */
+function specUnit(spec: AnalysisSpec): string | null {
+  if (spec.kind === 'association') return null;
+  if (spec.table === 'labs') return labBiomarker(spec.feature)?.unit ?? null;
+  if (spec.table === 'workouts') return WORKOUT_UNITS[spec.feature] ?? null;
+  return columnUnit(spec.feature);
+}
+
+const WORKOUT_UNITS: Record<string, string> = {
+  duration_minutes: 'min',
+  distance_km: 'km',
+  calories: 'kcal',
+  avg_heart_rate: 'bpm',
 };
 
 /** The descriptive path: the result's numbers as one finding of the plan's kind, no model involved. */
@@ -126,8 +237,8 @@ export function descriptiveFinding(id: string, spec: AnalysisSpec, result: unkno
     target: spec.target,
     numbers,
     n: typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0,
-    window: windowLabel(spec.windowDays, spec.offsetDays, spec.since),
-    unit: spec.kind === 'association' ? null : columnUnit(spec.feature),
+    window: specWindow(spec),
+    unit: specUnit(spec),
   });
 }
 
@@ -194,6 +305,8 @@ export function createExtractFindings(deps: StepDeps) {
       windowDays: spec.windowDays,
       ...(spec.offsetDays ? { offsetDays: spec.offsetDays } : {}),
       ...(spec.statistic ? { statistic: spec.statistic } : {}),
+      ...(spec.table && spec.table !== 'daily' ? { table: spec.table } : {}),
+      ...(spec.workoutType ? { workoutType: spec.workoutType } : {}),
       source: 'data_science',
     });
 
@@ -230,7 +343,7 @@ export function createExtractFindings(deps: StepDeps) {
         numbers,
         // A sample size is a number like any other: it must be one the code returned.
         n: Number.isInteger(item.n) && item.n! >= 0 && traceable.includes(item.n!) ? item.n : 0,
-        window: item.window ?? windowLabel(spec.windowDays, spec.offsetDays, spec.since),
+        window: item.window ?? specWindow(spec),
         unit: item.unit ?? null,
       });
       if (parsed.success) findings.push(scoped(parsed.data));

@@ -5,18 +5,21 @@
  */
 import {
   ANALYSIS_STATISTICS,
+  DATA_TABLES,
   FINDING_KINDS,
   type AnalysisStatistic,
+  type DataTable,
   type FindingKind,
 } from '../../../contracts/findings';
+import { WORKOUT_TYPES } from '../../../platform/health-data/records';
 import type { AnalysisSpec } from './analysis-spec';
 import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
 import { withMemory } from '../../steps/memory/prompt';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
-import { dailyDateRange, readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
-import { VALIDATED_TABLES, lacksData } from '../../steps/no-data-reply';
+import { dataDateRange, readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
+import { ANALYSED_TABLES, lacksData } from '../../steps/no-data-reply';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 
@@ -32,8 +35,17 @@ function specField(spec: string, name: string): string | undefined {
   return new RegExp(`^[^\\S\\n]*${name}[^\\S\\n]*:[^\\S\\n]*(\\S.*?)[^\\S\\n]*$`, 'mi').exec(spec)?.[1];
 }
 
-/** Reads the plan's two sections; anything unusable is the model's fault, so the step is retried. */
-export function parsePlan(text: string, requestId: string | null = null): AnalysisPlan {
+const DAY_MS = 86_400_000;
+const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
+const daysBetween = (from: string, to: string) =>
+  Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
+
+/**
+ * Reads the plan's two sections; anything unusable is the model's fault, so the step is retried. `lastDay`,
+ * the day the data's windows end on, turns a calendar window (`since`, `until`) into the trailing window
+ * the series are cut by, so a model that miscounted the days between two dates cannot shift it.
+ */
+export function parsePlan(text: string, requestId: string | null = null, lastDay?: string): AnalysisPlan {
   const invalid = (why: string) => new ModelOutputInvalidError(`the analysis plan ${why}`, { requestId });
   const approach = /==\s*Approach\s*==\s*([\s\S]*?)(?:==\s*Spec\s*==|$)/i.exec(text)?.[1].trim();
   const spec = /==\s*Spec\s*==\s*([\s\S]*)$/i.exec(text)?.[1];
@@ -61,31 +73,57 @@ export function parsePlan(text: string, requestId: string | null = null): Analys
   if (!/^\d+$/.test(rawOffset)) throw invalid(`has an invalid offset_days (${rawOffset})`);
   const offsetDays = Number(rawOffset);
   if (offsetDays > 0 && windowDays === null) throw invalid('has an offset_days without a window_days');
-  const since = specField(spec, 'since');
-  if (since !== undefined && !/^(none|null|-)$/i.test(since)) {
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))
-      throw invalid(`has an invalid since (${since})`);
-    if (windowDays === null || offsetDays > 0)
-      throw invalid('has a since without a window_days counted to the last date');
+  const date = (name: string) => {
+    const value = specField(spec, name);
+    if (value === undefined || /^(none|null|-)$/i.test(value)) return undefined;
+    if (!ISO_DAY.test(value) || Number.isNaN(Date.parse(value))) throw invalid(`has an invalid ${name} (${value})`);
+    return value;
+  };
+  const since = date('since');
+  const until = date('until');
+  if (until !== undefined && since === undefined) throw invalid('has an until without a since');
+  if (since !== undefined && until !== undefined && until < since) throw invalid('has an until before its since');
+  const window = { windowDays, offsetDays };
+  if (since !== undefined && lastDay !== undefined) {
+    // A calendar window, counted here from the data's last day (a window past it ends there).
+    const end = until !== undefined && until < lastDay ? until : lastDay;
+    if (since > end) throw invalid(`has a since (${since}) after the data's last day (${lastDay})`);
+    Object.assign(window, { windowDays: daysBetween(since, end) + 1, offsetDays: daysBetween(end, lastDay) });
+  } else if (since !== undefined && (windowDays === null || (offsetDays > 0 && until === undefined))) {
+    throw invalid('has a since without a window_days counted to the last date');
   }
+  const rawTable = specField(spec, 'table')?.toLowerCase() ?? 'daily';
+  if (!DATA_TABLES.includes(rawTable as DataTable)) throw invalid(`names an unknown table (${rawTable})`);
+  const rawType = specField(spec, 'workout_type');
+  const workoutType = rawType && !/^(none|null|-|all|any)$/i.test(rawType) ? rawType : undefined;
+  if (
+    workoutType !== undefined &&
+    (rawTable !== 'workouts' || !(WORKOUT_TYPES as readonly string[]).includes(workoutType))
+  )
+    throw invalid(
+      `has a workout_type (${workoutType}) that is not one of ${WORKOUT_TYPES.join(', ')} on the workouts table`,
+    );
   const parsed: AnalysisSpec = {
     kind: kind as FindingKind,
     feature,
     target: kind === 'association' ? target : null,
-    windowDays,
+    windowDays: window.windowDays,
   };
   if (rawStatistic !== undefined) parsed.statistic = rawStatistic as AnalysisStatistic;
-  if (offsetDays > 0) parsed.offsetDays = offsetDays;
-  if (since !== undefined && /^\d/.test(since)) parsed.since = since;
+  if (window.offsetDays > 0) parsed.offsetDays = window.offsetDays;
+  if (since !== undefined) parsed.since = since;
+  if (until !== undefined) parsed.until = until;
+  if (rawTable !== 'daily') parsed.table = rawTable as DataTable;
+  if (workoutType !== undefined) parsed.workoutType = workoutType;
   return { approach, spec: parsed };
 }
 
 /**
- * The plan of a turn whose snapshot has no daily summaries, the series every finding is validated on: a
- * placeholder no code is written for.
+ * The plan of a turn whose snapshot has no daily summaries, workouts or lab results, what every finding is
+ * computed and validated on: a placeholder no code is written for.
  */
 const NO_DATA_PLAN: AnalysisPlan = {
-  approach: 'No daily summaries to analyse.',
+  approach: 'No health data to analyse.',
   spec: { kind: 'scalar', feature: 'none', target: null, windowDays: null },
 };
 
@@ -120,11 +158,11 @@ export function createPlanAnalysis(deps: StepDeps) {
     });
     const { userId } = input;
     const data = userId ? await readTurnHealthData(deps.pool, { turnId, userId }) : null;
-    if (data && lacksData(turnDataCounts(data), VALIDATED_TABLES)) {
+    if (data && lacksData(turnDataCounts(data), ANALYSED_TABLES)) {
       // Nothing to plan over: no model call; the run refuses too, and synthesis gives the no-data reply.
       return { plan: NO_DATA_PLAN, startedAt: startedAt.toISOString(), costUsd: 0 };
     }
-    const dataDays = data ? dailyDateRange(data.daily) : null;
+    const dataDays = data ? dataDateRange(data) : null;
     return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ attempt, signal }) => {
       const response = await streamThoughts(deps, {
         turnId,
@@ -141,7 +179,7 @@ export function createPlanAnalysis(deps: StepDeps) {
         },
       });
       return {
-        plan: parsePlan(response.text, response.requestId),
+        plan: parsePlan(response.text, response.requestId, dataDays?.last),
         startedAt: startedAt.toISOString(),
         costUsd: response.costUsd,
       };

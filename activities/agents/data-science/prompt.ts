@@ -3,7 +3,8 @@
  * findings extraction. The code runs as the body of `analysis(...)` in the sandbox, so the prompts
  * describe exactly the frames and columns the sandbox wrapper provides (gates-py/sandbox/frames.py).
  */
-import { DAILY_METRICS } from '../../../platform/health-data/records';
+import { DAILY_METRICS, WORKOUT_TYPES } from '../../../platform/health-data/records';
+import { LAB_BIOMARKER_NAMES } from '../../../platform/health-data/labs';
 import { ANALYSIS_STATISTICS } from '../../../contracts/findings';
 import type { AnalysisSpec } from './analysis-spec';
 
@@ -16,10 +17,11 @@ const COMPOSITES = [
 const DATA_DESCRIPTION = `The data, as pandas DataFrames:
 - summary_df: one row per day. Columns: date (datetime64), ${DAILY_METRICS.join(', ')}; missing values are NaN.
   Derived columns: ${COMPOSITES.join('; ')}.
-- activities_df: one row per workout. Columns: date (datetime64), type, duration_minutes, calories, avg_heart_rate.
+- activities_df: one row per workout, oldest first. Columns: date (datetime64), type (${WORKOUT_TYPES.join(', ')}), duration_minutes, distance_km, calories, avg_heart_rate.
+- labs_df: one row per biomarker per lab panel, oldest first. Columns: date (datetime64), name (${LAB_BIOMARKER_NAMES.join(', ')}), value, unit (each biomarker's one unit).
 - profile_df: at most one row. Columns: sex, birth_year, height_cm, weight_kg.
 - population_df: reference statistics. Columns: metric, sex, age_band, mean, sd, n (may be empty).
-"The last N days" means summary_df["date"] > summary_df["date"].max() - pd.Timedelta(days=N).`;
+Windows end on the data's last day: the last date of summary_df, or without daily rows the latest workout or lab date. "The last N days" means date > last - pd.Timedelta(days=N); a calendar window ("in October") is the dates from its first to its last day, both included.`;
 
 export const PLAN_SYSTEM = `You are the Data Science agent of a personal health assistant. Plan ONE narrow computation on the user's own data that answers the question. Do not compute anything yet.
 ${DATA_DESCRIPTION}
@@ -29,15 +31,19 @@ Answer in exactly this format:
 == Spec ==
 kind: <scalar | trend | association>
 statistic: <${ANALYSIS_STATISTICS.join(' | ')}>
+table: <daily | workouts | labs>
 feature: <the column the computation is about>
-target: <for an association, the other column; otherwise none>
+workout_type: <for the workouts table, one type to keep; otherwise none>
+target: <for an association, a summary_df column; otherwise none>
 window_days: <the trailing window in days, or all>
 offset_days: <days between the window's end and the last date, usually 0>
 since: <for a window that starts on a date, that date as YYYY-MM-DD (window_days then counts from it to the last date); otherwise none>
-Use scalar for a level (mean, median, min, max, total, sd, count, latest, day_of_week, a weekend-versus-weekday difference), trend for a recent-versus-prior change or difference (window_days is the recent window; the prior window has the same length), association (statistic spearman) for a relationship between two columns.
-Windows count back from the last date in the data, not from today: "yesterday" is window_days 1 with offset_days 1, "the week before last" is 7 with offset 7, "since <date>" is that date as since, with window_days the days from it to the last date, both included.`;
+until: <for a calendar window that ends before the last date ("in October"), its last day as YYYY-MM-DD; otherwise none>
+The table says where the feature is: daily (a summary_df column), workouts (feature: workouts to count them, or duration_minutes, distance_km, calories, avg_heart_rate; a scalar statistic is over the workouts themselves: count, total, mean, longest = max), labs (feature: the biomarker's name; a scalar statistic is over its panels: latest, latest_change = the latest value against the one before and the first).
+Use scalar for a level (mean, median, min, max, total, sd, count, latest, latest_change, day_of_week, a weekend-versus-weekday difference), trend for a recent-versus-prior change or difference (window_days is the recent window; the prior window has the same length; workouts are added up per day, 0 on a day without one), association (statistic spearman) for a relationship between two columns per day (a workouts feature is that day's total, 0 on a day without one).
+Windows count back from the last date in the data, not from today: "yesterday" is window_days 1 with offset_days 1, "the week before last" is 7 with offset 7, "since <date>" is that date as since, with window_days the days from it to the last date, both included; "in October" is since the 1st of the latest October up to the last date and until its 31st.`;
 
-export const CODE_SYSTEM = `You write the body of a Python function analysis(summary_df, activities_df, profile_df, population_df) that carries out the given plan with pandas and numpy.
+export const CODE_SYSTEM = `You write the body of a Python function analysis(summary_df, activities_df, profile_df, population_df, labs_df) that carries out the given plan with pandas and numpy.
 ${DATA_DESCRIPTION}
 Rules:
 - Return a flat dict of JSON-serialisable results: numbers as float/int, with an "n" (the observations used). Keep it small.
@@ -55,7 +61,7 @@ export const EXTRACT_SYSTEM = `You turn a Data Science result into structured fi
 Answer with a JSON array (no prose). Each element:
 {"claim": "<one sentence>", "kind": "association" | "trend" | "scalar", "feature": "<column>", "target": "<column>" | null,
  "numbers": {"<key>": <number> | [<low>, <high>]}, "n": <int>, "window": "<e.g. last 90 days>", "unit": "<unit>" | null}
-Rules: numbers MUST be copied from RESULT, never computed or invented; use "rho" for a correlation and "effect" for a change; feature and target are column names of summary_df; one finding per distinct claim; [] when there is none.`;
+Rules: numbers MUST be copied from RESULT, never computed or invented, under RESULT's own keys; use "rho" for a correlation and "effect" for a change; feature and target are the SPEC's; one finding per distinct claim; [] when there is none.`;
 
 /*
  * Each user prompt is rendered from an inputs object, the same object the scripted model reads for the
@@ -65,13 +71,13 @@ Rules: numbers MUST be copied from RESULT, never computed or invented; use "rho"
 export interface PlanPromptInputs {
   /** The Data Science agent's (rephrased) question. */
   question: string;
-  /** First and last date of the user's daily rows (YYYY-MM-DD), null when there are none: windows count back from `last`. */
+  /** The days the user's data covers (YYYY-MM-DD), null when there are none: windows count back from `last`. */
   dataDays: { first: string; last: string } | null;
 }
 
 export const planUserPrompt = ({ question, dataDays }: PlanPromptInputs) =>
   `QUESTION:\n${question}\n\nDATA:\n${
-    dataDays ? `Daily rows from ${dataDays.first} to ${dataDays.last}.` : 'No daily rows.'
+    dataDays ? `Rows from ${dataDays.first} to ${dataDays.last} (the last date).` : 'No rows.'
   }`;
 
 export interface CodePromptInputs {

@@ -4,7 +4,7 @@
  * not an exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
  */
 import { readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
-import { VALIDATED_TABLES, lacksData } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData } from '../../steps/no-data-reply';
 import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
@@ -36,7 +36,7 @@ export interface RunAnalysisInput {
 
 async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<AnalysisRun> {
   const data = await readTurnHealthData(deps.pool, { turnId: input.turnId, userId: input.userId });
-  if (lacksData(turnDataCounts(data), VALIDATED_TABLES)) {
+  if (lacksData(turnDataCounts(data), ANALYSED_TABLES)) {
     // No rewrite of the code can help: the agent fails, and synthesis answers with the no-data reply.
     return {
       status: 'error',
@@ -57,7 +57,7 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<Analysi
   }
   const run = await deps.sandbox.run({
     code: checked.code,
-    data: { summary: data.daily, activities: data.workouts, profile: data.profile },
+    data: { summary: data.daily, activities: data.workouts, labs: data.labs, profile: data.profile },
   });
   if (run.status === 'error') {
     const error = [run.message, run.traceback].filter(Boolean).join('\n');

@@ -27,7 +27,7 @@ import {
   type HypothesesPromptInputs,
 } from './prompt';
 import { readTurnDataCounts, readTurnHealthData } from '../../../platform/health-data/snapshot';
-import { VALIDATED_TABLES, lacksData, noDataReply, publishReply } from '../../steps/no-data-reply';
+import { INVESTIGATED_TABLES, lacksData, noDataReply, publishReply } from '../../steps/no-data-reply';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
@@ -159,9 +159,9 @@ export function createInvestigatorActivities(deps: StepDeps) {
   async function writeBriefing(input: WriteBriefingInput): Promise<{ briefing: string; costUsd: number }> {
     const { turnId } = input;
     const counts = await readTurnDataCounts(deps.pool, turnId);
-    if (counts && lacksData(counts, VALIDATED_TABLES) && input.validated.length === 0) {
+    if (counts && lacksData(counts, INVESTIGATED_TABLES) && input.validated.length === 0) {
       // Decided from the snapshot's counts: the reply says what to upload, with no model call and no number.
-      const briefing = noDataReply(counts, VALIDATED_TABLES);
+      const briefing = noDataReply(counts, INVESTIGATED_TABLES);
       await runStepAttempt(deps.events, turnId, 'investigator_briefing', ({ attempt }) =>
         publishReply(deps.events, turnId, { agent: AGENT, step: 'investigator_briefing', attempt, text: briefing }),
       );

@@ -18,9 +18,8 @@ import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
 import {
-  COMPUTED_TABLES,
+  ANALYSED_TABLES,
   NO_LABS_NOTE,
-  VALIDATED_TABLES,
   asksAboutOwnLabs,
   lacksData,
   noDataReply,
@@ -74,15 +73,15 @@ export interface SynthesisOutput {
 /**
  * The no-data reply when the answer needed the user's rows and the turn's snapshot has none to compute from:
  * Data Science was asked (for a data question, or coaching on the user's data) and every run of it failed,
- * the snapshot holds no daily summaries (what a finding is validated on), and nothing validated or anchored
- * is left to say. The reply names the daily summaries, and the workouts too when they are empty. Null
+ * the snapshot holds none of the tables a finding is computed from (daily summaries, workouts, lab results),
+ * and nothing validated or anchored is left to say. The reply names the empty tables and how to fill them. Null
  * otherwise: coaching or a knowledge answer that never asked for the user's numbers is written as usual.
  */
 async function noDataAnswer(deps: StepDeps, input: SynthesisInput): Promise<string | null> {
   const nothingToCite = input.anchors.length === 0 && input.findings.every((f) => f.verdict === 'rejected');
   if (!input.dataScienceFailed || !nothingToCite) return null;
   const counts = await readTurnDataCounts(deps.pool, input.turnId);
-  return counts && lacksData(counts, VALIDATED_TABLES) ? noDataReply(counts, COMPUTED_TABLES) : null;
+  return counts && lacksData(counts, ANALYSED_TABLES) ? noDataReply(counts, ANALYSED_TABLES) : null;
 }
 
 export function createSynthesise(deps: StepDeps) {

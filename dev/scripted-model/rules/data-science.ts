@@ -16,6 +16,7 @@ import { analysisCodeFor } from '../language/analysis-code';
 import { readSpecSentence } from '../language/canonical';
 import { understand } from '../language/understand-question';
 import type { DataSpec, SpecWindow } from '../language/understanding';
+import { LAB_BIOMARKER_NAMES } from '../../../platform/health-data/labs';
 import type { ScriptedRule } from '../types';
 
 type BrokenCodeMode = 'never' | 'first' | 'always';
@@ -43,46 +44,81 @@ function findingKind(spec: DataSpec): FindingKind {
 }
 
 const DAY_MS = 86_400_000;
+const daysBetween = (from: string, to: string) =>
+  Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 
-/** Days from a "since MM-DD" date (the latest such date on or before `last`) to `last`, both included. */
-function daysSince(since: string, last: string): number {
-  const start = Date.parse(`${sinceDate(since, last)}T00:00:00Z`);
-  return Math.round((Date.parse(`${last}T00:00:00Z`) - start) / DAY_MS) + 1;
-}
-
-/** The first day of a "since MM-DD" window: the latest such date on or before `last`. */
+/** The first day of a "since MM-DD" window: the latest such date on or before `last` (a full date stays). */
 function sinceDate(since: string, last: string): string {
+  if (/^\d{4}-/.test(since)) return since;
   const year = Number(last.slice(0, 4));
   return `${`${year}-${since}` <= last ? year : year - 1}-${since}`;
+}
+
+/** The last day of a calendar window: the first such date on or after its first day (a full date stays). */
+function untilDate(until: string, first: string): string {
+  if (/^\d{4}-/.test(until)) return until;
+  const year = Number(first.slice(0, 4));
+  return `${`${year}-${until}` >= first ? year : year + 1}-${until}`;
 }
 
 interface PlanWindow {
   days: number | null;
   offset: number;
   since?: string;
+  until?: string;
 }
 
-/** The plan's window_days, offset_days and since; a "since" window needs the data's last date to be counted. */
+/**
+ * The plan's window_days, offset_days, since and until; a calendar window needs the data's last date to be
+ * counted (the same count `parsePlan` makes of it, so the plan's days and its dates agree).
+ */
 function planWindow(window: SpecWindow, dataDays: { last: string } | null): PlanWindow {
   if ('since' in window) {
-    return dataDays
-      ? { days: daysSince(window.since, dataDays.last), offset: 0, since: sinceDate(window.since, dataDays.last) }
-      : { days: null, offset: 0 };
+    if (!dataDays) return { days: null, offset: 0 };
+    const since = sinceDate(window.since, dataDays.last);
+    const until = window.until === undefined ? undefined : untilDate(window.until, since);
+    const end = until !== undefined && until < dataDays.last ? until : dataDays.last;
+    return {
+      days: Math.max(daysBetween(since, end) + 1, 1),
+      offset: Math.max(daysBetween(end, dataDays.last), 0),
+      since,
+      ...(until !== undefined ? { until } : {}),
+    };
   }
   return { days: window.days, offset: window.days === null ? 0 : (window.offset ?? 0) };
 }
 
+const LAB_FEATURES = new Set<string>(LAB_BIOMARKER_NAMES);
+
+/**
+ * Where the spec's feature is and what the plan calls it: a lab biomarker is the labs table's; workouts
+ * are counted as `workouts`, their other statistics (and a day's workouts in an association or a trend of
+ * a measure) are over the duration or the measure the question names.
+ */
+function planFeature(spec: DataSpec): { table: 'daily' | 'workouts' | 'labs'; feature: string } {
+  if (LAB_FEATURES.has(spec.feature)) return { table: 'labs', feature: spec.feature };
+  if (spec.feature !== 'workouts') return { table: 'daily', feature: spec.feature };
+  const counted =
+    spec.statistic === 'count' ||
+    ((spec.statistic === 'change' || spec.statistic === 'difference') && spec.measure === undefined);
+  return { table: 'workouts', feature: counted ? 'workouts' : (spec.measure ?? 'duration_minutes') };
+}
+
 const readable = (column: string) => column.replace(/_/g, ' ');
 
-function windowWords(days: number | null, offset: number): string {
+function windowWords({ days, offset, since, until }: PlanWindow): string {
+  if (since && until) return `the days from ${since} to ${until}`;
+  if (since) return `the days since ${since}`;
   if (days === null) return 'all available days';
   return offset > 0 ? `the ${days} days ending ${offset} days before the last date` : `the last ${days} days`;
 }
 
 const SERIES_WORDS = (spec: DataSpec) =>
   spec.feature === 'workouts'
-    ? `the durations of ${spec.workout_type ? `${spec.workout_type} ` : ''}workouts in activities_df`
-    : `${readable(spec.feature)} in summary_df`;
+    ? `the ${spec.measure === 'distance_km' ? 'distances' : spec.measure === 'calories' ? 'calories' : 'durations'} of ${spec.workout_type ? `${spec.workout_type} ` : ''}workouts in activities_df`
+    : LAB_FEATURES.has(spec.feature)
+      ? `the ${readable(spec.feature)} values of the lab panels in labs_df`
+      : `${readable(spec.feature)} in summary_df`;
 
 function approach(spec: DataSpec, window: string): string {
   const series = SERIES_WORDS(spec);
@@ -96,6 +132,8 @@ function approach(spec: DataSpec, window: string): string {
         : `Compare ${series} over ${window} with the same length of time just before it, and report both levels, their difference and the observations used.`;
     case 'day_of_week':
       return `Group ${series} over ${window} by day of week and compute each day's mean, naming the highest and lowest day.`;
+    case 'latest_change':
+      return `Take ${series} over ${window} and report the latest value against the one before it and the first, with their dates and the number of values.`;
     default:
       return `Take ${series} over ${window}, drop missing values, and compute its ${spec.statistic === 'sd' ? 'standard deviation' : spec.statistic} with the number of observations used.`;
   }
@@ -118,17 +156,21 @@ const plan: ScriptedRule<'ds_plan'> = {
     const kind = findingKind(spec);
     // The language layer's statistics are the plan's: this fails to compile if they drift apart.
     const statistic: AnalysisStatistic = spec.statistic;
+    const { table, feature } = planFeature(spec);
     const lines = [
       `kind: ${kind}`,
       `statistic: ${statistic}`,
-      `feature: ${spec.feature}`,
+      `table: ${table}`,
+      `feature: ${feature}`,
+      `workout_type: ${table === 'workouts' && spec.workout_type ? spec.workout_type : 'none'}`,
       `target: ${kind === 'association' ? spec.target : 'none'}`,
       `window_days: ${window.days ?? 'all'}`,
       `offset_days: ${window.offset}`,
       `since: ${window.since ?? 'none'}`,
+      `until: ${window.until ?? 'none'}`,
     ];
     return {
-      text: `== Approach ==\n${approach(spec, windowWords(window.days, window.offset))}\n== Spec ==\n${lines.join('\n')}`,
+      text: `== Approach ==\n${approach(spec, windowWords(window))}\n== Spec ==\n${lines.join('\n')}`,
     };
   },
 };
@@ -205,7 +247,7 @@ const extract: ScriptedRule<'ds_extract'> = {
   respond(req) {
     const { spec } = req.inputs;
     const result = resultOf(req.inputs.result);
-    const window = windowLabel(spec.windowDays, spec.offsetDays, spec.since);
+    const window = windowLabel(spec.windowDays, spec.offsetDays, spec.since, spec.until);
     const n = typeof result.n === 'number' ? result.n : 0;
     const rho = numberIn(result, 'rho');
     if (spec.kind === 'association' && rho !== undefined) {
@@ -213,7 +255,7 @@ const extract: ScriptedRule<'ds_extract'> = {
       return {
         text: JSON.stringify([
           {
-            claim: `Days with more ${readable(spec.feature)} go with ${direction} ${readable(spec.target ?? '')}`,
+            claim: `Days with more ${spec.table === 'workouts' ? `${spec.workoutType ?? ''} workout minutes`.trim() : readable(spec.feature)} go with ${direction} ${readable(spec.target ?? '')}`,
             kind: 'association',
             feature: spec.feature,
             target: spec.target,
@@ -225,19 +267,25 @@ const extract: ScriptedRule<'ds_extract'> = {
         ]),
       };
     }
-    const effect = numberIn(result, 'change', 'difference');
+    const effect = numberIn(result, 'change', 'difference', 'total_change');
     if (spec.kind === 'trend' && effect !== undefined) {
-      const recent = numberIn(result, 'recent_mean', 'current_mean', 'recent_count', 'current_count');
-      const prior = numberIn(result, 'prior_mean', 'previous_mean', 'prior_count', 'previous_count');
+      // The result's own numbers under its own keys (the period means, or a workouts count's totals).
+      const numbers = Object.fromEntries(
+        Object.entries(result).filter(([key, value]) => key !== 'n' && typeof value === 'number'),
+      );
       const direction = effect < 0 ? 'fell' : 'rose';
+      const what =
+        spec.table === 'workouts'
+          ? `${spec.workoutType ? `${spec.workoutType} ` : ''}${spec.feature === 'workouts' ? 'workouts' : readable(spec.feature)}`
+          : readable(spec.feature);
       return {
         text: JSON.stringify([
           {
-            claim: `Your ${readable(spec.feature)} ${direction} over ${window} compared with the period before`,
+            claim: `Your ${what} ${direction} over ${window} compared with the period before`,
             kind: 'trend',
             feature: spec.feature,
             target: null,
-            numbers: { recent_mean: recent, prior_mean: prior, effect },
+            numbers,
             n,
             window,
             unit: null,

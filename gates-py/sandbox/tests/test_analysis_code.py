@@ -8,7 +8,7 @@ def run(code):
     try:
         namespace = {}
         exec(compile(source.source, FILENAME, 'exec'), namespace)
-        namespace['analysis'](None, None, None, None)
+        namespace['analysis'](None, None, None, None, None)
     except Exception as exc:
         return user_traceback(exc, source)
     pytest.fail('the code did not raise')

@@ -1,8 +1,8 @@
 /**
  * Routing and computation agree: every data question of the phrasing corpus, carried through the
  * scripted model's rephrase and Data Science plan rules, reaches the production plan parser as the
- * spec the corpus expects (kind, statistic, feature, target and window), and the code rule computes
- * that same spec.
+ * spec the corpus expects (kind, statistic, table, feature, target and window), and the code rule
+ * computes that same spec.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { AGENT_LABELS, type ModelCallId } from '../../../contracts/steps';
@@ -35,6 +35,31 @@ function dataScienceQuestion(entry: CorpusEntry): string {
 
 const KIND = { description: 'scalar', trend: 'trend', association: 'association' } as const;
 
+const LABS = new Set(['ldl_cholesterol', 'hdl_cholesterol', 'total_cholesterol', 'triglycerides', 'hba1c']);
+for (const lab of ['fasting_glucose', 'ferritin', 'vitamin_d', 'tsh', 'hs_crp']) LABS.add(lab);
+
+const day = (date: Date) => date.toISOString().slice(0, 10);
+const at = (text: string) => new Date(`${text}T00:00:00Z`);
+const DAY_MS = 86_400_000;
+
+/**
+ * The plan's table and feature: a biomarker is in the labs table; workouts are counted as `workouts` (a
+ * count, or a change or difference of how many), and otherwise described by their duration or the
+ * measure the question names (an association is with the day's minutes).
+ */
+function tableAndFeature(spec: DataSpec) {
+  if (LABS.has(spec.feature)) return { table: 'labs', feature: spec.feature };
+  if (spec.feature !== 'workouts') return { feature: spec.feature };
+  const counted =
+    spec.statistic === 'count' ||
+    ((spec.statistic === 'change' || spec.statistic === 'difference') && spec.measure === undefined);
+  return {
+    table: 'workouts',
+    feature: counted ? 'workouts' : (spec.measure ?? 'duration_minutes'),
+    ...(spec.workout_type ? { workoutType: spec.workout_type } : {}),
+  };
+}
+
 /** What the production plan should say for a corpus spec. */
 function expectedPlanSpec(spec: DataSpec) {
   const kind =
@@ -47,24 +72,37 @@ function expectedPlanSpec(spec: DataSpec) {
   let windowDays: number | null;
   let offsetDays = 0;
   let since: string | undefined;
+  let until: string | undefined;
   if ('since' in window) {
-    const last = new Date(`${DATA_DAYS.last}T00:00:00Z`);
-    let start = new Date(`${last.getUTCFullYear()}-${window.since}T00:00:00Z`);
-    if (start > last) start = new Date(`${last.getUTCFullYear() - 1}-${window.since}T00:00:00Z`);
-    windowDays = Math.round((last.getTime() - start.getTime()) / 86_400_000) + 1;
-    since = start.toISOString().slice(0, 10);
+    // A month-day is the latest such day on or before the data's last day; its until the first on or after.
+    const last = at(DATA_DAYS.last);
+    let start = at(/^\d{4}-/.test(window.since) ? window.since : `${last.getUTCFullYear()}-${window.since}`);
+    if (start > last) start = at(`${last.getUTCFullYear() - 1}-${window.since}`);
+    let end = last;
+    if (window.until !== undefined) {
+      let stop = at(/^\d{4}-/.test(window.until) ? window.until : `${start.getUTCFullYear()}-${window.until}`);
+      if (stop < start) stop = at(`${start.getUTCFullYear() + 1}-${window.until}`);
+      until = day(stop);
+      if (stop < last) end = stop;
+    }
+    windowDays = Math.round((end.getTime() - start.getTime()) / DAY_MS) + 1;
+    offsetDays = Math.round((last.getTime() - end.getTime()) / DAY_MS);
+    since = day(start);
   } else {
     windowDays = window.days;
     offsetDays = window.offset ?? 0;
   }
+  const { feature, ...table } = tableAndFeature(spec);
   return {
     kind,
     statistic: spec.statistic,
-    feature: spec.feature,
+    feature,
     target: kind === 'association' ? spec.target : null,
     windowDays,
     ...(offsetDays > 0 ? { offsetDays } : {}),
     ...(since ? { since } : {}),
+    ...(until ? { until } : {}),
+    ...table,
   };
 }
 
@@ -80,7 +118,7 @@ test('every data question reaches the plan as the spec the corpus expects', () =
   const wrong: string[] = [];
   for (const entry of dataEntries) {
     const question = dataScienceQuestion(entry);
-    const { spec } = parsePlan(ask('ds_plan', { question, dataDays: DATA_DAYS }));
+    const { spec } = parsePlan(ask('ds_plan', { question, dataDays: DATA_DAYS }), null, DATA_DAYS.last);
     const expected = expectedPlanSpec(entry.spec!);
     // An association's two metrics may come in either order.
     const sameSpec =
