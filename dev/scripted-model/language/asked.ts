@@ -68,6 +68,14 @@ const ASSOCIATION = [
   'when i',
 ];
 
+/**
+ * A comparison conditioned on another metric ("on days I work out", "on nights I sleep longer", "when
+ * my stress goes down", "does my sleep depend on how hard I exercise"): an association whose feature is
+ * the first metric named after the condition.
+ */
+export const CONDITION =
+  / (?:on|in) (?:the )?(?:days|nights|mornings|evenings) (?:when|with|that|where|after|i|my) | (?:when|whenever|after|if) (?:i|my) | (?:depends?|depending|dependent) (?:up)?on /;
+
 const WEEKEND = [
   'weekend',
   'at the weekend',
@@ -102,6 +110,10 @@ const DAY_OF_WEEK = [
   'mid week',
 ];
 
+/** "than the fortnight before", "against the month before that": this period against the one before it. */
+const AGAINST_PERIOD_BEFORE =
+  / (?:than|versus|compare to|compare with|against) (?:the |that )?(?:week|month|fortnight|year|period) (?:before|prior|earlier) /;
+
 /** "this fortnight than the fortnight before", "this month versus last month". */
 const PERIOD_AGAINST_PERIOD =
   / (?:this|last|past) (week|month|fortnight|year) (?:\S+ ){0,4}(?:than|versus|compare to|compare with|against|to) (?:the )?(?:last|previous|prior)? ?\1(?: before)? /;
@@ -120,6 +132,7 @@ const PREVIOUS_PERIOD = [
   'than the month before',
   'than the week before',
   'than before',
+  'than last time',
   'than the prior',
   'against last',
   'against the previous',
@@ -212,7 +225,58 @@ const CHANGE = [
   'slipping',
   'climbing',
   'up or down',
+  'come down',
+  'came down',
+  'coming down',
+  'come up',
+  'came up',
+  'coming up',
+  'moved',
+  'shifted',
+  'better or worse',
+  'worse or better',
+  'or worse',
+  'or better',
+  'any better',
+  'any worse',
+  'been better',
+  'been worse',
 ];
+
+/**
+ * A lab over its panels: "across my blood tests", "between my last two panels", "since my previous
+ * test". Its change is latest_change (the latest panel against the one before and the first).
+ */
+export const ACROSS_TESTS =
+  / (?:since|across|between|over|throughout) (?:\S+ ){0,4}(?:tests?|panels?|results|bloodwork|blood work|draws?|labs|checks?) /;
+
+/** Words that ask for a workout's distance ("how far", "farthest", km, miles): measure distance_km. */
+const DISTANCE = [
+  'how far',
+  'farthest',
+  'furthest',
+  'distance',
+  'distances',
+  'km',
+  'kms',
+  'kilometre',
+  'kilometres',
+  'kilometer',
+  'kilometers',
+  'mile',
+  'miles',
+  'metres',
+  'meters',
+];
+/** Calories spent in a workout (not eaten): measure calories. */
+const CALORIES_BURNED = ['calories', 'calorie', 'kcal', 'burn', 'burned', 'burnt', 'burning', 'energy burned'];
+
+/** What a workouts statistic is over when not the duration: a distance or the calories burned; else undefined. */
+export function workoutMeasure(text: string): 'distance_km' | 'calories' | undefined {
+  if (hasAny(text, DISTANCE)) return 'distance_km';
+  if (hasAny(text, CALORIES_BURNED)) return 'calories';
+  return undefined;
+}
 
 const SPREAD = [
   'consistent',
@@ -252,6 +316,8 @@ const MAX = [
   'greatest',
   'largest',
   'more than ever',
+  'farthest',
+  'furthest',
 ];
 const MIN = ['least', 'lowest', 'minimum', 'min', 'worst', 'fewest', 'shortest', 'smallest', 'bottom'];
 const TOTAL = [
@@ -264,6 +330,8 @@ const TOTAL = [
   'cumulative',
   'add up',
   'overall total',
+  'all told',
+  'in all',
 ];
 const COUNT = ['how many times', 'how often', 'number of', 'how many', 'count', 'how many days', 'how many nights'];
 const MEAN_WORDS = [
@@ -307,13 +375,14 @@ export function askedStatistic(
   text: string,
   { metricCount, countable, window }: { metricCount: number; countable: boolean; window: SpecWindow | null },
 ): Asked {
-  if (metricCount >= 2 && hasAny(text, ASSOCIATION)) return { statistic: 'spearman', target: null };
+  if (metricCount >= 2 && (hasAny(text, ASSOCIATION) || CONDITION.test(text)))
+    return { statistic: 'spearman', target: null };
   // "Which weekday…" asks for the day-of-week breakdown; a weekday named against the weekend (or on its
   // own, "during the week") asks for the weekday/weekend contrast.
   const byDay = hasAny(text, DAY_OF_WEEK);
   if (hasAny(text, WEEKEND) || (hasAny(text, WEEKDAY) && !byDay)) return { statistic: 'difference', target: 'weekend' };
   if (byDay) return { statistic: 'day_of_week', target: null };
-  if (hasAny(text, PREVIOUS_PERIOD) || PERIOD_AGAINST_PERIOD.test(text))
+  if (hasAny(text, PREVIOUS_PERIOD) || PERIOD_AGAINST_PERIOD.test(text) || AGAINST_PERIOD_BEFORE.test(text))
     return { statistic: 'difference', target: 'previous_period' };
   if (hasAny(text, ['median'])) return { statistic: 'median', target: null };
   if (hasAny(text, SPREAD)) return { statistic: 'sd', target: null };
@@ -326,7 +395,12 @@ export function askedStatistic(
   const severalDays = window !== null && ('since' in window || window.days === null || window.days > 1);
   const past =
     hasAny(text, ['did i', 'have i', 'i have', 'i did', 'spent', 'done', 'did']) && !hasAny(text, ['do i', 'usually']);
-  if (severalDays && past && hasAny(text, ['how many', 'how much', 'how much time']) && !hasAny(text, MEAN_WORDS)) {
+  if (
+    severalDays &&
+    past &&
+    hasAny(text, ['how many', 'how much', 'how much time', 'how far']) &&
+    !hasAny(text, MEAN_WORDS)
+  ) {
     return { statistic: 'total', target: null };
   }
   return { statistic: 'mean', target: null };

@@ -123,6 +123,126 @@ export const DEVICE = [
   'crashes',
 ];
 
+/**
+ * General knowledge that is not about health ("what's the capital of France?", "how do I boil an egg?",
+ * "recommend a novel"): a conversational reply that says what Amy is for, when nothing in the message is
+ * about health (HEALTH_TOPIC, a metric, a medical word).
+ */
+export const OFF_TOPIC = [
+  'capital of',
+  'capital city',
+  'world cup',
+  'who won',
+  'who invented',
+  'who wrote',
+  'who painted',
+  'who discovered',
+  'president of',
+  'prime minister',
+  'population of',
+  'how tall is',
+  'how high is',
+  'how big is',
+  'how old is',
+  'how deep is',
+  'mount',
+  'mountain',
+  'ocean',
+  'planet',
+  'berlin wall',
+  'history of',
+  'when did the',
+  'what year did',
+  'boil',
+  'boiled',
+  'bake',
+  'baking',
+  'cook',
+  'cooking',
+  'novel',
+  'novels',
+  'book',
+  'books',
+  'movie',
+  'movies',
+  'film',
+  'films',
+  'tv show',
+  'song',
+  'songs',
+  'poem',
+  'translate',
+  'translation',
+  'how do you say',
+  'in spanish',
+  'in french',
+  'in german',
+  'in italian',
+  'in japanese',
+  'in chinese',
+  'football',
+  'soccer',
+  'election',
+  'stock market',
+  'bitcoin',
+  'homework',
+];
+/** Arithmetic: "whats 17 times 23". */
+export const ARITHMETIC = / \d+(?:\.\d+)? (?:times|plus|minus|divided by|multiplied by|x|over) \d+(?:\.\d+)? /;
+/** Words that make a message about health even when it names no metric: never off-topic. */
+export const HEALTH_TOPIC = [
+  'health',
+  'healthy',
+  'healthier',
+  'unhealthy',
+  'fitness',
+  'fit',
+  'fitter',
+  'diet',
+  'nutrition',
+  'nutritious',
+  'protein',
+  'sugar',
+  'carbs',
+  'fat',
+  'fibre',
+  'fiber',
+  'vitamin',
+  'vitamins',
+  'body',
+  'muscle',
+  'muscles',
+  'heart',
+  'brain',
+  'energy',
+  'tired',
+  'fatigue',
+  'recovery',
+  'recover',
+  'gym',
+  'meal',
+  'meals',
+  'food',
+  'eat',
+  'eating',
+  'snack',
+  'snacks',
+  'breakfast',
+  'lunch',
+  'lunches',
+  'dinner',
+  'drink',
+  'drinking',
+  'meditation',
+  'stretching',
+  'posture',
+  'mental',
+  'mood',
+  'wellbeing',
+  'calories',
+  'calorie',
+];
+
 export const VAGUE = [
   'check up',
   'checkup',
@@ -248,6 +368,9 @@ export const LAB_WORDS = [
   'blood tests',
   'biomarkers',
   'panel',
+  'panels',
+  'blood panel',
+  'blood panels',
 ];
 
 export const KNOWLEDGE = [
@@ -482,7 +605,6 @@ export const COACHING = [
   'to improve',
   'improving my',
   'boost my',
-  'sleep better',
   'recover from',
   'can i recover',
   'can i handle',
@@ -532,7 +654,6 @@ export const COACHING = [
   'build up',
   'work on',
   'fix my',
-  'sleep better',
   'wind down',
   'ways to',
   'strategy',
@@ -688,6 +809,13 @@ export const GENERAL_POPULATION = [
   'myth',
   'for a beginner',
 ];
+
+/**
+ * "Am I getting enough exercise?", "am I active enough", "do I exercise enough": the user's activity
+ * judged against the guideline (activity minutes a week), read as the mean of active_zone_minutes.
+ */
+export const ENOUGH_ACTIVITY =
+  / (?:enough|sufficient) (?:\S+ ){0,2}(?:exercise|exercising|activity|movement|workouts?|training|cardio) | (?:active|exercise|exercising|work out|working out|workout|train|training|move|moving) (?:\S+ ){0,2}enough | sufficiently active /;
 
 /** The user speaking of what they did: "how much running I did", "the runs I actually do". */
 export const OWN_ACTIVITY =

@@ -231,6 +231,46 @@ const METRIC_VOCABULARY: MetricWords[] = [
   missing('glucose monitor readings', ['cgm', 'continuous glucose']),
 ];
 
+/**
+ * Everyday verbs that stand for a metric (understanding.ts): how well I sleep → sleep_score, how hard I
+ * train → active_zone_minutes (how much I walk / move, how long I sleep, how stressed I am and how much I
+ * work out are read by the words above). Their words are known words, never what a misspelling is
+ * repaired to ("will" is not "well").
+ */
+const EVERYDAY_VERBS: MetricWords[] = [
+  daily('sleep_score', [
+    'how well i sleep',
+    'how well i slept',
+    'how well i am sleeping',
+    'how well i have been sleeping',
+    'how good my sleep is',
+    'sleep well',
+    'slept well',
+    'sleeping well',
+    'sleep worse',
+    'slept better',
+    'slept worse',
+    'sleeping worse',
+  ]),
+  daily('active_zone_minutes', [
+    'how hard i train',
+    'how hard i exercise',
+    'how hard i work out',
+    'how hard i workout',
+    'how hard i push myself',
+    'how hard i am training',
+    'how hard i have been training',
+    'how hard i have been exercising',
+    'how intensely i train',
+    'how intensely i exercise',
+    'train hard',
+    'train harder',
+    'training hard',
+    'exercise hard',
+    'exercise harder',
+  ]),
+];
+
 /** Phrases that hold a metric word but name no metric: "sleep apnoea" is a condition, "sleep data" all of it. */
 const NOT_A_METRIC = [
   'sleep stages',
@@ -256,10 +296,24 @@ const ALL_OF_A_METRIC: Record<string, string> = {
   'workout data': 'workouts',
 };
 
-/** Every word of every phrase: what the spelling repair may repair to and never repairs away from. */
-export const METRIC_WORDS: ReadonlySet<string> = new Set(
-  METRIC_VOCABULARY.flatMap(({ phrases }) => phrases.flatMap((phrase) => phrase.split(' '))),
+/** The lab biomarkers: a handful of tests each, described by their latest value or how it changed across them. */
+export const LAB_FEATURES: ReadonlySet<string> = new Set(
+  METRIC_VOCABULARY.filter((words) => words.source === 'labs').map((words) => words.feature),
 );
+
+/** Calorie words that, said of a workout, are the calories it burned. */
+const WORKOUT_CALORIES = ['calories', 'calorie', 'kcal'];
+/** Calories eaten, whatever workout is named with them ("how many calories did I eat on days I ran?"). */
+const EATING = / (?:eat|eats|ate|eaten|eating|intake|consume|consumed|food|diet) /;
+
+const wordsOf = (vocabulary: MetricWords[]) =>
+  new Set(vocabulary.flatMap(({ phrases }) => phrases.flatMap((phrase) => phrase.split(' '))));
+
+/** Every word of every metric phrase: what the spelling repair may repair to and never repairs away from. */
+export const METRIC_WORDS: ReadonlySet<string> = wordsOf(METRIC_VOCABULARY);
+
+/** The words of the everyday verbs: never repaired away from, never repaired to. */
+export const EVERYDAY_WORDS: ReadonlySet<string> = wordsOf(EVERYDAY_VERBS);
 
 /**
  * The metrics a normalised message names, in the order it names them, each once. A phrase is blanked
@@ -273,9 +327,9 @@ export function mentionedMetrics(text: string): MetricMention[] {
   // "my longest walk", "a walk": walk as a noun is a walking workout; as a verb ("did I walk") it is steps.
   rest = rest.replace(/ (a|my|longest|shortest|each|per|every|one|last) walk /g, ' $1 walks ');
   const found: MetricMention[] = [];
-  const phrases = METRIC_VOCABULARY.flatMap((words) => words.phrases.map((phrase) => ({ phrase, words }))).sort(
-    (a, b) => b.phrase.length - a.phrase.length,
-  );
+  const phrases = [...METRIC_VOCABULARY, ...EVERYDAY_VERBS]
+    .flatMap((words) => words.phrases.map((phrase) => ({ phrase, words })))
+    .sort((a, b) => b.phrase.length - a.phrase.length);
   for (const { phrase, words } of phrases) {
     let at = rest.indexOf(` ${phrase} `);
     while (at !== -1) {
@@ -300,7 +354,11 @@ export function mentionedMetrics(text: string): MetricMention[] {
         found.push({ feature, source: feature === 'workouts' ? 'workouts' : 'daily', at, phrase, positions: [at] });
     }
   }
-  const ordered = found.sort((a, b) => a.at - b.at);
+  // "the calories I burned on my runs": calories a workout spent are a measure of the workouts, not calories eaten.
+  const spent = found.some((m) => m.source === 'workouts') && !EATING.test(text);
+  const ordered = found
+    .filter((m) => !(spent && m.feature === 'calories eaten' && WORKOUT_CALORIES.includes(m.phrase)))
+    .sort((a, b) => a.at - b.at);
   const first = new Map<string, MetricMention>();
   for (const mention of ordered) {
     const key = `${mention.feature}:${mention.workoutType ?? ''}:${mention.category ? 'category' : ''}`;

@@ -302,6 +302,22 @@ const KNOWN_WORDS = new Set([
   'here',
   'hero',
   'heard',
+  'worst',
+  'worse',
+  'better',
+  'wall',
+  'walls',
+  'tall',
+  'call',
+  'ball',
+  'mall',
+  'fall',
+  'hall',
+  'well',
+  'wake',
+  'sleet',
+  'steam',
+  'scope',
 ]);
 
 /** Damerau–Levenshtein (optimal string alignment) distance, cut short once it passes `limit`. */
