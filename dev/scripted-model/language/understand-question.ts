@@ -3,9 +3,13 @@
  * in the context of the conversation before it. One function, so the classification, routing, rephrase
  * and Data Science steps of the scripted model never disagree about a question.
  */
-import { STRONG_TREND, askedStatistic, asksForAverage } from './asked';
+import { ACROSS_TESTS, CONDITION, STRONG_TREND, askedStatistic, asksForAverage, workoutMeasure } from './asked';
 import {
   ABOUT_AMY,
+  ARITHMETIC,
+  ENOUGH_ACTIVITY,
+  HEALTH_TOPIC,
+  OFF_TOPIC,
   COACHING,
   DATA_ASK,
   DATA_WORDS,
@@ -23,7 +27,7 @@ import {
   THANKS,
   VAGUE,
 } from './cues';
-import { METRIC_WORDS, mentionedMetrics, type MetricMention } from './metrics';
+import { EVERYDAY_WORDS, LAB_FEATURES, METRIC_WORDS, mentionedMetrics, type MetricMention } from './metrics';
 import { NAMED_YEAR, timeWindow } from './time-window';
 import type { DataSpec, RoutingPattern, SpecKind, SpecStatistic, SpecWindow, Understanding } from './understanding';
 import { REPAIRABLE_WORDS, has, hasAny, normalise } from './words';
@@ -36,6 +40,7 @@ export interface ConversationMessage {
 /** Every word the lists above use: a word in here is never "repaired". */
 const VOCABULARY: ReadonlySet<string> = new Set([
   ...METRIC_WORDS,
+  ...EVERYDAY_WORDS,
   ...REPAIRABLE_WORDS,
   ...[
     ...GREETING,
@@ -51,12 +56,15 @@ const VOCABULARY: ReadonlySet<string> = new Set([
     ...DATA_ASK,
     ...DATA_WORDS,
     ...GENERAL_POPULATION,
+    ...LAB_WORDS,
+    ...OFF_TOPIC,
+    ...HEALTH_TOPIC,
   ].flatMap((phrase) => phrase.split(' ')),
 ]);
 
 /** What a misspelt word may be repaired to: the metric, statistic and medical words, never small talk. */
 const REPAIR_TARGETS: readonly string[] = [
-  ...new Set([...METRIC_WORDS, ...REPAIRABLE_WORDS, ...MEDICAL.flatMap((p) => p.split(' '))]),
+  ...new Set([...METRIC_WORDS, ...REPAIRABLE_WORDS, ...[...MEDICAL, ...LAB_WORDS].flatMap((p) => p.split(' '))]),
 ].filter((word) => word.length >= 4);
 
 export const normaliseMessage = (text: string) => normalise(text, VOCABULARY, REPAIR_TARGETS);
@@ -116,6 +124,12 @@ function ownsMetric(reading: Reading): boolean {
   });
 }
 
+/** General knowledge that is not about health: no metric, nothing medical, no health word, and an off-topic subject. */
+const isOffTopic = (text: string, metrics: MetricMention[]) =>
+  (hasAny(text, OFF_TOPIC) || ARITHMETIC.test(text)) &&
+  metrics.length === 0 &&
+  !hasAny(text, [...MEDICAL, ...LAB_WORDS, ...HEALTH_TOPIC]);
+
 /**
  * Greetings, thanks and goodbyes (when they carry no ask of their own), small talk about Amy, device
  * help. Thanks followed by something the user tells about themselves ("Thanks! I only work out in the
@@ -123,6 +137,7 @@ function ownsMetric(reading: Reading): boolean {
  */
 const isConversation = ({ text, metrics, wordCount, asks }: Reading) =>
   hasAny(text, ABOUT_AMY) ||
+  isOffTopic(text, metrics) ||
   hasAny(text, DEVICE) ||
   (hasAny(text, [...GREETING, ...THANKS, ...GOODBYE]) &&
     (wordCount <= 2 ||
@@ -182,18 +197,34 @@ function subjectOf(reading: Reading, { coaching }: { coaching: boolean }): Metri
 
 /** The current period of a comparison with the one before: "this fortnight than the fortnight before" → 14 days. */
 function currentPeriod(text: string): SpecWindow | null {
-  return timeWindow(
-    text.replace(
-      / (?:than|versus|to|with|against|and|or|from) (?:the )?(?:last|previous|prior)? ?(?:week|month|fortnight|year)(?: before)? /g,
-      ' ',
-    ),
-  );
+  const against =
+    / (?:than|versus|to|with|against|and|or|from) (?:the )?(?:last|previous|prior)? ?(week|month|fortnight|year)(?: before)? /g;
+  const rest = timeWindow(text.replace(against, ' '));
+  if (rest) return rest;
+  // "than the fortnight before" with no period of its own: the same length as the one it is set against.
+  const unit = against.exec(text)?.[1];
+  return unit ? timeWindow(` the last ${unit} `) : null;
+}
+
+/** Walking said as a verb ("how many miles did I walk") is steps, unless a distance is asked: only walking workouts hold one. */
+const WALKING_VERBS = ['walk', 'walked', 'walking'];
+
+/**
+ * An association's metrics as the question conditions them: the first named after the condition ("on
+ * days I work out", "when my stress goes down", "depend on how hard I exercise") acts, the other is acted
+ * on; with no condition, the first mentioned acts.
+ */
+function conditioned(reading: Reading, first: MetricMention, second: MetricMention): [MetricMention, MetricMention] {
+  const condition = CONDITION.exec(reading.text);
+  if (!condition) return [first, second];
+  const after = (m: MetricMention) => Math.min(...m.positions.filter((at) => at >= condition.index), Infinity);
+  return after(second) < after(first) ? [second, first] : [first, second];
 }
 
 function specFor(reading: Reading, options: { coaching?: boolean; statistic?: SpecStatistic } = {}): DataSpec | null {
   const metrics = subjectOf(reading, { coaching: options.coaching === true });
   if (metrics.length === 0) return null;
-  const [first, second] = metrics;
+  let [first, second] = metrics;
   const countable = first.source === 'workouts' || / how many (?:days|nights|times) /.test(reading.text);
   const read = (text: string) =>
     askedStatistic(withoutMetrics(text), { metricCount: metrics.length, countable, window: reading.window });
@@ -235,19 +266,33 @@ function specFor(reading: Reading, options: { coaching?: boolean; statistic?: Sp
   if (first.source === 'labs') {
     // A lab is a handful of tests: its latest value, or how it changed across them, whatever the window words.
     if (
+      statistic === 'change' ||
+      (statistic === 'difference' && asked.target === 'previous_period') ||
+      (!options.coaching && ACROSS_TESTS.test(reading.text))
+    ) {
+      statistic = 'latest_change';
+      window = reading.window ?? { days: null };
+    }
+    if (
       ['mean', 'max', 'min'].includes(statistic) &&
       (reading.window === null || hasAny(reading.text, ['most recent', 'latest']))
     ) {
       statistic = 'latest';
     }
     if (statistic === 'latest') window = { days: null };
-    if (statistic === 'change') window = reading.window ?? { days: null };
   } else {
     if ('days' in window && window.days === 1 && ['mean', 'median', 'total'].includes(statistic)) statistic = 'latest';
     // A trend needs a period to set against the one before: a month when none is said.
     if (statistic === 'change' && reading.window === null) window = { days: 30 };
     if (asked.target === 'previous_period') window = currentPeriod(reading.text) ?? { days: 30 };
   }
+  let measure = statistic === 'spearman' ? undefined : workoutMeasure(withoutMetrics(reading.text));
+  if (measure === 'distance_km' && first.feature === 'steps' && WALKING_VERBS.includes(first.phrase))
+    first = { ...first, feature: 'workouts', source: 'workouts', workoutType: 'walking' };
+  if (first.feature !== 'workouts') measure = undefined;
+  // "How many km / calories": a count of a measure is its total.
+  if (measure && statistic === 'count' && !options.coaching) statistic = 'total';
+  if (statistic === 'spearman' && second) [first, second] = conditioned(reading, first, second);
   const spec: DataSpec = {
     kind: kindOf(statistic),
     statistic,
@@ -255,7 +300,10 @@ function specFor(reading: Reading, options: { coaching?: boolean; statistic?: Sp
     target: statistic === 'spearman' ? (second?.feature ?? null) : statistic === 'difference' ? asked.target : null,
     window,
   };
-  if (first.workoutType) spec.workout_type = first.workoutType;
+  // An association's workout type is that of whichever of its metrics is workouts.
+  const workouts = statistic === 'spearman' && second?.source === 'workouts' ? second : first;
+  if (workouts.workoutType) spec.workout_type = workouts.workoutType;
+  if (measure && statistic !== 'count') spec.measure = measure;
   return spec;
 }
 
@@ -285,9 +333,37 @@ const STATISTIC_WORDS = [
   'how many',
   'how much',
   'how often',
+  'how far',
+  'longest',
+  'shortest',
+  'farthest',
+  'furthest',
 ];
 
+/** A terse ask for the user's value ("vit d level?", "ferritin result"): a word for it, and little else. */
+const TERSE_VALUE = ['level', 'levels', 'result', 'reading', 'value', 'number'];
+const asksTerseValue = ({ text, wordCount }: Reading) => wordCount <= 4 && hasAny(text, TERSE_VALUE);
+
 const none = (pattern: RoutingPattern): Understanding => ({ pattern, spec: null, missing: [] });
+
+/**
+ * "Am I getting enough exercise?", "am I active enough": the user's own activity judged against the
+ * guideline, which is about activity minutes a week: the mean of active_zone_minutes over the last 30
+ * days (or the window said). Not when it asks for advice or about people in general.
+ */
+function enoughActivity(reading: Reading): Understanding | null {
+  const { text } = reading;
+  if (!ENOUGH_ACTIVITY.test(text) || !hasAny(text, PERSONAL) || coaches(text) || general(text)) return null;
+  if (reading.available.some((m) => m.source !== 'workouts' && m.feature !== 'steps')) return null;
+  const spec: DataSpec = {
+    kind: 'description',
+    statistic: 'mean',
+    feature: 'active_zone_minutes',
+    target: null,
+    window: reading.window ?? { days: 30 },
+  };
+  return { pattern: 'my_data_judged', spec, missing: [] };
+}
 
 /** One message on its own, without the conversation. */
 function understandMessage(reading: Reading): Understanding {
@@ -297,6 +373,8 @@ function understandMessage(reading: Reading): Understanding {
   const topic = metrics.length > 0 || medical;
 
   if (isConversation(reading)) return none('conversation');
+  const guideline = enoughActivity(reading);
+  if (guideline) return guideline;
   if (!topic && reading.wordCount <= 4 && !hasAny(text, VAGUE)) return none('unclear');
 
   const judged = judges(text);
@@ -327,7 +405,10 @@ function understandMessage(reading: Reading): Understanding {
     available.length > 0 &&
     !isGeneral &&
     !knowledge &&
-    (reading.window !== null || hasAny(text, DATA_ASK) || hasAny(withoutMetrics(text), STATISTIC_WORDS));
+    (reading.window !== null ||
+      hasAny(text, DATA_ASK) ||
+      hasAny(withoutMetrics(text), STATISTIC_WORDS) ||
+      asksTerseValue(reading));
   const mine = !isGeneral && available.length > 0 && (personal || implicit);
   if (mine || (personal && hasAny(text, DATA_WORDS) && !isGeneral)) {
     if (vague && !judged) return { pattern: 'my_data', spec: specFor(reading, { statistic: 'change' }), missing };
@@ -435,6 +516,7 @@ function followUp(reading: Reading, alone: Understanding, before: Understanding,
       spec = { ...earlier, feature: own.feature, window: reading.window ?? earlier.window };
       if (own.workout_type) spec.workout_type = own.workout_type;
       else delete spec.workout_type;
+      if (own.feature !== 'workouts') delete spec.measure;
       if (reading.available[0].source === 'labs' && spec.statistic === 'mean')
         spec = { ...spec, statistic: 'latest', window: { days: null } };
     } else {
@@ -446,14 +528,24 @@ function followUp(reading: Reading, alone: Understanding, before: Understanding,
       countable: earlier.feature === 'workouts',
       window: reading.window,
     });
-    const statistic = asked.statistic === 'mean' ? earlier.statistic : asked.statistic;
+    let statistic = asked.statistic === 'mean' ? earlier.statistic : asked.statistic;
+    // "how far was that altogether?": the same workouts, over a distance (a count of which is its total).
+    const measure = earlier.feature === 'workouts' ? workoutMeasure(reading.text) : undefined;
+    if (measure && statistic === 'count') statistic = 'total';
+    // "has it changed since my last test?" of a lab: how it changed across its panels.
+    const labChange =
+      LAB_FEATURES.has(earlier.feature) &&
+      (statistic === 'change' || (statistic === 'difference' && asked.target === 'previous_period'));
+    if (labChange) statistic = 'latest_change';
     spec = {
       ...earlier,
       statistic,
       kind: kindOf(statistic),
       target: statistic === 'difference' ? asked.target : statistic === earlier.statistic ? earlier.target : null,
     };
-    if (asked.target === 'previous_period') spec.window = earlier.window;
+    if (measure && statistic !== 'count') spec.measure = measure;
+    if (labChange) spec.window = reading.window ?? { days: null };
+    else if (asked.target === 'previous_period') spec.window = earlier.window;
     else if (reading.window) spec.window = reading.window;
   }
   const medical = hasAny(text, MEDICAL);
