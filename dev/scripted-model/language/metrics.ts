@@ -305,6 +305,9 @@ export const LAB_FEATURES: ReadonlySet<string> = new Set(
 const WORKOUT_CALORIES = ['calories', 'calorie', 'kcal'];
 /** Calories eaten, whatever workout is named with them ("how many calories did I eat on days I ran?"). */
 const EATING = / (?:eat|eats|ate|eaten|eating|intake|consume|consumed|food|diet) /;
+const BURNING = / (?:burn|burns|burned|burnt|burning|spent|expended|expenditure) /;
+/** The everyday name of a day's calories burned, which the data does not hold (only each workout's). */
+export const CALORIES_BURNED = 'daily calories burned';
 
 const wordsOf = (vocabulary: MetricWords[]) =>
   new Set(vocabulary.flatMap(({ phrases }) => phrases.flatMap((phrase) => phrase.split(' '))));
@@ -354,10 +357,18 @@ export function mentionedMetrics(text: string): MetricMention[] {
         found.push({ feature, source: feature === 'workouts' ? 'workouts' : 'daily', at, phrase, positions: [at] });
     }
   }
-  // "the calories I burned on my runs": calories a workout spent are a measure of the workouts, not calories eaten.
-  const spent = found.some((m) => m.source === 'workouts') && !EATING.test(text);
+  // "the calories I burned on my runs": calories a workout spent are a measure of the workouts, not calories
+  // eaten; burned with no workout named ("how many calories did I burn today?") they are a day's, which the
+  // data does not hold (a follow-up about workouts reads them as the workouts' measure).
+  const workoutsNamed = found.some((m) => m.source === 'workouts');
+  const burned = !EATING.test(text) && (workoutsNamed || BURNING.test(text));
   const ordered = found
-    .filter((m) => !(spent && m.feature === 'calories eaten' && WORKOUT_CALORIES.includes(m.phrase)))
+    .filter((m) => !(burned && workoutsNamed && m.feature === 'calories eaten' && WORKOUT_CALORIES.includes(m.phrase)))
+    .map((m) =>
+      burned && m.feature === 'calories eaten' && WORKOUT_CALORIES.includes(m.phrase)
+        ? { ...m, feature: CALORIES_BURNED }
+        : m,
+    )
     .sort((a, b) => a.at - b.at);
   const first = new Map<string, MetricMention>();
   for (const mention of ordered) {

@@ -115,14 +115,20 @@ function calendarWindow(text: string): SpecWindow | null {
   }
   const withYear = new RegExp(` ${MONTH} (?:of )?${YEAR} `).exec(text);
   if (withYear) return monthWindow(MONTH_ABBREVIATIONS[withYear[1]], withYear[2]);
+  // A month alone, or after "what about" / "and" in a follow-up ("and in November?", "what about March?").
+  const alone = new RegExp(`^ (?:(?:and|what about|how about|and what about) )?${MONTH} $`).exec(text);
+  if (alone) return monthWindow(MONTH_ABBREVIATIONS[alone[1]]);
   const months = new RegExp(
-    ` (in|during|throughout|through|over|for|last|this|back in|in early|in late|in mid|the month of) ${MONTH} `,
+    ` (in|during|throughout|through|over|for|last|this|about|and|back in|in early|in late|in mid|the month of) ${MONTH} `,
     'g',
   );
   for (const match of text.matchAll(months)) {
     const [, before, name] = match;
-    // "this may sound odd", "for march pace", "of may": a verb or a word, not the month.
-    if (VERB_MONTHS.has(name) && !['in', 'during', 'throughout', 'last', 'back in', 'the month of'].includes(before))
+    // "this may sound odd", "for march pace", "and may I ask": a verb or a word, not the month.
+    if (
+      VERB_MONTHS.has(name) &&
+      !['in', 'during', 'throughout', 'last', 'about', 'back in', 'the month of'].includes(before)
+    )
       continue;
     // "in March 3rd" is a day, not the month: left to a date window.
     if (/^ \d/.test(text.slice(match.index + match[0].length - 1))) continue;

@@ -27,7 +27,14 @@ import {
   THANKS,
   VAGUE,
 } from './cues';
-import { EVERYDAY_WORDS, LAB_FEATURES, METRIC_WORDS, mentionedMetrics, type MetricMention } from './metrics';
+import {
+  CALORIES_BURNED,
+  EVERYDAY_WORDS,
+  LAB_FEATURES,
+  METRIC_WORDS,
+  mentionedMetrics,
+  type MetricMention,
+} from './metrics';
 import { NAMED_YEAR, timeWindow } from './time-window';
 import type { DataSpec, RoutingPattern, SpecKind, SpecStatistic, SpecWindow, Understanding } from './understanding';
 import { REPAIRABLE_WORDS, has, hasAny, normalise } from './words';
@@ -290,8 +297,9 @@ function specFor(reading: Reading, options: { coaching?: boolean; statistic?: Sp
   if (measure === 'distance_km' && first.feature === 'steps' && WALKING_VERBS.includes(first.phrase))
     first = { ...first, feature: 'workouts', source: 'workouts', workoutType: 'walking' };
   if (first.feature !== 'workouts') measure = undefined;
-  // "How many km / calories": a count of a measure is its total.
-  if (measure && statistic === 'count' && !options.coaching) statistic = 'total';
+  // "How many km / calories": a count of a measure is its total (or its mean, "on average").
+  if (measure && statistic === 'count' && !options.coaching)
+    statistic = asksForAverage(withoutMetrics(reading.text)) ? 'mean' : 'total';
   if (statistic === 'spearman' && second) [first, second] = conditioned(reading, first, second);
   const spec: DataSpec = {
     kind: kindOf(statistic),
@@ -441,7 +449,9 @@ function isFollowUp(reading: Reading): boolean {
         'this',
         'it',
         'those',
+        'these',
         'them',
+        'they',
         'instead',
         'too',
         'also',
@@ -489,6 +499,9 @@ function keepConversationWindow(reading: Reading, alone: Understanding, before: 
 /** The follow-up read against the question before it: what it does not say, it keeps. */
 function followUp(reading: Reading, alone: Understanding, before: Understanding, previous: Reading): Understanding {
   const { text } = reading;
+  // "how many calories did they burn?" after a question about workouts: the workouts' calories.
+  if (before.spec?.feature === 'workouts' && reading.metrics.every((m) => m.feature === CALORIES_BURNED))
+    reading = { ...reading, metrics: [], available: [] };
   if (reading.metrics[0]?.source === 'unavailable') return alone;
   const earlier = before.spec ?? specFor({ ...previous, window: previous.window }, {});
   let spec: DataSpec | null = earlier;
