@@ -1,5 +1,6 @@
 /**
- * The time window a message names, as days counted back from the last day of the user's data (see
+ * The time window a message names: days counted back from the last day of the user's data, or calendar
+ * dates (since / until, MM-DD or YYYY-MM-DD) for a date, a month, a year or the year so far (see
  * `SpecWindow` in understanding.ts for the conventions). Returns null when the message names none.
  */
 import type { SpecWindow } from './understanding';
@@ -163,7 +164,10 @@ function sinceDate(text: string): SpecWindow | null {
   return null;
 }
 
-/** The window a normalised message names; null when it names none. Of several, the longest ("last week's sleep … tonight" is the week). */
+/**
+ * The window a normalised message names; null when it names none. A calendar window ("since March", "in
+ * October", "this year") wins; of several counted in days, the longest ("last week's sleep … tonight" is the week).
+ */
 export function timeWindow(text: string): SpecWindow | null {
   const since = sinceDate(text) ?? calendarWindow(text);
   if (since) return since;
