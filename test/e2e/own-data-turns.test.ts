@@ -14,13 +14,13 @@ import { startTestService, type TestService } from '../support/service';
 jest.setTimeout(240_000);
 
 const DAY_MS = 86_400_000;
-const LAST = new Date(Date.now() - DAY_MS);
-/** A day counted back from the last day of the user's data (yesterday). */
+/** The last day of the user's data: a fixed past day, so that "in October" and "this year" always name the same days. */
+const LAST = new Date('2026-11-20T00:00:00Z');
+/** A day counted back from the last day of the user's data. */
 const day = (back: number) => formatIsoDate(new Date(LAST.getTime() - back * DAY_MS));
 const LAST_DAY = day(0);
 const YEAR = LAST.getUTCFullYear();
-/** The latest October that has begun by the last day. */
-const OCTOBER_YEAR = LAST.getUTCMonth() >= 9 ? YEAR : YEAR - 1;
+const OCTOBER_YEAR = YEAR;
 
 let svc: TestService;
 let amy: Amy;
@@ -132,9 +132,10 @@ test('workouts: "What was my longest run this year?" is the longest stored run s
   const longest = Math.max(...runs.map((r) => r.duration_minutes));
   const { turn, events } = await ask('What was my longest run this year?');
   expectCheckedNumber(turn, events, 'ds-001.max', longest);
-  // The chart's series is one point per run, on its day.
+  // The chart's series is one point per run, on its day, oldest first.
   const series = await amy.turns.findingSeries(turn.id, 'ds-001');
-  expect(series.points).toEqual(runs.map((r) => ({ date: r.date, value: r.duration_minutes })));
+  const oldestFirst = [...runs].sort((a, b) => a.date.localeCompare(b.date));
+  expect(series.points).toEqual(oldestFirst.map((r) => ({ date: r.date, value: r.duration_minutes })));
 });
 
 test('labs: "Is my LDL cholesterol getting better?" compares the FHIR panel with the one sent in mmol/L', async () => {
