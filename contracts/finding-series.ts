@@ -1,6 +1,6 @@
 /**
- * The series a finding was computed from (GET /v1/turns/{id}/findings/{finding_id}/series): the days of its
- * window, cut from the turn's snapshot of the user's data by the same rules the gates use
+ * The series a finding was computed from (GET /v1/turns/{id}/findings/{finding_id}/series): the days (or the
+ * workouts or panels) of its window, cut from the turn's snapshot of the user's data by the same rules the gates use
  * (gates-py/gates/finding_series.py), so a chart of it shows what was judged.
  */
 import { z } from 'zod';
@@ -37,7 +37,8 @@ export const findingSeriesResponseSchema = z
     points: z
       .array(z.union([valuePointSchema, pairPointSchema]))
       .describe(
-        'Every calendar day of the window, oldest first: `{ date, value }`, or `{ date, x, y }` for an association.',
+        'Every calendar day of the window, oldest first: `{ date, value }`, or `{ date, x, y }` for an association. ' +
+          'A description of workouts or lab results has one point per workout or panel instead, on its day (a day may repeat).',
       ),
   })
   .strict();
