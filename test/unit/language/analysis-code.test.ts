@@ -7,6 +7,7 @@ import { createSandbox } from '../../../platform/sandbox';
 import { generateHealthData } from '../../../dev/synthetic-data/generate';
 import { analysisCodeFor } from '../../../dev/scripted-model/language/analysis-code';
 import type { DataSpec } from '../../../dev/scripted-model/language/understanding';
+import { spearman } from '../../../checks/statistics';
 
 const END = '2026-11-01';
 const data = generateHealthData({ seed: 7, days: 180, endDate: new Date(`${END}T00:00:00Z`) });
@@ -15,7 +16,7 @@ const sandbox = createSandbox({ python: defaultPythonPath() });
 async function run(spec: DataSpec): Promise<Record<string, number | string>> {
   const result = await sandbox.run({
     code: analysisCodeFor(spec),
-    data: { summary: data.daily, activities: data.workouts, profile: data.profile },
+    data: { summary: data.daily, activities: data.workouts, labs: data.biomarkers, profile: data.profile },
   });
   if (result.status !== 'ok') throw new Error(`${result.kind}: ${result.message}\n${result.traceback ?? ''}`);
   return result.result as Record<string, number | string>;
@@ -111,7 +112,46 @@ test('last night is the last day', async () => {
   expect(out).toMatchObject({ value: last.sleep_minutes, date: last.date, n: 1 });
 });
 
-test('a lab computes nothing in the sandbox and says why', async () => {
-  const out = await run(spec({ statistic: 'latest', feature: 'ldl_cholesterol', window: { days: null } }));
-  expect(String(out.computed)).toMatch(/lab results are not in the analysis data/);
+test("a lab's latest panel against the one before and the first, from labs_df", async () => {
+  const panels = data.biomarkers
+    .filter((b) => b.name === 'ldl_cholesterol')
+    .sort((a, b) => a.taken_on.localeCompare(b.taken_on));
+  expect(panels.length).toBeGreaterThanOrEqual(2);
+  const [first, previous, latest] = [panels[0], panels.at(-2)!, panels.at(-1)!];
+  const out = await run(spec({ statistic: 'latest_change', feature: 'ldl_cholesterol', window: { days: null } }));
+  expect(out).toMatchObject({
+    latest: latest.value,
+    latest_date: latest.taken_on,
+    previous: previous.value,
+    first: first.value,
+    n: panels.length,
+  });
+  expect(out.change).toBeCloseTo(latest.value - previous.value, 9);
+  const only = await run(spec({ statistic: 'latest', feature: 'ldl_cholesterol', window: { days: null } }));
+  expect(only).toMatchObject({ value: latest.value, date: latest.taken_on, n: 1 });
+});
+
+test('a calendar month of workouts: October, from its first to its last day', async () => {
+  const october = data.workouts.filter((w) => w.date >= '2026-10-01' && w.date <= '2026-10-31');
+  const out = await run(spec({ statistic: 'count', feature: 'workouts', window: { since: '10-01', until: '10-31' } }));
+  expect(out.count).toBe(october.length);
+});
+
+test('a conditioned comparison: minutes worked out each day (0 on a rest day) against sleep that day', async () => {
+  const minutes = new Map<string, number>();
+  for (const w of data.workouts) minutes.set(w.date, (minutes.get(w.date) ?? 0) + w.duration_minutes);
+  const pairs = data.daily.filter((d) => d.sleep_score !== null);
+  const out = await run({
+    kind: 'association',
+    statistic: 'spearman',
+    feature: 'workouts',
+    target: 'sleep_score',
+    window: { days: null },
+  });
+  expect(out.n).toBe(pairs.length);
+  const rho = spearman(
+    pairs.map((d) => minutes.get(d.date) ?? 0),
+    pairs.map((d) => d.sleep_score!),
+  );
+  expect(out.rho).toBeCloseTo(rho!, 9);
 });
