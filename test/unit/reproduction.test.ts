@@ -123,3 +123,52 @@ describe('inferences', () => {
     expect(reproduce(association(-0.8), series).status).toBe('mismatch');
   });
 });
+
+describe('workouts and lab panels', () => {
+  // LDL panels, oldest first, on their days (a description of labs is one value per panel).
+  const PANELS = { feature_values: [150, 129.9, 118], dates: ['2026-01-24', '2026-06-23', '2026-10-31'] };
+
+  test("a lab's latest change: the latest panel against the previous one and the first, all facts", () => {
+    const f = finding({
+      feature: 'ldl_cholesterol',
+      numbers: { latest: 118, previous: 129.9, change: -11.9, first: 150, change_since_first: -32, n: 3 },
+    });
+    const result = reproduce(f, PANELS, 'latest_change');
+    expect(result.status).toBe('reproduced');
+    expect(isDescription({ finding: f, statistic: 'latest_change' })).toBe(true);
+  });
+
+  test('a change the other way round does not reproduce', () => {
+    const f = finding({ feature: 'ldl_cholesterol', numbers: { latest: 118, change: 11.9 } });
+    expect(reproduce(f, PANELS, 'latest_change').status).toBe('mismatch');
+  });
+
+  test('one panel has no change to report', () => {
+    const f = finding({ feature: 'ldl_cholesterol', numbers: { latest: 118, change: 0 } });
+    const result = reproduce(f, { feature_values: [118], dates: ['2026-10-31'] }, 'latest_change');
+    expect(result).toMatchObject({
+      status: 'unreproducible',
+      reason: 'no recomputation of change for a latest_change finding',
+    });
+  });
+
+  test("a workouts trend's period totals are the sums of its per-day counts", () => {
+    // 14 days, the recent 7 from index 7: 2 workouts before, 3 in the recent week.
+    const perDay = [0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0, 1, 0];
+    const f = finding({
+      kind: 'trend',
+      feature: 'workouts',
+      numbers: { recent_total: 3, prior_total: 2, total_change: 1 },
+    });
+    expect(reproduce(f, { feature_values: perDay, recent_start: 7 }, 'change').status).toBe('reproduced');
+    const wrong = finding({ kind: 'trend', feature: 'workouts', numbers: { recent_total: 4 } });
+    expect(reproduce(wrong, { feature_values: perDay, recent_start: 7 }, 'change').status).toBe('mismatch');
+  });
+
+  test("days of the week come from the series' own dates when it carries them", () => {
+    // Two workouts on Saturdays, one on a Monday, out of calendar order with the last day.
+    const series = { feature_values: [30, 60, 45], dates: ['2026-11-07', '2026-11-09', '2026-11-14'] };
+    const f = finding({ numbers: { by_day_saturday: 37.5, by_day_monday: 60 } });
+    expect(reproduce(f, series, 'day_of_week', '2026-11-30').status).toBe('reproduced');
+  });
+});
