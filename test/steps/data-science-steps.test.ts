@@ -101,6 +101,79 @@ describe('parsePlan', () => {
     });
   });
 
+  test("a table, a workout type and a calendar window counted from the data's last day", () => {
+    const october = plan(
+      'kind: scalar\nstatistic: max\ntable: workouts\nfeature: duration_minutes\nworkout_type: running\n' +
+        'window_days: 3\nsince: 2026-10-01\nuntil: 2026-10-31',
+    );
+    // The model's window_days (3) is not trusted: October is 31 days, ending 25 days before 2026-11-25.
+    expect(parsePlan(october, null, '2026-11-25').spec).toEqual({
+      kind: 'scalar',
+      statistic: 'max',
+      feature: 'duration_minutes',
+      target: null,
+      windowDays: 31,
+      offsetDays: 25,
+      since: '2026-10-01',
+      until: '2026-10-31',
+      table: 'workouts',
+      workoutType: 'running',
+    });
+    // A month that has not ended by the last day ends there.
+    expect(parsePlan(october, null, '2026-10-10').spec).toMatchObject({ windowDays: 10, until: '2026-10-31' });
+    expect(parsePlan(october, null, '2026-10-10').spec.offsetDays).toBeUndefined();
+    // A lab biomarker in the labs table; workout_type none is every workout.
+    expect(
+      parsePlan(
+        plan('kind: scalar\nstatistic: latest_change\ntable: labs\nfeature: ldl_cholesterol\nworkout_type: none'),
+      ).spec,
+    ).toEqual({
+      kind: 'scalar',
+      statistic: 'latest_change',
+      feature: 'ldl_cholesterol',
+      target: null,
+      windowDays: null,
+      table: 'labs',
+    });
+  });
+
+  test.each([
+    [
+      'a table that is not one of the three',
+      plan('kind: scalar\nfeature: steps\ntable: meals'),
+      /unknown table \(meals\)/,
+    ],
+    [
+      'a workout type that is not one',
+      plan('kind: scalar\ntable: workouts\nfeature: workouts\nworkout_type: rowing'),
+      /workout_type \(rowing\)/,
+    ],
+    [
+      'a workout type on the daily table',
+      plan('kind: scalar\nfeature: steps\nworkout_type: running'),
+      /workout_type \(running\)/,
+    ],
+    [
+      'an until without a since',
+      plan('kind: scalar\nfeature: steps\nwindow_days: 9\nuntil: 2026-10-31'),
+      /until without a since/,
+    ],
+    [
+      'an until before its since',
+      plan('kind: scalar\nfeature: steps\nwindow_days: 9\nsince: 2026-10-31\nuntil: 2026-10-01'),
+      /until before its since/,
+    ],
+  ])('%s is refused', (_, text, reason) => {
+    expectModelOutputInvalid(() => parsePlan(text), reason);
+  });
+
+  test("a since after the data's last day is refused", () => {
+    expectModelOutputInvalid(
+      () => parsePlan(plan('kind: scalar\nfeature: steps\nsince: 2026-12-01\nuntil: 2026-12-31'), null, '2026-11-25'),
+      /after the data's last day/,
+    );
+  });
+
   test.each([
     [
       'a statistic that is not one of the list',
@@ -287,6 +360,50 @@ describe('descriptiveFinding', () => {
       { mean: 0.71, n: 120 },
     );
     expect(ratio?.unit).toBeNull();
+  });
+
+  test('workouts and labs are named as people say them, a calendar window by its dates, in their own units', () => {
+    const october = { windowDays: 31, offsetDays: 25, since: '2026-10-01', until: '2026-10-31' };
+    expect(
+      descriptiveFinding(
+        'ds-001',
+        { kind: 'scalar', statistic: 'count', table: 'workouts', feature: 'workouts', target: null, ...october },
+        { count: 14, n: 14 },
+      ),
+    ).toMatchObject({ claim: 'Number of workouts over October 2026', window: 'October 2026', unit: null });
+    const farthest = descriptiveFinding(
+      'ds-001',
+      {
+        kind: 'scalar',
+        statistic: 'max',
+        table: 'workouts',
+        workoutType: 'running',
+        feature: 'distance_km',
+        target: null,
+        windowDays: 365,
+        since: '2025-01-01',
+        until: '2025-12-31',
+      },
+      { max: 21.1, n: 80 },
+    );
+    expect(farthest).toMatchObject({ claim: 'Farthest running workout over 2025', unit: 'km' });
+    const ldl = descriptiveFinding(
+      'ds-001',
+      {
+        kind: 'scalar',
+        statistic: 'latest_change',
+        table: 'labs',
+        feature: 'ldl_cholesterol',
+        target: null,
+        windowDays: null,
+      },
+      { latest: 118, latest_date: '2026-10-31', previous: 129.9, change: -11.9, n: 3 },
+    );
+    expect(ldl).toMatchObject({
+      claim: 'LDL cholesterol at the latest panel against the previous one and the first over all available days',
+      numbers: { latest: 118, previous: 129.9, change: -11.9, n: 3 },
+      unit: 'mg/dL',
+    });
   });
 });
 
