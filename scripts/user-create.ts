@@ -11,16 +11,22 @@ import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
 /** Gives the new user health data and says what it gave; a failure undoes the user. */
 export type HealthDataSeeder = (pool: Pool, userId: string) => Promise<string>;
 
-function parseName(args: string[], usage: string): string {
+function parseName(args: string[], usage: string, seeds: boolean): string {
   const flags = args.filter((arg) => arg.startsWith('--'));
   const names = args.filter((arg) => !arg.startsWith('--'));
+  // Synthetic data is dev tooling, which shipped scripts never load: the option says where it is instead.
+  if (flags.includes('--demo-data') && !seeds)
+    throw new CliError(
+      `--demo-data: a user with a synthetic history is made by the dev tooling, not by this script: ` +
+        `npm run demo:user -- ${names[0] ?? '<name>'}`,
+    );
   if (flags.length) throw new CliError(`unknown option ${flags.join(', ')}\n${usage}`);
   if (names.length !== 1) throw new CliError(usage);
   return names[0];
 }
 
 export async function createUserCommand(args: string[], usage: string, seedHealthData?: HealthDataSeeder) {
-  const name = parseName(args, usage);
+  const name = parseName(args, usage, seedHealthData !== undefined);
   const pool = createPgPool(resolveDatabaseUrl(), 2);
   try {
     const { user, apiKey } = await createUserWithApiKey(pool, name);

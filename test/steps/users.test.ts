@@ -106,11 +106,18 @@ test('scripts/user-create.ts prints a working key once, with no health data, and
   expect(userId).not.toBeNull();
   expect(await t.db.dailySummary.count({ where: { userId: userId! } })).toBe(0);
 
-  const [taken, invalid, flag] = await Promise.all([run('frank'), run('bad name'), run('gina', '--no-data')]);
+  const [taken, invalid, flag, demo] = await Promise.all([
+    run('frank'),
+    run('bad name'),
+    run('gina', '--no-data'),
+    run('hana', '--demo-data'),
+  ]);
   expect(taken).toMatchObject({ code: 1, stderr: expect.stringContaining('a user named "frank" already exists') });
   expect(invalid).toMatchObject({ code: 1, stderr: expect.stringContaining('invalid user name') });
   expect(flag).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown option --no-data') });
-  expect(await t.db.user.count({ where: { name: 'gina' } })).toBe(0);
+  // Synthetic data is opt-in, from the dev tooling: the option names the command that gives it.
+  expect(demo).toMatchObject({ code: 1, stderr: expect.stringContaining('npm run demo:user -- hana') });
+  expect(await t.db.user.count({ where: { name: { in: ['gina', 'hana'] } } })).toBe(0);
 });
 
 test('dev/synthetic-data/demo-user-create.ts gives the new user the demo history', async () => {
