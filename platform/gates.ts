@@ -118,7 +118,7 @@ export const seriesSpec = ({
 });
 
 /** The user's rows a series is cut from: a turn's snapshot as `readTurnHealthData` gives it. */
-export interface SeriesData {
+interface SeriesData {
   daily: DailyRow[];
   workouts?: WorkoutRow[];
   labs?: BiomarkerRow[];

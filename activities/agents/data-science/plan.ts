@@ -7,6 +7,7 @@ import {
   ANALYSIS_STATISTICS,
   DATA_TABLES,
   FINDING_KINDS,
+  WORKOUT_FEATURES,
   type AnalysisStatistic,
   type DataTable,
   type FindingKind,
@@ -94,6 +95,8 @@ export function parsePlan(text: string, requestId: string | null = null, lastDay
   }
   const rawTable = specField(spec, 'table')?.toLowerCase() ?? 'daily';
   if (!DATA_TABLES.includes(rawTable as DataTable)) throw invalid(`names an unknown table (${rawTable})`);
+  if (rawTable === 'workouts' && !(WORKOUT_FEATURES as readonly string[]).includes(feature))
+    throw invalid(`names a workouts feature that is none of ${WORKOUT_FEATURES.join(', ')} (${feature})`);
   const rawType = specField(spec, 'workout_type');
   const workoutType = rawType && !/^(none|null|-|all|any)$/i.test(rawType) ? rawType : undefined;
   if (

@@ -5,7 +5,7 @@
  */
 import { DAILY_METRICS, WORKOUT_TYPES } from '../../../platform/health-data/records';
 import { LAB_BIOMARKER_NAMES } from '../../../platform/health-data/labs';
-import { ANALYSIS_STATISTICS } from '../../../contracts/findings';
+import { ANALYSIS_STATISTICS, WORKOUT_FEATURES } from '../../../contracts/findings';
 import type { AnalysisSpec } from './analysis-spec';
 
 const COMPOSITES = [
@@ -39,7 +39,7 @@ window_days: <the trailing window in days, or all>
 offset_days: <days between the window's end and the last date, usually 0>
 since: <for a window that starts on a date, that date as YYYY-MM-DD (window_days then counts from it to the last date); otherwise none>
 until: <for a calendar window that ends before the last date ("in October"), its last day as YYYY-MM-DD; otherwise none>
-The table says where the feature is: daily (a summary_df column), workouts (feature: workouts to count them, or duration_minutes, distance_km, calories, avg_heart_rate; a scalar statistic is over the workouts themselves: count, total, mean, longest = max), labs (feature: the biomarker's name; a scalar statistic is over its panels: latest, latest_change = the latest value against the one before and the first).
+The table says where the feature is: daily (a summary_df column), workouts (feature: ${WORKOUT_FEATURES.join(', ')}, where workouts counts each workout as 1; a scalar statistic is over the workouts themselves: count, total, mean, longest = max), labs (feature: the biomarker's name; a scalar statistic is over its panels: latest, latest_change = the latest value against the one before and the first).
 Use scalar for a level (mean, median, min, max, total, sd, count, latest, latest_change, day_of_week, a weekend-versus-weekday difference), trend for a recent-versus-prior change or difference (window_days is the recent window; the prior window has the same length; workouts are added up per day, 0 on a day without one), association (statistic spearman) for a relationship between two columns per day (a workouts feature is that day's total, 0 on a day without one).
 Windows count back from the last date in the data, not from today: "yesterday" is window_days 1 with offset_days 1, "the week before last" is 7 with offset 7, "since <date>" is that date as since, with window_days the days from it to the last date, both included; "in October" is since the 1st of the latest October up to the last date and until its 31st.`;
 
