@@ -52,6 +52,9 @@ export type SpecKind = 'description' | 'trend' | 'comparison' | 'association';
  *   `latest_change` (a lab over its panels: "has my LDL changed / gone up or down / got better since my
  *   last test", "across my blood tests", "is my A1c getting better": the latest panel against the one
  *   before and the first, a description of the panels, never an inference from three or four tests).
+ *   `per_week` / `per_month` (workouts only, a rate: how many or how far / how long "per week", "a week",
+ *   "weekly", "each month", "how often do I …"): the window's total (a count for `workouts` without a
+ *   measure) divided by its length in weeks or months; no window given → all days.
  * - trend: `change` (going up or down, improving, getting worse, trending): the mean of the window
  *   against the mean of the same length just before.
  * - comparison: `difference` between two groups of days (target `weekend` for weekdays vs weekends,
@@ -83,6 +86,8 @@ export type SpecStatistic =
   | 'count'
   | 'latest'
   | 'latest_change'
+  | 'per_week'
+  | 'per_month'
   | 'change'
   | 'difference'
   | 'day_of_week'
