@@ -13,7 +13,8 @@
  *
  * What each statistic produces, under the keys the Data Science code returns (analysis-code in the
  * scripted model, and the plan prompt's names): mean, median, min, max, total, sd, count, latest
- * (`value`); latest_change (`latest`, `previous`, `change`, `first`, `change_since_first`: a lab's panels);
+ * (`value`); per_week / per_month (`per_week` / `per_month`, with `total` and the window's `weeks` /
+ * `months`: a rate needs the finding's window in days); latest_change (`latest`, `previous`, `change`, `first`, `change_since_first`: a lab's panels);
  * change (`recent_mean`, `prior_mean`, `effect` / `change`, and the periods' sums `recent_total`,
  * `prior_total`, `total_change`: workouts counted or added up per period); a period against the one before
  * (`current_mean`, `previous_mean`, `difference`); weekends against weekdays (`weekend_mean`,
@@ -80,8 +81,16 @@ function byWeekday(series: FindingSeries, lastDay: string): Array<{ day: number;
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
+/** Days in a month, on average over the Gregorian calendar: a monthly rate is the daily rate times this. */
+const DAYS_PER_MONTH = 365.2425 / 12;
+
 /** The numbers the spec produces, recomputed from the series; keys absent when undefined for this data. */
-function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay: string): Record<string, number> {
+function recompute(
+  statistic: AnalysisStatistic,
+  series: FindingSeries,
+  lastDay: string,
+  windowDays: number | null,
+): Record<string, number> {
   const out: Record<string, number | null> = {};
   const values = series.feature_values;
   const xs = observed(values);
@@ -94,7 +103,9 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
     case 'sd':
     case 'count':
     case 'latest':
-    case 'latest_change': {
+    case 'latest_change':
+    case 'per_week':
+    case 'per_month': {
       out.n = xs.length;
       out.mean = mean(xs);
       out.median = median(xs);
@@ -106,6 +117,12 @@ function recompute(statistic: AnalysisStatistic, series: FindingSeries, lastDay:
       if (statistic === 'latest') {
         out.value = xs.length ? xs[xs.length - 1] : null;
         out.n = xs.length ? 1 : 0;
+      }
+      if ((statistic === 'per_week' || statistic === 'per_month') && windowDays !== null) {
+        // A rate over the window's length, days without a workout included: that is what "per week" means.
+        const weeks = windowDays / 7;
+        const months = windowDays / DAYS_PER_MONTH;
+        Object.assign(out, { weeks, months, per_week: out.total! / weeks, per_month: out.total! / months });
       }
       if (statistic === 'latest_change') {
         // The latest observation against the one before it and the first: what a lab's panels say.
@@ -194,13 +211,13 @@ const matches = (claimed: number, recomputed: number) =>
  * last day less the window's offset), which places the series' positions on the calendar.
  */
 export function reproduceFinding(
-  agentFinding: Pick<AgentFinding, 'finding' | 'statistic'>,
+  agentFinding: Pick<AgentFinding, 'finding' | 'statistic'> & { windowDays?: number | null },
   series: FindingSeries,
   lastDay: string,
   missingColumns: readonly string[] = [],
 ): Reproduction {
   const statistic = statisticOf(agentFinding);
-  const expected = recompute(statistic, series, lastDay);
+  const expected = recompute(statistic, series, lastDay, agentFinding.windowDays ?? null);
   const checks: NumberCheck[] = Object.entries(agentFinding.finding.numbers).map(([key, claimed]) => {
     const recomputed = expected[key] ?? null;
     const reproduced = typeof claimed === 'number' && recomputed !== null && matches(claimed, recomputed);

@@ -14,7 +14,8 @@ export type FindingKind = (typeof FINDING_KINDS)[number];
 /**
  * What a Data Science plan computes, named in its spec (beside kind / feature / target / window, so
  * that what was computed can be recomputed): a level (`DESCRIPTIVE_STATISTICS`, `latest_change`: the
- * latest value against the one before and the first, a lab's panels), a `change` against the period
+ * latest value against the one before and the first, a lab's panels; `per_week` / `per_month`: the
+ * window's total over its length in weeks or months, a workouts rate), a `change` against the period
  * before, a `difference` between groups of days or periods, the means by `day_of_week`, or a `spearman`
  * correlation.
  */
@@ -28,6 +29,8 @@ export const DESCRIPTIVE_STATISTICS = [
   'count',
   'latest',
   'latest_change',
+  'per_week',
+  'per_month',
 ] as const;
 export const ANALYSIS_STATISTICS = [
   ...DESCRIPTIVE_STATISTICS,

@@ -165,6 +165,21 @@ describe('workouts and lab panels', () => {
     expect(reproduce(wrong, { feature_values: perDay, recent_start: 7 }, 'change').status).toBe('mismatch');
   });
 
+  test("a weekly rate is the window's total over its length in weeks, rest days included", () => {
+    // 6 runs of 5 km in a 28-day window: 1.5 runs and 7.5 km a week.
+    const runs = {
+      feature_values: [5, 5, 5, 5, 5, 5],
+      dates: ['2026-11-01', '2026-11-04', '2026-11-08', '2026-11-12', '2026-11-20', '2026-11-25'],
+    };
+    const f = finding({ feature: 'distance_km', numbers: { per_week: 7.5, total: 30, weeks: 4, n: 6 } });
+    const rate = (windowDays: number | null) =>
+      reproduceFinding({ finding: f, statistic: 'per_week', windowDays }, { finding: f, ...runs }, '2026-11-28');
+    expect(rate(28).status).toBe('reproduced');
+    expect(rate(14).status).toBe('mismatch');
+    // Without a window's length there is no rate to recompute.
+    expect(rate(null)).toMatchObject({ status: 'unreproducible' });
+  });
+
   test("days of the week come from the series' own dates when it carries them", () => {
     // Two workouts on Saturdays, one on a Monday, out of calendar order with the last day.
     const series = { feature_values: [30, 60, 45], dates: ['2026-11-07', '2026-11-09', '2026-11-14'] };

@@ -135,6 +135,11 @@ const WORKOUT_MEASURES: Record<string, string> = {
 function workoutLevel(spec: AnalysisSpec): string | null {
   const workout = `${spec.workoutType ? `${spec.workoutType} ` : ''}workout`;
   const measure = WORKOUT_MEASURES[spec.feature];
+  const period = spec.statistic === 'per_week' ? 'week' : spec.statistic === 'per_month' ? 'month' : null;
+  if (period) {
+    const what = measure ? `${measure === 'duration' ? 'time' : measure} of ${workout}s` : `${workout}s`;
+    return `${what.replace(/^./, (c) => c.toUpperCase())} per ${period}`;
+  }
   if (spec.feature === 'workouts' || spec.statistic === 'count')
     return spec.statistic === 'count' || spec.statistic === 'total' ? `Number of ${workout}s` : null;
   if (!measure) return null;

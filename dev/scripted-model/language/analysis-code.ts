@@ -96,6 +96,19 @@ function statisticLines(spec: DataSpec): string[] {
       return [
         'return {"value": float(values.iloc[-1]), "date": str(values.index[-1].date()), "n": 1} if len(values) else {"n": 0}',
       ];
+    case 'per_week':
+    case 'per_month': {
+      // The window's length as stated (days without data count too), or with no window every day the data covers.
+      const unit = spec.statistic === 'per_week' ? '7' : '(365.2425 / 12)';
+      const total = spec.measure ? 'float(values.sum())' : 'float(len(w))';
+      return [
+        'firsts = [f["date"].min() for f in (summary_df, activities_df, labs_df) if len(f)]',
+        'days = (stop - start).days if start != pd.Timestamp.min else ((stop - min(firsts)).days + 1 if firsts else 0)',
+        `periods = days / ${unit}`,
+        `total = ${total}`,
+        `return {"${spec.statistic}": total / periods, "total": total, "${spec.statistic === 'per_week' ? 'weeks' : 'months'}": periods, "n": int(${spec.measure ? 'values.count()' : 'len(w)'})} if periods else {"n": 0}`,
+      ];
+    }
     case 'latest_change':
       return [
         'if len(values) < 2:',

@@ -72,7 +72,7 @@ interface PlanWindow {
  * The plan's window_days, offset_days, since and until; a calendar window needs the data's last date to be
  * counted (the same count `parsePlan` makes of it, so the plan's days and its dates agree).
  */
-function planWindow(window: SpecWindow, dataDays: { last: string } | null): PlanWindow {
+function planWindow(window: SpecWindow, dataDays: { first: string; last: string } | null, rate = false): PlanWindow {
   if ('since' in window) {
     if (!dataDays) return { days: null, offset: 0 };
     const since = sinceDate(window.since, dataDays.last);
@@ -85,6 +85,9 @@ function planWindow(window: SpecWindow, dataDays: { last: string } | null): Plan
       ...(until !== undefined ? { until } : {}),
     };
   }
+  // A rate needs its window's length: "all days" is every day the data covers.
+  if (rate && window.days === null && dataDays)
+    return { days: daysBetween(dataDays.first, dataDays.last) + 1, offset: 0 };
   return { days: window.days, offset: window.days === null ? 0 : (window.offset ?? 0) };
 }
 
@@ -100,7 +103,7 @@ function planFeature(spec: DataSpec): { table: 'daily' | 'workouts' | 'labs'; fe
   if (spec.feature !== 'workouts') return { table: 'daily', feature: spec.feature };
   const counted =
     spec.statistic === 'count' ||
-    ((spec.statistic === 'change' || spec.statistic === 'difference') && spec.measure === undefined);
+    (['change', 'difference', 'per_week', 'per_month'].includes(spec.statistic) && spec.measure === undefined);
   return { table: 'workouts', feature: counted ? 'workouts' : (spec.measure ?? 'duration_minutes') };
 }
 
@@ -132,6 +135,9 @@ function approach(spec: DataSpec, window: string): string {
         : `Compare ${series} over ${window} with the same length of time just before it, and report both levels, their difference and the observations used.`;
     case 'day_of_week':
       return `Group ${series} over ${window} by day of week and compute each day's mean, naming the highest and lowest day.`;
+    case 'per_week':
+    case 'per_month':
+      return `Add up ${spec.measure ? series : `the ${spec.workout_type ? `${spec.workout_type} ` : ''}workouts in activities_df (each counts 1)`} over ${window} and divide by the window's length in ${spec.statistic === 'per_week' ? 'weeks' : 'months'}, days without a workout included.`;
     case 'latest_change':
       return `Take ${series} over ${window} and report the latest value against the one before it and the first, with their dates and the number of values.`;
     default:
@@ -152,7 +158,8 @@ const plan: ScriptedRule<'ds_plan'> = {
           '== Spec ==\nkind: scalar\nfeature: unavailable\ntarget: none\nwindow_days: all',
       };
     }
-    const window = planWindow(spec.window, req.inputs.dataDays);
+    const rate = spec.statistic === 'per_week' || spec.statistic === 'per_month';
+    const window = planWindow(spec.window, req.inputs.dataDays, rate);
     const kind = findingKind(spec);
     // The language layer's statistics are the plan's: this fails to compile if they drift apart.
     const statistic: AnalysisStatistic = spec.statistic;

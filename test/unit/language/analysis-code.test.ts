@@ -131,6 +131,19 @@ test("a lab's latest panel against the one before and the first, from labs_df", 
   expect(only).toMatchObject({ value: latest.value, date: latest.taken_on, n: 1 });
 });
 
+test('a weekly rate: runs and their kilometres over the last 90 days, rest days included', async () => {
+  const runs = data.workouts.filter((w) => w.type === 'running' && inWindow(w.date, 90));
+  const count = await run(
+    spec({ statistic: 'per_week', feature: 'workouts', workout_type: 'running', window: { days: 90 } }),
+  );
+  expect(count).toMatchObject({ total: runs.length, n: runs.length });
+  expect(count.per_week).toBeCloseTo(runs.length / (90 / 7), 9);
+  const monthly = await run(spec({ statistic: 'per_month', feature: 'workouts', window: { days: null } }));
+  // Every day the data covers, from its first day to its last.
+  const days = daysBack(data.daily[0].date) + 1;
+  expect(monthly.per_month).toBeCloseTo(data.workouts.length / (days / (365.2425 / 12)), 9);
+});
+
 test('a calendar month of workouts: October, from its first to its last day', async () => {
   const october = data.workouts.filter((w) => w.date >= '2026-10-01' && w.date <= '2026-10-31');
   const out = await run(spec({ statistic: 'count', feature: 'workouts', window: { since: '10-01', until: '10-31' } }));
