@@ -52,7 +52,7 @@ function tableAndFeature(spec: DataSpec) {
   if (spec.feature !== 'workouts') return { feature: spec.feature };
   const counted =
     spec.statistic === 'count' ||
-    ((spec.statistic === 'change' || spec.statistic === 'difference') && spec.measure === undefined);
+    (['change', 'difference', 'per_week', 'per_month'].includes(spec.statistic) && spec.measure === undefined);
   return {
     table: 'workouts',
     feature: counted ? 'workouts' : (spec.measure ?? 'duration_minutes'),
@@ -88,6 +88,9 @@ function expectedPlanSpec(spec: DataSpec) {
     windowDays = Math.round((end.getTime() - start.getTime()) / DAY_MS) + 1;
     offsetDays = Math.round((last.getTime() - end.getTime()) / DAY_MS);
     since = day(start);
+  } else if (window.days === null && (spec.statistic === 'per_week' || spec.statistic === 'per_month')) {
+    // A rate over every day the data covers needs that length.
+    windowDays = Math.round((at(DATA_DAYS.last).getTime() - at(DATA_DAYS.first).getTime()) / DAY_MS) + 1;
   } else {
     windowDays = window.days;
     offsetDays = window.offset ?? 0;
