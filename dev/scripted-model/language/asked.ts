@@ -361,6 +361,28 @@ const MEAN_WORDS = [
   'tend to',
 ];
 
+/**
+ * A rate's period ("per week", "a week", "each month", "every week", "twice a month", "weekly",
+ * "monthly"), not a window's own words ("in a week", "over a month", "a week ago", "the week before").
+ */
+const RATE_PERIOD =
+  / (?:(?<! (?:in|over|for|within|than|after|under|about) )a|per|each|every) (week|month)(?= )(?! ago | before | earlier | later | or two )| (week|month)ly /;
+
+/** Asked in the past ("did I", "have I done"), not of a habit ("do I", "usually"). */
+const inThePast = (text: string) =>
+  hasAny(text, ['did i', 'have i', 'i have', 'i did', 'spent', 'done', 'did']) && !hasAny(text, ['do i', 'usually']);
+
+/**
+ * The rate a workouts question asks for: per_week or per_month as its period says, and "how often do
+ * I …" a weekly one (while "how often did I … last month" counts them); null when none is asked.
+ */
+function askedRate(text: string): 'per_week' | 'per_month' | null {
+  const period = RATE_PERIOD.exec(text);
+  if (period) return (period[1] ?? period[2]) === 'month' ? 'per_month' : 'per_week';
+  if (hasAny(text, ['how often']) && !inThePast(text)) return 'per_week';
+  return null;
+}
+
 export interface Asked {
   statistic: SpecStatistic;
   /** A comparison's other group of days. */
@@ -370,10 +392,17 @@ export interface Asked {
 /**
  * The statistic a normalised question asks for. `metricCount` is how many metrics it names: an
  * association needs two, and "how many" counts workouts but means a total or a mean for steps.
+ * `workouts`: whether its subject is workouts, the only metric with a rate ("how many runs a week?";
+ * "how many steps a day?" stays the mean).
  */
 export function askedStatistic(
   text: string,
-  { metricCount, countable, window }: { metricCount: number; countable: boolean; window: SpecWindow | null },
+  {
+    metricCount,
+    countable,
+    window,
+    workouts = false,
+  }: { metricCount: number; countable: boolean; window: SpecWindow | null; workouts?: boolean },
 ): Asked {
   if (metricCount >= 2 && (hasAny(text, ASSOCIATION) || CONDITION.test(text)))
     return { statistic: 'spearman', target: null };
@@ -389,15 +418,17 @@ export function askedStatistic(
   if (hasAny(text, CHANGE)) return { statistic: 'change', target: null };
   if (hasAny(text, MAX)) return { statistic: 'max', target: null };
   if (hasAny(text, MIN)) return { statistic: 'min', target: null };
+  // "How many km a week", "average weekly distance", "monthly workout count": a rate, before a total,
+  // count or mean its other words might ask for.
+  const rate = workouts ? askedRate(text) : null;
+  if (rate) return { statistic: rate, target: null };
   if (hasAny(text, TOTAL)) return { statistic: 'total', target: null };
   if (countable && hasAny(text, COUNT)) return { statistic: 'count', target: null };
   // "How many steps did I do this week?": over several days, with no "a day" or "average", a total.
   const severalDays = window !== null && ('since' in window || window.days === null || window.days > 1);
-  const past =
-    hasAny(text, ['did i', 'have i', 'i have', 'i did', 'spent', 'done', 'did']) && !hasAny(text, ['do i', 'usually']);
   if (
     severalDays &&
-    past &&
+    inThePast(text) &&
     hasAny(text, ['how many', 'how much', 'how much time', 'how far']) &&
     !hasAny(text, MEAN_WORDS)
   ) {

@@ -1,7 +1,8 @@
 /**
  * The one narrow computation the rephrase step hands the Data Science agent
  * (docs/design.md#step-2-rephrase-and-recall-memory), as a plain sentence a model or a person can read
- * ("Compute the mean of deep_sleep_minutes over the last 30 days.") and `readSpecSentence` reads back exactly:
+ * ("Compute the mean of deep_sleep_minutes over the last 30 days.", "Compute the weekly rate of running workouts
+ * over the last 90 days.") and `readSpecSentence` reads back exactly:
  * the rephrase and Data Science rules pass a spec through the conversation without losing any of it.
  */
 import type { DataSpec, SpecStatistic, SpecWindow } from './understanding';
@@ -18,6 +19,8 @@ const STATISTIC_WORDS: Record<
   sd: 'standard deviation',
   count: 'count',
   latest: 'latest value',
+  per_week: 'weekly rate',
+  per_month: 'monthly rate',
 };
 
 function windowWords(window: SpecWindow): string {
@@ -83,6 +86,8 @@ const KIND_OF: Record<SpecStatistic, DataSpec['kind']> = {
   count: 'description',
   latest: 'description',
   latest_change: 'description',
+  per_week: 'description',
+  per_month: 'description',
   change: 'trend',
   difference: 'comparison',
   day_of_week: 'comparison',
@@ -146,7 +151,7 @@ export function readSpecSentence(text: string): DataSpec | null {
   m = /Compute the difference in (.+?) between (.+?) and the same length of time before it\./.exec(text);
   if (m) return build('difference', m[1], 'previous_period', readWindow(m[2]));
   m =
-    /Compute the (mean|median|minimum|maximum|total|standard deviation|count|latest value) of (.+?) over (.+?)\./.exec(
+    /Compute the (mean|median|minimum|maximum|total|standard deviation|count|latest value|weekly rate|monthly rate) of (.+?) over (.+?)\./.exec(
       text,
     );
   if (m) {

@@ -170,6 +170,9 @@ const coaches = (text: string) => hasAny(text, COACHING);
 
 const general = (text: string) => hasAny(text, GENERAL_POPULATION) && !hasAny(text, ['my', 'mine', 'i', 'me']);
 
+/** A workouts rate (per_week, per_month): workouts only, a daily metric's "per day" is its mean. */
+const isRate = (statistic: SpecStatistic) => statistic === 'per_week' || statistic === 'per_month';
+
 function kindOf(statistic: SpecStatistic): SpecKind {
   if (statistic === 'change') return 'trend';
   if (statistic === 'difference' || statistic === 'day_of_week') return 'comparison';
@@ -233,8 +236,19 @@ function specFor(reading: Reading, options: { coaching?: boolean; statistic?: Sp
   if (metrics.length === 0) return null;
   let [first, second] = metrics;
   const countable = first.source === 'workouts' || / how many (?:days|nights|times) /.test(reading.text);
+  // "How many miles a week do I walk?" is walking workouts (see below), so it has a rate as workouts do.
+  const walkedDistance =
+    first.feature === 'steps' &&
+    WALKING_VERBS.includes(first.phrase) &&
+    workoutMeasure(withoutMetrics(reading.text)) === 'distance_km';
+  const workouts = first.source === 'workouts' || walkedDistance;
   const read = (text: string) =>
-    askedStatistic(withoutMetrics(text), { metricCount: metrics.length, countable, window: reading.window });
+    askedStatistic(withoutMetrics(text), {
+      metricCount: metrics.length,
+      countable,
+      window: reading.window,
+      workouts,
+    });
   let asked = options.statistic ? { statistic: options.statistic, target: null } : read(reading.asking);
   if (
     !options.statistic &&
@@ -248,6 +262,8 @@ function specFor(reading: Reading, options: { coaching?: boolean; statistic?: Sp
   let window: SpecWindow = reading.window ?? { days: null };
   // Coaching asks to improve or change a metric: that is the ask, not a trend to measure.
   if (options.coaching && statistic === 'change' && !hasAny(reading.text, STRONG_TREND)) statistic = 'mean';
+  // Coaching works from how often (or how much) recently, not a rate said in passing ("another run each week").
+  if (options.coaching && isRate(statistic)) statistic = has(reading.text, 'how much') ? 'total' : 'count';
   if (options.coaching && ['count', 'total'].includes(statistic) && reading.window === null) window = { days: 30 };
   if (options.coaching && ['mean', 'median', 'min', 'max', 'latest'].includes(statistic)) {
     // Coaching works from the recent level of a metric (how often, for workouts), not a statistic said in passing.
@@ -309,8 +325,8 @@ function specFor(reading: Reading, options: { coaching?: boolean; statistic?: Sp
     window,
   };
   // An association's workout type is that of whichever of its metrics is workouts.
-  const workouts = statistic === 'spearman' && second?.source === 'workouts' ? second : first;
-  if (workouts.workoutType) spec.workout_type = workouts.workoutType;
+  const workoutsMetric = statistic === 'spearman' && second?.source === 'workouts' ? second : first;
+  if (workoutsMetric.workoutType) spec.workout_type = workoutsMetric.workoutType;
   if (measure && statistic !== 'count') spec.measure = measure;
   return spec;
 }
@@ -530,6 +546,8 @@ function followUp(reading: Reading, alone: Understanding, before: Understanding,
       if (own.workout_type) spec.workout_type = own.workout_type;
       else delete spec.workout_type;
       if (own.feature !== 'workouts') delete spec.measure;
+      // A rate is of workouts: of a daily metric or a lab the same question is its mean ("and my steps?").
+      if (own.feature !== 'workouts' && isRate(spec.statistic)) spec = { ...spec, statistic: 'mean' };
       if (reading.available[0].source === 'labs' && spec.statistic === 'mean')
         spec = { ...spec, statistic: 'latest', window: { days: null } };
     } else {
@@ -540,6 +558,7 @@ function followUp(reading: Reading, alone: Understanding, before: Understanding,
       metricCount: 1,
       countable: earlier.feature === 'workouts',
       window: reading.window,
+      workouts: earlier.feature === 'workouts',
     });
     let statistic = asked.statistic === 'mean' ? earlier.statistic : asked.statistic;
     // "how far was that altogether?": the same workouts, over a distance (a count of which is its total).
