@@ -96,7 +96,7 @@ const KIND_OF: Record<SpecStatistic, DataSpec['kind']> = {
 
 const WORKOUT_TYPES = ['running', 'cycling', 'strength', 'yoga', 'walking', 'swimming', 'HIIT'] as const;
 
-const MEASURES = ['distance_km', 'calories'] as const;
+const MEASURES = ['distance_km', 'calories', 'duration_minutes'] as const;
 
 function readFeature(words: string): Pick<DataSpec, 'feature' | 'workout_type' | 'measure'> | null {
   const measured = /^(\S+) of (.+)$/.exec(words);

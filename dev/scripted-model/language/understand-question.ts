@@ -328,8 +328,15 @@ function specFor(reading: Reading, options: { coaching?: boolean; statistic?: Sp
   const workoutsMetric = statistic === 'spearman' && second?.source === 'workouts' ? second : first;
   if (workoutsMetric.workoutType) spec.workout_type = workoutsMetric.workoutType;
   if (measure && statistic !== 'count') spec.measure = measure;
+  // A rate counts workouts unless it asks for their time ("minutes of cycling a week").
+  if (!measure && RATES.includes(statistic) && first.feature === 'workouts' && hasAny(reading.text, TIME_WORDS))
+    spec.measure = 'duration_minutes';
   return spec;
 }
+
+const RATES: readonly string[] = ['per_week', 'per_month'];
+/** Words that ask for the time spent, not the number of sessions. */
+const TIME_WORDS = ['minutes', 'mins', 'hours', 'hrs', 'time', 'how long'];
 
 /** Words that ask for a number of the user's own ("Total steps this week?", "Max HRV in the past 7 days?"). */
 const STATISTIC_WORDS = [

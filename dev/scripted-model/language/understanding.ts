@@ -131,8 +131,11 @@ export interface DataSpec {
   target: string | null;
   window: SpecWindow;
   workout_type?: 'running' | 'cycling' | 'strength' | 'yoga' | 'walking' | 'swimming' | 'HIIT';
-  /** What a workouts statistic other than `count` is over; absent: `duration_minutes`. */
-  measure?: 'distance_km' | 'calories';
+  /**
+   * What a workouts statistic other than `count` is over; absent: `duration_minutes`, except for a rate,
+   * which counts workouts unless it names a measure (`duration_minutes`: "minutes of cycling a week").
+   */
+  measure?: 'distance_km' | 'calories' | 'duration_minutes';
 }
 
 export interface Understanding {
