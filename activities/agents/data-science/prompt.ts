@@ -61,7 +61,7 @@ export const EXTRACT_SYSTEM = `You turn a Data Science result into structured fi
 Answer with a JSON array (no prose). Each element:
 {"claim": "<one sentence>", "kind": "association" | "trend" | "scalar", "feature": "<column>", "target": "<column>" | null,
  "numbers": {"<key>": <number> | [<low>, <high>]}, "n": <int>, "window": "<e.g. last 90 days>", "unit": "<unit>" | null}
-Rules: numbers MUST be copied from RESULT, never computed or invented, under RESULT's own keys; use "rho" for a correlation and "effect" for a change; feature and target are the SPEC's; one finding per distinct claim; [] when there is none.`;
+Rules: numbers MUST be copied from RESULT, never computed or invented; use "rho" for a correlation, "recent_mean", "prior_mean" and "effect" for a change of means, and RESULT's own keys otherwise (e.g. "recent_total", "prior_total", "total_change" for workouts counted per period); feature and target are the SPEC's; one finding per distinct claim; [] when there is none.`;
 
 /*
  * Each user prompt is rendered from an inputs object, the same object the scripted model reads for the

@@ -276,10 +276,20 @@ const extract: ScriptedRule<'ds_extract'> = {
     }
     const effect = numberIn(result, 'change', 'difference', 'total_change');
     if (spec.kind === 'trend' && effect !== undefined) {
-      // The result's own numbers under its own keys (the period means, or a workouts count's totals).
-      const numbers = Object.fromEntries(
-        Object.entries(result).filter(([key, value]) => key !== 'n' && typeof value === 'number'),
-      );
+      // The periods' means and their difference as the effect, or a workouts count's totals under their own keys.
+      const total = numberIn(result, 'total_change');
+      const numbers =
+        total !== undefined
+          ? {
+              recent_total: numberIn(result, 'recent_total'),
+              prior_total: numberIn(result, 'prior_total'),
+              total_change: total,
+            }
+          : {
+              recent_mean: numberIn(result, 'recent_mean', 'current_mean'),
+              prior_mean: numberIn(result, 'prior_mean', 'previous_mean'),
+              effect,
+            };
       const direction = effect < 0 ? 'fell' : 'rose';
       const what =
         spec.table === 'workouts'
