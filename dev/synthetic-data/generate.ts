@@ -13,6 +13,8 @@
  * - About 8 % of values per metric are missing (HRV 10 %): a night without the watch blanks every sleep
  *   field and HRV together, an off-wrist day blanks steps and active zone minutes together, and each metric
  *   also loses a few days of its own. Whenever sleep_minutes is present, deep + rem + light + awake equal it.
+ * - Running, cycling, walking and swimming workouts have a distance at a plausible speed for their type; strength,
+ *   yoga and HIIT have none (null).
  *
  * Planted true effects (also exported as PLANTED_EFFECTS for tests and the gates' checks):
  * (a) active_zone_minutes on day d → deep_sleep_minutes that night: positive, Spearman ρ ≈ 0.4–0.6.
@@ -120,8 +122,35 @@ const WORKOUT_KINDS: Record<WorkoutType, WorkoutKind> = {
   HIIT: { duration: [25, 5], zoneShare: 0.9, intensity: 0.8, kcalPerMinute: 12, stepsPerMinute: 40 },
 };
 
+/**
+ * The speed range (km/h) of a workout that covers ground; none for one that stays in place. Kept apart from
+ * WORKOUT_KINDS: a workout's distance draws nothing from the random streams (see distanceKm).
+ */
+const SPEED_KMH: Record<WorkoutType, readonly [min: number, max: number] | null> = {
+  running: [9, 12],
+  cycling: [18, 28],
+  strength: null,
+  yoga: null,
+  walking: [4.5, 6],
+  swimming: [2, 3],
+  HIIT: null,
+};
+
 const clamp = (value: number, [min, max]: readonly [number, number]) => Math.min(max, Math.max(min, value));
 const roundTo = (value: number, decimals: number) => Math.round(value * 10 ** decimals) / 10 ** decimals;
+
+/**
+ * How far a workout went, to 0.1 km: the middle of its type's speed range, scaled by its effort (the calories
+ * it burned against the type's typical rate: a harder session burns more and goes faster), kept within the
+ * range. Derived from values the workout already has, never drawn: a new draw from the workouts' stream would
+ * shift every value after it, and other tests depend on the exact values each seed gives.
+ */
+function distanceKm(type: WorkoutType, duration: number, effort: number): number | null {
+  const range = SPEED_KMH[type];
+  if (range === null) return null;
+  const speed = clamp(((range[0] + range[1]) / 2) * effort, range);
+  return roundTo((speed * duration) / 60, 1);
+}
 
 function standardize(series: number[]): number[] {
   const mean = series.reduce((a, b) => a + b, 0) / series.length;
@@ -276,12 +305,15 @@ export function generateHealthData({ seed, days, endDate }: GenerateOptions): He
     const kind = WORKOUT_KINDS[type];
     const duration = Math.round(clamp(workoutRng.normal(...kind.duration), [15, 120]));
     const weightFactor = person.profile.weight_kg / 70;
+    const typicalCalories = kind.kcalPerMinute * duration * weightFactor;
+    const calories = Math.round(typicalCalories * workoutRng.logNormal(1, 0.1));
     workouts.set(i, {
       row: {
         date: formatIsoDate(dates[i]),
         type,
         duration_minutes: duration,
-        calories: Math.round(kind.kcalPerMinute * duration * weightFactor * workoutRng.logNormal(1, 0.1)),
+        distance_km: distanceKm(type, duration, calories / typicalCalories),
+        calories,
         avg_heart_rate: Math.round(rhr[i] + kind.intensity * (maxHeartRate - rhr[i]) + workoutRng.normal(0, 5)),
       },
       zoneMinutes: duration * kind.zoneShare * workoutRng.logNormal(1, 0.15),

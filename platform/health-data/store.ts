@@ -53,10 +53,11 @@ export async function replaceUserHealthData(pool: Pool, userId: string, data: He
     );
     // A generated workout has no client of its own: its id is also its external id.
     await client.query(
-      `INSERT INTO workouts (id, external_id, user_id, date, type, duration_minutes, calories, avg_heart_rate)
-       SELECT w.id, w.id, $1, w.date, w.type, w.duration_minutes, w.calories, w.avg_heart_rate
-       FROM jsonb_to_recordset($2::jsonb)
-         AS w (id text, date date, type text, duration_minutes int, calories int, avg_heart_rate float8)`,
+      `INSERT INTO workouts
+         (id, external_id, user_id, date, type, duration_minutes, distance_km, calories, avg_heart_rate)
+       SELECT w.id, w.id, $1, w.date, w.type, w.duration_minutes, w.distance_km, w.calories, w.avg_heart_rate
+       FROM jsonb_to_recordset($2::jsonb) AS w (id text, date date, type text, duration_minutes int,
+         distance_km float8, calories int, avg_heart_rate float8)`,
       [userId, rows(data.workouts.map((w) => ({ id: newId('workout'), ...w })))],
     );
     await client.query(

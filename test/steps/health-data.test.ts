@@ -174,6 +174,27 @@ describe('generateHealthData', () => {
       expect(workout.avg_heart_rate).toBeGreaterThan(80);
       expect(workout.avg_heart_rate).toBeLessThan(200);
     }
+    // Workouts that cover ground have a distance at a plausible speed (0.1 km rounding aside); the others none.
+    const speedKmh: Record<string, [number, number]> = {
+      running: [9, 12],
+      cycling: [18, 28],
+      walking: [4.5, 6],
+      swimming: [2, 3],
+    };
+    for (const seed of SEEDS) {
+      for (const { type, duration_minutes, distance_km } of generate(seed).workouts) {
+        const range = speedKmh[type];
+        if (!range) {
+          expect([type, distance_km]).toEqual([type, null]);
+          continue;
+        }
+        expect(typeof distance_km).toBe('number');
+        const km = distance_km as number;
+        expect(km).toBe(Math.round(km * 10) / 10);
+        expect(km - 0.05).toBeLessThanOrEqual((range[1] * duration_minutes) / 60);
+        expect(km + 0.05).toBeGreaterThanOrEqual((range[0] * duration_minutes) / 60);
+      }
+    }
     // Full Monday–Sunday weeks inside the series.
     const firstMonday = daily.findIndex((row) => weekday(row) === 1);
     for (let start = firstMonday; start + 7 <= daily.length; start += 7) {
@@ -280,5 +301,14 @@ describe('seedDemoHealthData', () => {
     const workout = await t.db.workout.findFirstOrThrow({ where: { userId: user.id }, orderBy: { date: 'asc' } });
     expect(workout.id).toMatch(/^wko_/);
     expect(workout.date.toISOString().slice(0, 10)).toBe(expected.workouts[0].date);
+    // Distances are stored as generated: the workouts that cover ground have one, the others none.
+    const { rows: storedWorkouts } = await t.pool.query<{ date: string; type: string; distance_km: number | null }>(
+      `SELECT to_char(date, 'YYYY-MM-DD') AS date, type, distance_km FROM workouts WHERE user_id = $1 ORDER BY date`,
+      [user.id],
+    );
+    expect(storedWorkouts).toEqual(
+      expected.workouts.map(({ date, type, distance_km }) => ({ date, type, distance_km: distance_km ?? null })),
+    );
+    expect(storedWorkouts.some((w) => w.distance_km !== null)).toBe(true);
   });
 });
