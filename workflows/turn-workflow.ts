@@ -296,7 +296,13 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
       mainAgentDraft: mainDraft,
       supportingInsights: [supportingInsights, ...followUps].filter(Boolean).join('\n\n'),
       expertProse: expertAnswers.join('\n\n'),
-      findings: validated.map(({ finding, verdict, source, assessment }) => ({ finding, verdict, source, assessment })),
+      findings: validated.map(({ finding, verdict, source, assessment, table }) => ({
+        finding,
+        verdict,
+        source,
+        assessment,
+        ...(table ? { table } : {}),
+      })),
       anchors: coaching?.anchors ?? [],
       // The warning applies when Data Science was asked and no run of it produced a result.
       dataScienceFailed: dataScienceRuns.length > 0 && dataScienceRuns.every((run) => run.status === 'failed'),

@@ -202,7 +202,7 @@ describe("people's own words: what routing understood is what Data Science compu
     expectSheetValue(asked.turn, 'ds-001.weekday_mean', rows[0].weekday);
   });
 
-  test('a lab asked about without a value: the Domain Expert reads the latest result on file against its range', async () => {
+  test('a lab asked about without a value: its latest result computed and reproduced, the Domain Expert reads it against its range', async () => {
     const question = 'What was my most recent LDL and is it in range?';
     const asked = await ask(question);
     await expectTrustworthy(asked, question);
@@ -211,7 +211,10 @@ describe("people's own words: what routing understood is what Data Science compu
       `SELECT value FROM lab_biomarkers WHERE user_id = $1 AND name = 'ldl_cholesterol' ORDER BY taken_on DESC LIMIT 1`,
       [user.userId],
     );
-    expect(asked.turn.result!.answer).toContain(`Your latest LDL cholesterol on file, ${rows[0].value} mg/dL`);
+    // The value is Data Science's, from the labs table, reproduced; the Domain Expert places it in its band.
+    expectSheetValue(asked.turn, 'ds-001.value', rows[0].value);
+    expect(asked.turn.result!.answer).toContain(`Latest LDL cholesterol result over all available days (value ${rows[0].value} mg/dL)`);
+    expect(asked.turn.result!.answer).toMatch(/Your LDL cholesterol from the analysis above is \w+/);
   });
 });
 

@@ -71,17 +71,22 @@ export interface SynthesisOutput {
 }
 
 /**
- * The no-data reply when the answer needed the user's rows and the turn's snapshot has none to compute from:
- * Data Science was asked (for a data question, or coaching on the user's data) and every run of it failed,
- * the snapshot holds none of the tables a finding is computed from (daily summaries, workouts, lab results),
- * and nothing validated or anchored is left to say. The reply names the empty tables and how to fill them. Null
+ * The no-data reply when the answer needed the user's rows and the turn's snapshot has none to compute from,
+ * and nothing validated or anchored is left to say: Data Science was asked (for a data question, or coaching
+ * on the user's data) and either every run of it failed with none of the three tables in the snapshot, or its
+ * findings were about a table the snapshot has no rows of (a sleep question from a user who uploaded only
+ * workouts). The reply names the empty tables and how to fill them. Null
  * otherwise: coaching or a knowledge answer that never asked for the user's numbers is written as usual.
  */
 async function noDataAnswer(deps: StepDeps, input: SynthesisInput): Promise<string | null> {
   const nothingToCite = input.anchors.length === 0 && input.findings.every((f) => f.verdict === 'rejected');
-  if (!input.dataScienceFailed || !nothingToCite) return null;
+  // The tables Data Science's findings were computed from: a question about sleep needs the daily summaries.
+  const asked = [...new Set(input.findings.filter((f) => f.source === 'data_science').map((f) => f.table ?? 'daily'))];
+  if (!nothingToCite || (!input.dataScienceFailed && asked.length === 0)) return null;
   const counts = await readTurnDataCounts(deps.pool, input.turnId);
-  return counts && lacksData(counts, ANALYSED_TABLES) ? noDataReply(counts, ANALYSED_TABLES) : null;
+  if (!counts) return null;
+  if (input.dataScienceFailed && lacksData(counts, ANALYSED_TABLES)) return noDataReply(counts, ANALYSED_TABLES);
+  return asked.length > 0 && lacksData(counts, asked) ? noDataReply(counts, asked) : null;
 }
 
 export function createSynthesise(deps: StepDeps) {

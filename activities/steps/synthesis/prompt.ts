@@ -1,3 +1,4 @@
+import type { DataTable } from '../../../contracts/findings';
 import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
 import type { FactEntry } from '../../../contracts/turn';
 import type { FactSheetFinding } from '../../../checks/fact-sheet';
@@ -31,6 +32,8 @@ function factCheckRepair(untraced: string[]): string {
 
 export interface SynthesisFinding extends FactSheetFinding {
   finding: FactSheetFinding['finding'] & { claim: string };
+  /** The table a Data Science finding was computed from (absent: daily). */
+  table?: DataTable;
   assessment?: { mechanism: string; strategy: string | null } | null;
 }
 
