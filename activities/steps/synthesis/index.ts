@@ -86,6 +86,9 @@ async function noDataAnswer(deps: StepDeps, input: SynthesisInput): Promise<stri
   const counts = await readTurnDataCounts(deps.pool, input.turnId);
   if (!counts) return null;
   if (input.dataScienceFailed && lacksData(counts, ANALYSED_TABLES)) return noDataReply(counts, ANALYSED_TABLES);
+  // When the Domain Expert or the coach leads, their answer stands (a lab question still gets the clinical
+  // context, and the note on missing labs); the reply replaces only a Data Science answer with nothing in it.
+  if (input.mainAgent !== 'data_science') return null;
   return asked.length > 0 && lacksData(counts, asked) ? noDataReply(counts, asked) : null;
 }
 
