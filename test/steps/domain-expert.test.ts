@@ -39,6 +39,7 @@ import { expectSchema } from '../support/http';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 const ATP_III_URL = 'https://doi.org/10.1161/circ.106.25.3143';
+const WHO_ACTIVITY_URL = 'https://doi.org/10.1136/bjsports-2020-102955';
 const LDL_QUESTION = 'Is an LDL of 124 something to worry about?';
 /** the Domain Expert's loop runs at most ten model turns. */
 const MAX_MODEL_TURNS = 10;
@@ -193,6 +194,11 @@ describe('range_compare', () => {
     ['tsh', 4.12, 'within', 'within the reference interval'],
     ['vitamin d', 25, 'borderline', 'insufficiency'],
     ['rhr', 48, 'below', 'sinus bradycardia (often normal in fit people)'],
+    // WHO 2020: 150 to 300 minutes a week of moderate activity, 21.4 to 42.9 minutes a day.
+    ['active zone minutes', 21.3, 'below', 'below the WHO minimum of 150 minutes a week'],
+    ['exercise', 21.4, 'within', '150 to 300 minutes a week, as WHO recommends'],
+    ['azm', 42.9, 'within', '150 to 300 minutes a week, as WHO recommends'],
+    ['MVPA', 43, 'above', 'more than 300 minutes a week, for additional health benefits'],
   ])('%s %d sits %s (%s)', (biomarker, value, position, band) => {
     expect(compareToReferenceRange({ biomarker, value }).classifications[0]).toMatchObject({ position, band });
   });
@@ -225,6 +231,7 @@ describe('range_compare', () => {
   test('the data file covers the common biomarkers, each with a sourced https URL', () => {
     expect(REFERENCE_RANGES.map((e) => e.id).sort()).toEqual(
       [
+        'active_zone_minutes',
         'blood_pressure_diastolic',
         'blood_pressure_systolic',
         'fasting_glucose',
@@ -457,6 +464,35 @@ describe('consultDomainExpert', () => {
     const questionNumbers = new Set(numbersIn(LDL_QUESTION));
     const unsourced = numbersIn(result.answer).filter((n) => !toolNumbers.has(n) && !questionNumbers.has(n));
     expect(unsourced).toEqual([]);
+  });
+
+  test('"Am I getting enough exercise?": the level Data Science found, against the WHO guideline, unrestated', async () => {
+    const { turnId, userId } = await turnWithHealthData(h);
+    const question = 'Am I getting enough exercise?';
+    // What the supporting Data Science run gives for this question: the mean of active_zone_minutes over 30 days.
+    const insights = 'Data Science: The computation found: mean 26.43, n 28.';
+    const result = await runConsultation(
+      h,
+      consultationInput(turnId, userId, { question, supportingInsights: insights }),
+    );
+
+    const [, second] = domainExpertRequests(h);
+    expect(toolUseIn(second)).toEqual([
+      { name: 'user_profile', input: {} },
+      { name: 'range_compare', input: { biomarker: 'active_zone_minutes', value: 26.43 } },
+      { name: 'literature_priors', input: { term: 'active_zone_minutes' } },
+    ]);
+    expect(result.answer).toContain(
+      'Your moderate-to-vigorous physical activity from the analysis above is within the reference range: ' +
+        'it falls in the "150 to 300 minutes a week, as WHO recommends" band (21.4 to 42.9 min/day)',
+    );
+    expect(result.answer).toContain(`Source: Bull FC, Al-Ansari SS, Biddle S, et al (2020), ${WHO_ACTIVITY_URL}.`);
+    expect(result.answer).toContain('The analysis of your own data above stands as computed');
+    expect(result.urls).toEqual([WHO_ACTIVITY_URL]);
+    // The user's own level is the supporting agent's to report: every number is the guideline's.
+    const toolNumbers = new Set(numbersIn(lastToolResults(second.messages).map(resultText).join('\n')));
+    expect(numbersIn(result.answer).filter((n) => !toolNumbers.has(n))).toEqual([]);
+    expect(result.answer).not.toContain('26.43');
   });
 
   test('a blood pressure reading is compared as systolic and diastolic, each against the ACC/AHA bands', async () => {

@@ -228,7 +228,7 @@ export function compareToReferenceRange(input: {
 export const rangeCompareTool = defineTool({
   name: 'range_compare',
   description:
-    "Compare a value with the clinical reference range for a biomarker (lipids, glucose, HbA1c, blood pressure, TSH, vitamin D, ferritin, hs-CRP, resting heart rate). Returns the guideline's bands, the band the value falls in (below, within, borderline or above) and the guideline's citation and URL. Give sex and age when known: some ranges depend on them.",
+    "Compare a value with the clinical reference range for a biomarker (lipids, glucose, HbA1c, blood pressure, TSH, vitamin D, ferritin, hs-CRP, resting heart rate) or a daily activity measure (active_zone_minutes: minutes a day of moderate-to-vigorous activity, against the WHO guideline). Returns the guideline's bands, the band the value falls in (below, within, borderline or above) and the guideline's citation and URL. Give sex and age when known: some ranges depend on them.",
   input: z
     .object({
       biomarker: z.string().trim().min(1).describe('Biomarker name or abbreviation, e.g. "ldl", "HbA1c", "systolic"'),

@@ -14,8 +14,24 @@ const firstDailyMetric = (question: string) =>
  * the conversation): where the value sits, the range's numbers and the guideline's URL (and the user's
  * latest lab value for it, when on file); or, for a general question, a literature prior. As main agent
  * with supporting insights it leaves the user's own numbers to them and refers to them in one sentence
- * with no number in it.
+ * with no number in it. "Am I getting enough exercise?" is one such judgement: Data Science supports it with
+ * the mean of active_zone_minutes, and the rule reads that level against the WHO activity guideline.
  */
+
+/**
+ * The user's activity judged against the guideline: its measures named ("active zone minutes", "physical
+ * activity", MVPA), or enough of it asked about ("am I getting enough exercise", "am I active enough", "do
+ * I work out enough"). Not a bare "exercise" ("does exercise help sleep?" stays a literature question).
+ */
+const ACTIVITY_WORDS = new RegExp(
+  [
+    String.raw`\bactive zone minutes?\b|\bazm\b|\bmvpa\b|\bmoderate[- ]to[- ]vigorous\b`,
+    String.raw`\bphysical(?:ly)? activ(?:e|ity)\b|\bsufficiently active\b`,
+    String.raw`\b(?:enough|sufficient) (?:\w+ ){0,2}(?:exercise|exercising|activity|movement)\b`,
+    String.raw`\b(?:enough|sufficient) (?:\w+ ){0,2}(?:workouts?|training|cardio)\b`,
+    String.raw`\b(?:active|exercise|exercising|work(?:ing)? ?out|train(?:ing)?|mov(?:e|ing)) (?:\w+ ){0,2}enough\b`,
+  ].join('|'),
+);
 
 /** Biomarker names as people write them, and the name the rule passes to range_compare. */
 const BIOMARKER_WORDS: Array<[RegExp, string]> = [
@@ -32,6 +48,9 @@ const BIOMARKER_WORDS: Array<[RegExp, string]> = [
   [/\bferritin\b/, 'ferritin'],
   [/\b(?:hs-?)?crp\b/, 'hs_crp'],
   [/\bresting heart rate\b|\brhr\b|\bresting hr\b/, 'resting_heart_rate'],
+  // The physical-activity guideline (minutes a day of moderate-to-vigorous activity): named, or asked about
+  // as enough exercise / activity, the phrasings language/cues.ts reads as ENOUGH_ACTIVITY.
+  [ACTIVITY_WORDS, 'active_zone_minutes'],
 ];
 
 /**
