@@ -120,7 +120,7 @@ export async function readUserHealthData(pool: Pool, userId: string): Promise<Us
       [userId],
     ),
     pool.query<WorkoutRow>(
-      `SELECT ${DAY('date')} AS date, type, duration_minutes, calories, avg_heart_rate FROM workouts
+      `SELECT ${DAY('date')} AS date, type, duration_minutes, distance_km, calories, avg_heart_rate FROM workouts
        WHERE user_id = $1 ORDER BY workouts.date, id`,
       [userId],
     ),
