@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ROUTABLE_AGENTS, type ModelCallId } from '../../contracts/steps';
 import {
   ANALYSIS_STATISTICS,
+  DATA_TABLES,
   FINDING_KINDS,
   GATE_VERDICTS,
   findingSchema,
@@ -32,6 +33,9 @@ const analysisSpec = z.object({
   statistic: z.enum(ANALYSIS_STATISTICS).optional(),
   offsetDays: z.number().optional(),
   since: z.string().optional(),
+  until: z.string().optional(),
+  table: z.enum(DATA_TABLES).optional(),
+  workoutType: z.string().optional(),
 });
 
 const personalAnchor = z.object({

@@ -106,7 +106,7 @@ function statisticLines(spec: DataSpec): string[] {
         'days = (stop - start).days if start != pd.Timestamp.min else ((stop - min(firsts)).days + 1 if firsts else 0)',
         `periods = days / ${unit}`,
         `total = ${total}`,
-        `return {"${spec.statistic}": total / periods, "total": total, "${spec.statistic === 'per_week' ? 'weeks' : 'months'}": periods, "n": int(${spec.measure ? 'values.count()' : 'len(w)'})} if periods else {"n": 0}`,
+        `return {"${spec.statistic}": total / periods, "total": total, "n": int(${spec.measure ? 'values.count()' : 'len(w)'})} if periods else {"n": 0}`,
       ];
     }
     case 'latest_change':
