@@ -213,7 +213,9 @@ describe("people's own words: what routing understood is what Data Science compu
     );
     // The value is Data Science's, from the labs table, reproduced; the Domain Expert places it in its band.
     expectSheetValue(asked.turn, 'ds-001.value', rows[0].value);
-    expect(asked.turn.result!.answer).toContain(`Latest LDL cholesterol result over all available days (value ${rows[0].value} mg/dL)`);
+    expect(asked.turn.result!.answer).toContain(
+      `Latest LDL cholesterol result over all available days (value ${rows[0].value} mg/dL)`,
+    );
     expect(asked.turn.result!.answer).toMatch(/Your LDL cholesterol from the analysis above is \w+/);
   });
 });
