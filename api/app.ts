@@ -4,6 +4,7 @@ import { newId } from '../platform/ids';
 import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';
+import { accountRoutes, type AccountRoutesDeps } from './routes/account';
 import { consoleRoutes } from './routes/console';
 import { dataRoutes } from './routes/data';
 import { findingRoutes } from './routes/findings';
@@ -11,7 +12,7 @@ import { healthRoutes } from './routes/health';
 import { memoryRoutes } from './routes/memory';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
-export interface AppDeps extends TurnRoutesDeps {
+export interface AppDeps extends TurnRoutesDeps, Pick<AccountRoutesDeps, 'keys'> {
   bodyLimitBytes: number;
   /** Cuts a finding's series again for GET …/findings/:finding_id/series; without it that route answers 503. */
   gates?: Pick<GatesRunner, 'buildSeries'>;
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(findingRoutes(deps));
   app.use(memoryRoutes(deps));
   app.use(dataRoutes(deps));
+  app.use(accountRoutes(deps));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));
   app.use(errorMiddleware(deps.logger));
   return app;

@@ -1,3 +1,6 @@
+import { createDataKeyStore } from '../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../platform/crypto/master-key';
+import { createDataConverter } from '../platform/temporal/data-converter';
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../platform/config';
@@ -45,13 +48,16 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const keys = createDataKeyStore(pool, loadMasterKeyring());
+  const dataConverter = createDataConverter(pool, keys);
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const hub = await startEventHub({ databaseUrl: config.DATABASE_URL, events: createEventLog(pool), logger });
   // For a finding's chart (GET …/findings/:finding_id/series) only: one process, started on the first such
   // request, since the worker's pool does the gating itself.
   const gates = createGatesRunner({ python: config.AMY_PYTHON ?? defaultPythonPath(), processes: 1 });
   const app = createApp({
     gates,
+    keys,
     pool,
     temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,

@@ -13,6 +13,9 @@
  * Exit 0: reset done (with --wait: and the turn completed); 1: refused or failed (the reason is
  * printed); 2: no such turn.
  */
+import { createDataKeyStore } from '../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../platform/crypto/master-key';
+import { createDataConverter } from '../platform/temporal/data-converter';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -97,7 +100,11 @@ async function run() {
       throw new CliError(`turn ${turnId} was cancelled by its user; a cancelled turn is not retried`);
     }
 
-    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const client = new Client({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dataConverter: createDataConverter(pool, createDataKeyStore(pool, loadMasterKeyring())),
+    });
     const handle = client.workflow.getHandle(turnId);
     let description;
     try {

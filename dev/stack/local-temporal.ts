@@ -36,6 +36,7 @@ export async function startLocalTemporal(opts: {
   uiPort?: number;
   headless?: boolean;
   logFile?: string;
+  historyRetention?: string;
 }): Promise<LocalTemporal> {
   const port = opts.port ?? (await freePort());
   const uiPort = opts.headless ? null : (opts.uiPort ?? (await freePort()));
@@ -57,6 +58,19 @@ export async function startLocalTemporal(opts: {
     },
     timeoutMs: 60_000,
   });
+  if (opts.historyRetention) {
+    // Closed turns' histories are kept this long (docs/operations.md#history-retention), then Temporal deletes them.
+    execFileSync(temporalCliPath(), [
+      'operator',
+      'namespace',
+      'update',
+      '--address',
+      `127.0.0.1:${port}`,
+      '--retention',
+      opts.historyRetention,
+      'default',
+    ]);
+  }
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`,

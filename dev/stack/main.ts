@@ -9,6 +9,7 @@
  * readable lines when its stdout is a terminal. The roles write JSON to their pipes; each line is
  * written again here in this process's format. Only the banner, for people, is plain text.
  */
+import { developmentMasterKey } from './master-key';
 import fs from 'node:fs';
 import path from 'node:path';
 import { hasDailySummaries } from '../../platform/health-data/store';
@@ -27,6 +28,11 @@ const root = path.resolve(__dirname, '..', '..');
 const dataDir = path.join(root, '.data');
 const stackFile = path.join(dataDir, 'stack.json');
 const DEMO_USER = 'demo';
+/**
+ * How long Temporal keeps a closed turn's history: longer than the SSE replay window (an hour) and than an
+ * operator needs to look at a failed turn and retry it (`turn:retry` resets the closed workflow), a week.
+ */
+const HISTORY_RETENTION = '168h';
 
 const log = createLogger('stack');
 const say = (msg: string) => log.info(msg);
@@ -68,6 +74,7 @@ async function run() {
         preferredPort: 7233,
         preferredUiPort: 8233,
         logFile: path.join(dataDir, 'temporal', 'server.log'),
+        historyRetention: HISTORY_RETENTION,
       },
       log: say,
     });
@@ -99,6 +106,7 @@ async function run() {
 
     const apiPort = process.env.PORT ? Number(process.env.PORT) : await preferPort(3000);
     const env = {
+      ...developmentMasterKey(dataDir, say),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       PORT: String(apiPort),
