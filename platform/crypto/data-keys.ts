@@ -171,6 +171,16 @@ class DataKeyCache {
   }
 }
 
+/** How many data keys each master key wraps: a rotation is over when only the current one does. */
+export async function countDataKeysByMasterKey(
+  pool: Pick<Pool, 'query'>,
+): Promise<Array<{ masterKeyId: string; count: number }>> {
+  const { rows } = await pool.query<{ master_key_id: string; count: number }>(
+    'SELECT master_key_id, count(*)::int AS count FROM user_data_keys GROUP BY master_key_id ORDER BY master_key_id',
+  );
+  return rows.map((row) => ({ masterKeyId: row.master_key_id, count: row.count }));
+}
+
 export function createDataKeyStore(
   pool: Pool,
   keyring: MasterKeyring,
