@@ -38,7 +38,7 @@ import {
   type MasterKey,
 } from '../platform/crypto/master-key';
 import { createPgPool } from '../platform/pg-pool';
-import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
+import { CliError, failCommand, masterKeyEnv, resolveDatabaseUrl } from './cli-env';
 
 const USAGE =
   'usage: npm run key:rotate-master [-- --new-key-file <path>]\n       npm run key:rotate-master -- --finish';
@@ -113,7 +113,7 @@ function pendingKey(file: string, given: MasterKey | undefined, current: MasterK
 }
 
 async function rotate(newKeyFile: string | undefined) {
-  const keyring = loadMasterKeyring();
+  const keyring = loadMasterKeyring(masterKeyEnv());
   const { current, source } = keyring;
   resolveDatabaseUrl(); // no database: say so before writing anything
   const given = newKeyFile ? readMasterKeyFile(newKeyFile, '--new-key-file') : undefined;
@@ -180,7 +180,7 @@ The old one is kept as ${file}.previous: every process started from now on accep
 
 /** Re-wraps under the current key what processes still running the old one wrapped during the rotation. */
 async function finish() {
-  const keyring = loadMasterKeyring();
+  const keyring = loadMasterKeyring(masterKeyEnv());
   const { current, source } = keyring;
   const { count, byMasterKey } = await withStore(keyring, async (store, pool) => ({
     count: await store.rewrapAll(current),

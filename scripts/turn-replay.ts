@@ -12,7 +12,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { loadConfig } from '../platform/config';
 import { workflowsPath } from '../worker/create-worker';
-import { CliError, failCommand } from './cli-env';
+import { CliError, failCommand, masterKeyEnv, resolveDatabaseUrl } from './cli-env';
 
 const USAGE = 'usage: npm run turn:replay -- <turn_id>';
 
@@ -24,9 +24,9 @@ async function run() {
   if (args.length !== 1 || args[0].startsWith('-')) throw new CliError(USAGE);
   const [turnId] = args;
   // The history's payloads are encrypted: their data keys are in Postgres, under the master key.
-  const config = loadConfig();
+  const config = loadConfig({ ...process.env, DATABASE_URL: resolveDatabaseUrl() });
   const pool = new Pool({ connectionString: config.DATABASE_URL, max: 2 });
-  const dataConverter = createDataConverter(pool, createDataKeyStore(pool, loadMasterKeyring()));
+  const dataConverter = createDataConverter(pool, createDataKeyStore(pool, loadMasterKeyring(masterKeyEnv())));
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   let history;
   try {

@@ -22,7 +22,7 @@ export interface AccountDeletionDeps {
 }
 
 /** What is kept, and why: the documented list (docs/api.md#deleting-an-account). */
-export const KEPT_AFTER_DELETION: AccountDeletion['kept'] = [
+const KEPT_AFTER_DELETION: AccountDeletion['kept'] = [
   {
     what: 'A deletion record: when, and how many rows of each kind were erased',
     why: 'To show that the deletion happened; it holds no user id, name, key or content.',

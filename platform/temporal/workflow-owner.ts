@@ -11,7 +11,7 @@ const isTurnWorkflow = (workflowId: string) => workflowId.startsWith(ID_PREFIXES
 const MAX_CACHED = 10_000;
 
 /** Thrown for a turn workflow whose turn row is gone: its payloads must not be written in the clear. */
-export class WorkflowOwnerUnknownError extends Error {
+class WorkflowOwnerUnknownError extends Error {
   override name = 'WorkflowOwnerUnknownError';
 }
 

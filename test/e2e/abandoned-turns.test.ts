@@ -158,7 +158,11 @@ describe('with the default run bound', () => {
     const pool = new Pool({ connectionString: svc.database.url, max: 4 });
     const app = createApp({
       pool,
-      temporal: new Client({ connection, interceptors: { workflow: [lostResponse] }, dataConverter: svc.dataConverter }),
+      temporal: new Client({
+        connection,
+        interceptors: { workflow: [lostResponse] },
+        dataConverter: svc.dataConverter,
+      }),
       taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
       logger: silentLogger,
       maxInFlightTurns: 3,

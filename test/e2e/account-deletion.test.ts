@@ -121,7 +121,7 @@ test('deleting an account erases its rows, keys, executions and data keys; an ex
 
   // Its execution is not found in Temporal (Temporal deletes it in the background, within seconds).
   const gone = async () => {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 300; i++) {
       try {
         await svc.temporal.workflow.getHandle(turn.id).describe();
       } catch (err) {

@@ -39,7 +39,7 @@ Options
 };
 
 /** What was erased, a line per kind, then what is kept and why. */
-export function describeDeletion(deletion: AccountDeletion): string {
+function describeDeletion(deletion: AccountDeletion): string {
   const erased = Object.entries(deletion.erased).map(([what, n]) => `  ${what.replace(/_/g, ' ')}: ${n}`);
   const kept = deletion.kept.map(({ what, why }) => `  ${what}: ${why}`);
   return [`Your account was deleted at ${deletion.deleted_at}. Erased:`, ...erased, 'Kept:', ...kept, ''].join('\n');
