@@ -32,7 +32,7 @@
  * To profile the workers under load: LOAD_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (node
  * flags for the worker processes only; a profile per thread is written when they stop).
  */
-import { useEphemeralMasterKey } from '../stack/master-key';
+import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { createDataKeyStore } from '../../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../../platform/crypto/master-key';
 import { createDataConverter } from '../../platform/temporal/data-converter';

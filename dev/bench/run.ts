@@ -11,7 +11,7 @@
  *   (e) a sandboxed analysis run vs. the same run unconfined            informational: ratio and difference of medians
  *   (f) a data turn (pattern 2) vs. a bare workflow, same activities    informational: ratio of medians, where the time goes
  */
-import { useEphemeralMasterKey } from '../stack/master-key';
+import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { spawn } from 'node:child_process';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';

@@ -39,6 +39,8 @@ export interface LocalServicesOptions {
     logFile?: string;
     /** How long the default namespace keeps closed workflows' histories (e.g. `168h`); the server's default otherwise. */
     historyRetention?: string;
+    /** The codec server the Web UI decodes payloads with (`--ui-codec-endpoint`). */
+    uiCodecEndpoint?: string;
   };
   /** Where DATABASE_URL, TEMPORAL_ADDRESS and TEMPORAL_UI_URL are read; this process's environment by default. */
   env?: NodeJS.ProcessEnv;
@@ -95,6 +97,7 @@ async function startTemporal(
     headless: opts.headless,
     logFile: opts.logFile,
     historyRetention: opts.historyRetention,
+    uiCodecEndpoint: opts.uiCodecEndpoint,
   });
 }
 

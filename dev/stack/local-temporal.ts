@@ -37,6 +37,7 @@ export async function startLocalTemporal(opts: {
   headless?: boolean;
   logFile?: string;
   historyRetention?: string;
+  uiCodecEndpoint?: string;
 }): Promise<LocalTemporal> {
   const port = opts.port ?? (await freePort());
   const uiPort = opts.headless ? null : (opts.uiPort ?? (await freePort()));
@@ -47,6 +48,7 @@ export async function startLocalTemporal(opts: {
   }
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
+  if (uiPort !== null && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   const server = await launch({
     name: 'the Temporal dev server',
     command: temporalCliPath(),
@@ -66,9 +68,10 @@ export async function startLocalTemporal(opts: {
       'update',
       '--address',
       `127.0.0.1:${port}`,
+      '--namespace',
+      'default',
       '--retention',
       opts.historyRetention,
-      'default',
     ]);
   }
   return {
