@@ -4,6 +4,8 @@ import { newId } from '../platform/ids';
 import { requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';
+import { accountRoutes, type AccountRoutesDeps } from './routes/account';
+import { codecServerRoutes, type CodecServerOptions } from './codec-server';
 import { consoleRoutes } from './routes/console';
 import { dataRoutes } from './routes/data';
 import { findingRoutes } from './routes/findings';
@@ -11,10 +13,12 @@ import { healthRoutes } from './routes/health';
 import { memoryRoutes } from './routes/memory';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
-export interface AppDeps extends TurnRoutesDeps {
+export interface AppDeps extends TurnRoutesDeps, Pick<AccountRoutesDeps, 'keys'> {
   bodyLimitBytes: number;
   /** Cuts a finding's series again for GET …/findings/:finding_id/series; without it that route answers 503. */
   gates?: Pick<GatesRunner, 'buildSeries'>;
+  /** The codec server for operators (./codec-server.ts); without it /codec answers 503. */
+  codecServer?: CodecServerOptions;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -30,6 +34,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(healthRoutes(deps));
   app.use(consoleRoutes());
+  // Operators only, on their own credential: before the API keys' check, which it does not use.
+  app.use(codecServerRoutes(deps.codecServer ?? null));
   // The key is checked before a byte of the body is read: a caller without one is answered at once,
   // however slowly it sends, and never makes the API buffer or parse anything.
   app.use('/v1', requireApiKey(deps.pool));
@@ -42,6 +48,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(findingRoutes(deps));
   app.use(memoryRoutes(deps));
   app.use(dataRoutes(deps));
+  app.use(accountRoutes(deps));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route for ${req.method} ${req.path}.`)));
   app.use(errorMiddleware(deps.logger));
   return app;

@@ -2,6 +2,7 @@
  * Every route's contract in one table: the zod schemas the routes validate with, and the source of
  * `/openapi.json`. Tests check responses against the same schemas, so the API cannot drift.
  */
+import { accountDeletionSchema } from '../contracts/account';
 import { z } from 'zod';
 import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts/errors';
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
@@ -229,6 +230,18 @@ export const ROUTES = {
     authenticated: true,
     params: memoryIdParamsSchema,
     responses: { 204: { description: 'Deleted' }, ...v1Errors(404) },
+  },
+  deleteAccount: {
+    method: 'delete',
+    path: '/v1/account',
+    operationId: 'deleteAccount',
+    summary:
+      "Delete your account everywhere, irreversibly: turns (running ones are stopped), their workflow executions, memory, health data and every API key; the account's data keys are destroyed, so no copy of its workflow histories can be decrypted. Answers what was erased and what is kept.",
+    authenticated: true,
+    responses: {
+      200: { description: 'What was erased, and what is kept', schema: accountDeletionSchema },
+      ...v1Errors(),
+    },
   },
   upsertDaily: {
     method: 'post',

@@ -1,3 +1,6 @@
+import { createDataKeyStore } from '../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../platform/crypto/master-key';
+import { createDataConverter } from '../platform/temporal/data-converter';
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../platform/config';
@@ -5,6 +8,7 @@ import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
 import { createApp } from './app';
+import { parseCodecOperators } from './codec-server';
 import { startEventHub } from './event-hub';
 import { createEventStreamRoute } from './event-stream';
 import { createLogger, type Logger } from '../platform/logger';
@@ -45,14 +49,28 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const keys = createDataKeyStore(pool, loadMasterKeyring());
+  const dataConverter = createDataConverter(pool, keys);
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const hub = await startEventHub({ databaseUrl: config.DATABASE_URL, events: createEventLog(pool), logger });
   // For a finding's chart (GET …/findings/:finding_id/series) only: one process, started on the first such
   // request, since the worker's pool does the gating itself.
   const gates = createGatesRunner({ python: config.AMY_PYTHON ?? defaultPythonPath(), processes: 1 });
+  const operators = parseCodecOperators(config.AMY_CODEC_OPERATORS);
   const app = createApp({
     gates,
+    keys,
     pool,
+    ...(operators.size > 0
+      ? {
+          codecServer: {
+            codec: dataConverter.payloadCodecs![0],
+            operators,
+            allowedOrigins: config.AMY_CODEC_ALLOWED_ORIGINS.split(',').map((o) => o.trim()),
+            logger,
+          },
+        }
+      : {}),
     temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     logger,

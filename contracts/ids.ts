@@ -9,6 +9,7 @@ export const ID_PREFIXES = {
   apiKey: 'key_',
   workout: 'wko_',
   labResult: 'lab_',
+  accountDeletion: 'del_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

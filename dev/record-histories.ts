@@ -1,11 +1,19 @@
 /**
  * Records the workflow histories of representative turns into test/histories/, for the replay test
  * that guards workflow determinism. Runs against a live stack (`npm start`, read from
- * .data/stack.json): `npm run histories:record`.
+ * .data/stack.json): `npm run histories:record`. A turn's payloads are encrypted in Temporal
+ * (docs/operations.md#encrypted-workflow-payloads); they are decoded here, with the stack's master key, so
+ * that the recorded histories replay with no key (they hold the demo user's synthetic data only).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { Pool } from 'pg';
+import { createDataKeyStore } from '../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../platform/crypto/master-key';
+import { createDataConverter } from '../platform/temporal/data-converter';
+import { isEncryptedPayload } from '../platform/temporal/encryption-codec';
 import { temporalCliPath } from './stack/local-temporal';
 
 const root = path.resolve(__dirname, '..');
@@ -43,7 +51,44 @@ async function ask(stack: Stack, message: string): Promise<{ id: string; status:
   return (await res.json()) as { id: string; status: string };
 }
 
-function writeHistory(stack: Stack, name: string, turn: { id: string; status: string }) {
+/** npm start's master key: the environment's, or the development key file it made under .data. */
+const masterKeyEnv = () =>
+  process.env.AMY_MASTER_KEY || process.env.AMY_MASTER_KEY_FILE
+    ? {}
+    : { AMY_MASTER_KEY_FILE: path.join(root, '.data', 'master.key') };
+
+const bytes = (base64: string) => new Uint8Array(Buffer.from(base64, 'base64'));
+const base64 = (data: Uint8Array | null | undefined) => Buffer.from(data ?? new Uint8Array()).toString('base64');
+
+type JsonPayload = { metadata: Record<string, string>; data?: string };
+const isJsonPayload = (value: unknown): value is JsonPayload =>
+  value !== null &&
+  typeof value === 'object' &&
+  'metadata' in value &&
+  typeof (value as JsonPayload).metadata === 'object';
+
+/** The history as the CLI printed it (proto3 JSON, bytes in base64) with every encrypted payload decoded. */
+async function decodedHistory(json: unknown, codec: PayloadCodec): Promise<unknown> {
+  if (Array.isArray(json)) return Promise.all(json.map((item) => decodedHistory(item, codec)));
+  if (json === null || typeof json !== 'object') return json;
+  if (isJsonPayload(json)) {
+    const payload: Payload = {
+      metadata: Object.fromEntries(Object.entries(json.metadata).map(([k, v]) => [k, bytes(v)])),
+      data: bytes(json.data ?? ''),
+    };
+    if (!isEncryptedPayload(payload)) return json;
+    const [plain] = await codec.decode([payload]);
+    return {
+      metadata: Object.fromEntries(Object.entries(plain.metadata ?? {}).map(([k, v]) => [k, base64(v)])),
+      data: base64(plain.data),
+    };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(json)) out[key] = await decodedHistory(value, codec);
+  return out;
+}
+
+async function writeHistory(stack: Stack, name: string, turn: { id: string; status: string }) {
   // The CLI's JSON is the proto3 JSON form that Worker.runReplayHistory reads. Without a run id it
   // shows the latest run: for a retried turn, the reset run, which holds the failed attempt's prefix.
   const history = execFileSync(temporalCliPath(), [
@@ -57,7 +102,8 @@ function writeHistory(stack: Stack, name: string, turn: { id: string; status: st
     'json',
   ]);
   const file = path.join(root, 'test', 'histories', `${name}.json`);
-  fs.writeFileSync(file, history);
+  const decoded = await decodedHistory(JSON.parse(history.toString('utf8')), codecOf(stack));
+  fs.writeFileSync(file, `${JSON.stringify(decoded, null, 2)}\n`);
   console.log(`${name}: turn ${turn.id} ended ${turn.status}; history written to ${path.relative(root, file)}`);
 }
 
@@ -76,24 +122,45 @@ async function recordFailedThenRetried(stack: Stack) {
   const failed = await ask(stack, 'What is heart rate variability?');
   if (failed.status !== 'failed') throw new Error(`expected the turn to fail, it ended ${failed.status}`);
   // The failed run on its own: the workflow's failure path (record the failure, then fail the workflow).
-  writeHistory(stack, 'failed-upstream-unavailable', failed);
+  await writeHistory(stack, 'failed-upstream-unavailable', failed);
   execFileSync(
     process.execPath,
     ['--import', 'tsx', path.join(root, 'scripts', 'turn-retry.ts'), failed.id, '--wait'],
     {
-      env: { ...process.env, DATABASE_URL: stack.postgres_url, TEMPORAL_ADDRESS: stack.temporal_address },
+      env: {
+        ...process.env,
+        ...masterKeyEnv(),
+        DATABASE_URL: stack.postgres_url,
+        TEMPORAL_ADDRESS: stack.temporal_address,
+      },
       stdio: 'inherit',
     },
   );
-  writeHistory(stack, 'failed-then-retried', { id: failed.id, status: 'failed, then completed on retry' });
+  await writeHistory(stack, 'failed-then-retried', { id: failed.id, status: 'failed, then completed on retry' });
 }
 
 async function run() {
   const stack = JSON.parse(fs.readFileSync(path.join(root, '.data', 'stack.json'), 'utf8')) as Stack;
   for (const { name, message } of REPRESENTATIVE_TURNS) {
-    writeHistory(stack, name, await ask(stack, message));
+    await writeHistory(stack, name, await ask(stack, message));
   }
   await recordFailedThenRetried(stack);
+  await pool?.end();
+}
+
+let pool: Pool | undefined;
+let codec: PayloadCodec | undefined;
+/** The stack's codec: its database holds the data keys, under its master key. */
+function codecOf(stack: Stack): PayloadCodec {
+  if (!codec) {
+    pool = new Pool({ connectionString: stack.postgres_url, max: 2 });
+    const converter = createDataConverter(
+      pool,
+      createDataKeyStore(pool, loadMasterKeyring({ ...process.env, ...masterKeyEnv() })),
+    );
+    codec = converter.payloadCodecs![0];
+  }
+  return codec;
 }
 
 run().catch((err) => {

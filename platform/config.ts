@@ -72,6 +72,13 @@ const configSchema = z.object({
   AMY_BWRAP_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /**
+   * The codec server's operators (`name:token,…`, docs/operations.md#the-codec-server); unset, the codec
+   * server answers 503. Tokens are operators' own, never a user's API key.
+   */
+  AMY_CODEC_OPERATORS: z.string().min(1).optional(),
+  /** Browser origins that may call the codec server (the Temporal Web UI's), comma-separated. */
+  AMY_CODEC_ALLOWED_ORIGINS: z.string().default('http://127.0.0.1:8233,http://localhost:8233'),
+  /**
    * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons), none
    * of which this service builds. Refused when true rather than accepted and ignored.
    */

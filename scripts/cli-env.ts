@@ -40,3 +40,14 @@ export function failCommand(err: unknown, expected: ErrorClass[] = []) {
   console.error(userFacing ? `error: ${(err as Error).message}` : err);
   process.exitCode = 1;
 }
+
+const DEV_MASTER_KEY_FILE = path.resolve(__dirname, '..', '.data', 'master.key');
+
+/**
+ * The master key's environment (platform/crypto/master-key.ts): as set, or else the key file `npm start`
+ * made for the local stack (docs/operations.md#keys), so the scripts work against it as they do for its database.
+ */
+export function masterKeyEnv(env: NodeJS.ProcessEnv = process.env, keyFile = DEV_MASTER_KEY_FILE): NodeJS.ProcessEnv {
+  if (env.AMY_MASTER_KEY || env.AMY_MASTER_KEY_FILE || !fs.existsSync(keyFile)) return env;
+  return { ...env, AMY_MASTER_KEY_FILE: keyFile };
+}

@@ -13,13 +13,16 @@
  * Exit 0: reset done (with --wait: and the turn completed); 1: refused or failed (the reason is
  * printed); 2: no such turn.
  */
+import { readPayload } from '../platform/temporal/read-payload';
+import { createDataKeyStore } from '../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../platform/crypto/master-key';
+import { createDataConverter } from '../platform/temporal/data-converter';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { Pool } from 'pg';
 import type { ErrorBody } from '../contracts/errors';
 import { loadConfig } from '../platform/config';
-import { CliError, failCommand, resolveDatabaseUrl } from './cli-env';
+import { CliError, failCommand, masterKeyEnv, resolveDatabaseUrl } from './cli-env';
 
 const USAGE = 'usage: npm run turn:retry -- <turn_id> [--wait]';
 const EXIT_UNKNOWN_TURN = 2;
@@ -40,7 +43,7 @@ export interface FailedStep {
  * before the workflow scheduled `failTurn` to record the failure. Null when no step failed (a
  * cancelled turn, or a failure in workflow code itself).
  */
-export function findFailedStep(history: History): FailedStep | null {
+export async function findFailedStep(history: History, client: Client): Promise<FailedStep | null> {
   const scheduled = new Map<string, HistoryEvent>();
   let failed: { scheduledId: string; attempts: number } | null = null;
   for (const event of history.events ?? []) {
@@ -64,7 +67,8 @@ export function findFailedStep(history: History): FailedStep | null {
   const summaryPayload = step?.userMetadata?.summary;
   return {
     activityType: attrs.activityType?.name ?? 'unknown',
-    summary: summaryPayload ? defaultPayloadConverter.fromPayload<string>(summaryPayload) : null,
+    // Step summaries are payloads like any other: encrypted with the turn's.
+    summary: summaryPayload ? await readPayload<string>(client, summaryPayload) : null,
     resetEventId: attrs.workflowTaskCompletedEventId,
     attempts: failed.attempts,
   };
@@ -97,7 +101,11 @@ async function run() {
       throw new CliError(`turn ${turnId} was cancelled by its user; a cancelled turn is not retried`);
     }
 
-    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const client = new Client({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dataConverter: createDataConverter(pool, createDataKeyStore(pool, loadMasterKeyring(masterKeyEnv()))),
+    });
     const handle = client.workflow.getHandle(turnId);
     let description;
     try {
@@ -111,7 +119,7 @@ async function run() {
         `turn ${turnId}'s workflow is ${description.status.name}, not FAILED; wait until it has closed`,
       );
     }
-    const step = findFailedStep(await handle.fetchHistory());
+    const step = await findFailedStep(await handle.fetchHistory(), client);
     if (!step) {
       throw new CliError(
         `turn ${turnId} did not fail in a step (error ${turn.error?.code}); there is nothing to resume`,

@@ -6,6 +6,7 @@ import {
   type Logger as TemporalLogger,
   type WorkerOptions,
 } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities, type StepDeps } from '../activities';
 import { turnRunInterceptors } from './turn-run-interceptor';
 import { upstreamFailureInterceptors } from './upstream-failure-interceptor';
@@ -59,10 +60,13 @@ export async function createTurnWorker(opts: {
   namespace: string;
   taskQueue: string;
   deps: StepDeps;
+  /** The service's data converter (platform/temporal/data-converter.ts): a turn's payloads are encrypted. */
+  dataConverter: DataConverter;
   workflowBundle?: WorkerOptions['workflowBundle'];
 }): Promise<Worker> {
   return Worker.create({
     connection: opts.connection,
+    dataConverter: opts.dataConverter,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: createActivities(opts.deps),

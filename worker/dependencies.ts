@@ -7,15 +7,22 @@ import { createPgPool } from '../platform/pg-pool';
 import { createAnthropicClient, createLlm, isScriptedModel } from '../platform/llm';
 import { createSandbox } from '../platform/sandbox';
 import type { StepDeps } from '../activities';
+import type { DataConverter } from '@temporalio/common';
+import { createDataKeyStore, type DataKeyStore } from '../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../platform/crypto/master-key';
+import { createDataConverter } from '../platform/temporal/data-converter';
 
 /** The composition root's wiring: connections and services for the activities, from configuration. */
 export function createStepDeps(
   config: Config,
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
-): StepDeps & { close(): Promise<void> } {
+): StepDeps & { dataConverter: DataConverter; dataKeys: DataKeyStore; close(): Promise<void> } {
   const pool = createPgPool(config.DATABASE_URL, 20, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
+  // The turns' payloads are encrypted under their users' data keys (platform/temporal/encryption-codec.ts).
+  const dataKeys = createDataKeyStore(pool, loadMasterKeyring());
+  const dataConverter = createDataConverter(pool, dataKeys);
   const events = createEventLog(pool);
   const llm = createLlm({
     anthropic: createAnthropicClient(config),
@@ -48,7 +55,9 @@ export function createStepDeps(
     }),
     gates,
     clock: () => new Date(),
-    temporal: new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE }),
+    temporal: new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, dataConverter }),
+    dataConverter,
+    dataKeys,
     async close() {
       await Promise.allSettled([pool.end(), gates.close(), temporalConnection.close()]);
     },

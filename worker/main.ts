@@ -8,16 +8,22 @@ import { installWorkerLogging, runTurnWorker } from './run-worker';
 async function run() {
   const config = loadConfig();
   const logger = installWorkerLogging(config);
+  const deps = createStepDeps(config, logger);
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   try {
-    await ensureRetentionSchedule(new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }), {
+    const client = new Client({
+      connection: clientConnection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dataConverter: deps.dataConverter,
+    });
+    await ensureRetentionSchedule(client, {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       replayWindowSeconds: config.AMY_REPLAY_WINDOW_SECONDS,
     });
   } finally {
     await clientConnection.close();
   }
-  await runTurnWorker(config, createStepDeps(config, logger), logger);
+  await runTurnWorker(config, deps, logger);
 }
 
 run().catch((err: unknown) => {

@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Config } from '../platform/config';
 import { createLogger, temporalLogger, type Logger } from '../platform/logger';
@@ -32,7 +33,7 @@ export function installWorkerLogging(config: Pick<Config, 'LOG_LEVEL'>): Logger 
  */
 export async function runTurnWorker(
   config: Config,
-  deps: StepDeps & { close(): Promise<void> },
+  deps: StepDeps & { dataConverter: DataConverter; close(): Promise<void> },
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
 ): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -42,6 +43,7 @@ export async function runTurnWorker(
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       deps,
+      dataConverter: deps.dataConverter,
       ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
     });
     logger.info('worker polling', { task_queue: config.TEMPORAL_TASK_QUEUE });

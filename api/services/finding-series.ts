@@ -7,7 +7,8 @@
  * findings. It is read from the turn's workflow history, as the input of the `runGates` activity that judged
  * the finding; so it is there as long as Temporal keeps the history (the namespace's retention period).
  */
-import { WorkflowNotFoundError, defaultPayloadConverter, type Client as TemporalClient } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
+import { readPayload } from '../../platform/temporal/read-payload';
 import type { Pool } from 'pg';
 import type { AgentFinding } from '../../contracts/findings';
 import type { FindingSeriesResponse } from '../../contracts/finding-series';
@@ -42,7 +43,7 @@ async function gatedFinding(temporal: TemporalClient, turnId: string, findingId:
     if (scheduled?.activityType?.name !== RUN_GATES_ACTIVITY) continue;
     const payload = scheduled.input?.payloads?.[0];
     if (!payload) continue;
-    const input = defaultPayloadConverter.fromPayload<{ findings?: AgentFinding[] }>(payload);
+    const input = await readPayload<{ findings?: AgentFinding[] }>(temporal, payload);
     const found = input.findings?.find((f) => f.finding.id === findingId);
     if (found) return found;
   }

@@ -2,6 +2,7 @@
  * `amy`'s commands: finds the one asked for, prints help, runs it, and turns whatever it threw into
  * one plain line on stderr and an exit code (./errors.ts).
  */
+import { accountDelete } from './commands/account';
 import { ask } from './commands/ask';
 import { dataDelete, dataList, dataProfile, dataProfileSet } from './commands/data';
 import { dataExport } from './commands/data-export';
@@ -31,6 +32,7 @@ const COMMANDS: Command[] = [
   // Before `data profile`, which its first two words would match.
   dataProfileSet,
   dataProfile,
+  accountDelete,
 ];
 
 /** The widest command name, so that the summaries line up. */

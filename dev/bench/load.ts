@@ -32,6 +32,10 @@
  * To profile the workers under load: LOAD_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (node
  * flags for the worker processes only; a profile per thread is written when they stop).
  */
+import { useEphemeralMasterKey } from '../stack/dev-keys';
+import { createDataKeyStore } from '../../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../../platform/crypto/master-key';
+import { createDataConverter } from '../../platform/temporal/data-converter';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -158,6 +162,7 @@ function spread<T>(items: T[], n: number): T[] {
 }
 
 async function run(opts: Options): Promise<number> {
+  useEphemeralMasterKey();
   const startedAt = nowMs();
   const loadBefore = os.loadavg();
   const stoppers: Array<() => Promise<void>> = [];
@@ -214,7 +219,10 @@ async function run(opts: Options): Promise<number> {
     stoppers.push(() => pool.end());
     const temporalConnection = await Connection.connect({ address: infra.temporalAddress });
     stoppers.push(() => temporalConnection.close());
-    const temporal = new Client({ connection: temporalConnection });
+    const temporal = new Client({
+      connection: temporalConnection,
+      dataConverter: createDataConverter(pool, createDataKeyStore(pool, loadMasterKeyring())),
+    });
     const agent = newAgent();
     stoppers.push(async () => agent.destroy());
 

@@ -11,6 +11,7 @@
  *   (e) a sandboxed analysis run vs. the same run unconfined            informational: ratio and difference of medians
  *   (f) a data turn (pattern 2) vs. a bare workflow, same activities    informational: ratio of medians, where the time goes
  */
+import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { spawn } from 'node:child_process';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
@@ -87,6 +88,7 @@ async function bundle(path: string): Promise<string> {
 const bareActivities: BareActivities = { noOp: async () => undefined };
 
 async function run(): Promise<number> {
+  useEphemeralMasterKey();
   const startedAt = nowMs();
   const stoppers: Array<() => Promise<void>> = [];
   let stopping: Promise<void> | undefined;
@@ -143,6 +145,7 @@ async function run(): Promise<number> {
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: config.TEMPORAL_TASK_QUEUE,
         deps,
+        dataConverter: deps.dataConverter,
         workflowBundle: { code: turnBundle },
       }),
       await Worker.create({
@@ -163,7 +166,11 @@ async function run(): Promise<number> {
     stoppers.push(() => api.close());
     const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
     stoppers.push(() => clientConnection.close());
-    const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+    const temporal = new Client({
+      connection: clientConnection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dataConverter: deps.dataConverter,
+    });
     // The benchmark's own writer, standing in for a worker: a pool of its own, apart from the API's.
     const pool = new Pool({ connectionString: infra.databaseUrl, max: 4 });
     stoppers.push(() => pool.end());

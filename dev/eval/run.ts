@@ -8,6 +8,7 @@
  * Not a test: a missed target is reported, not turned into an exit code. It exits non-zero only when
  * the eval could not run (the services did not start, the API could not be reached).
  */
+import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { execSync } from 'node:child_process';
 import { Pool } from 'pg';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
@@ -46,6 +47,7 @@ function buildLabel(): string {
 }
 
 async function run(): Promise<number> {
+  useEphemeralMasterKey();
   const startedAt = performance.now();
   const stoppers: Array<() => Promise<void>> = [];
   const stopAll = async () => {

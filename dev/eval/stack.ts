@@ -55,6 +55,7 @@ export async function startEvalStack(opts: {
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       deps,
+      dataConverter: deps.dataConverter,
       workflowBundle: { code: opts.workflowBundleCode },
     });
     const running = worker.run();

@@ -37,6 +37,10 @@ export interface LocalServicesOptions {
     preferredUiPort?: number;
     headless?: boolean;
     logFile?: string;
+    /** How long the default namespace keeps closed workflows' histories (e.g. `168h`); the server's default otherwise. */
+    historyRetention?: string;
+    /** The codec server the Web UI decodes payloads with (`--ui-codec-endpoint`). */
+    uiCodecEndpoint?: string;
   };
   /** Where DATABASE_URL, TEMPORAL_ADDRESS and TEMPORAL_UI_URL are read; this process's environment by default. */
   env?: NodeJS.ProcessEnv;
@@ -92,6 +96,8 @@ async function startTemporal(
     uiPort: await portOrAny(opts.preferredUiPort),
     headless: opts.headless,
     logFile: opts.logFile,
+    historyRetention: opts.historyRetention,
+    uiCodecEndpoint: opts.uiCodecEndpoint,
   });
 }
 

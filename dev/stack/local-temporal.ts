@@ -36,6 +36,8 @@ export async function startLocalTemporal(opts: {
   uiPort?: number;
   headless?: boolean;
   logFile?: string;
+  historyRetention?: string;
+  uiCodecEndpoint?: string;
 }): Promise<LocalTemporal> {
   const port = opts.port ?? (await freePort());
   const uiPort = opts.headless ? null : (opts.uiPort ?? (await freePort()));
@@ -46,6 +48,7 @@ export async function startLocalTemporal(opts: {
   }
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
+  if (uiPort !== null && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   const server = await launch({
     name: 'the Temporal dev server',
     command: temporalCliPath(),
@@ -57,6 +60,20 @@ export async function startLocalTemporal(opts: {
     },
     timeoutMs: 60_000,
   });
+  if (opts.historyRetention) {
+    // Closed turns' histories are kept this long (docs/operations.md#history-retention), then Temporal deletes them.
+    execFileSync(temporalCliPath(), [
+      'operator',
+      'namespace',
+      'update',
+      '--address',
+      `127.0.0.1:${port}`,
+      '--namespace',
+      'default',
+      '--retention',
+      opts.historyRetention,
+    ]);
+  }
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`,

@@ -9,6 +9,7 @@
  * readable lines when its stdout is a terminal. The roles write JSON to their pipes; each line is
  * written again here in this process's format. Only the banner, for people, is plain text.
  */
+import { developmentCodecOperator, developmentMasterKey } from './dev-keys';
 import fs from 'node:fs';
 import path from 'node:path';
 import { hasDailySummaries } from '../../platform/health-data/store';
@@ -27,6 +28,11 @@ const root = path.resolve(__dirname, '..', '..');
 const dataDir = path.join(root, '.data');
 const stackFile = path.join(dataDir, 'stack.json');
 const DEMO_USER = 'demo';
+/**
+ * How long Temporal keeps a closed turn's history: longer than the SSE replay window (an hour) and than an
+ * operator needs to look at a failed turn and retry it (`turn:retry` resets the closed workflow), a week.
+ */
+const HISTORY_RETENTION = '168h';
 
 const log = createLogger('stack');
 const say = (msg: string) => log.info(msg);
@@ -61,6 +67,9 @@ async function run() {
   try {
     // Before anything else, so the warning is not lost above the services' start-up output.
     const sandboxReady = await warnIfNoSandbox(log);
+    // Chosen first: the Web UI is told where the API's codec server is when the Temporal dev server starts.
+    const apiPort = process.env.PORT ? Number(process.env.PORT) : await preferPort(3000);
+    const codecEndpoint = `http://127.0.0.1:${apiPort}/codec`;
     const services = await startLocalServices({
       postgres: { dataDir: path.join(dataDir, 'postgres'), preferredPort: 54329 },
       temporal: {
@@ -68,6 +77,8 @@ async function run() {
         preferredPort: 7233,
         preferredUiPort: 8233,
         logFile: path.join(dataDir, 'temporal', 'server.log'),
+        historyRetention: HISTORY_RETENTION,
+        uiCodecEndpoint: codecEndpoint,
       },
       log: say,
     });
@@ -97,8 +108,10 @@ async function run() {
         : await issueApiKey(pool, demo.id);
     await pool.end();
 
-    const apiPort = process.env.PORT ? Number(process.env.PORT) : await preferPort(3000);
+    const codec = developmentCodecOperator(dataDir);
     const env = {
+      ...codec.env,
+      ...developmentMasterKey(dataDir, say),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       PORT: String(apiPort),
@@ -152,6 +165,7 @@ async function run() {
         `  API:              ${apiUrl}   (OpenAPI at ${apiUrl}/openapi.json)`,
         `  Console:          ${consoleUrl}   (sign in with the demo API key)`,
         `  Temporal Web UI:  ${temporalUi ?? '(external Temporal: see your cluster)'}`,
+        `  Codec server:     ${codecEndpoint}   (sign in at ${codecEndpoint}/login with ${codec.tokenSource})`,
         `  Demo API key:     ${demoKey}`,
         ...(sandboxReady
           ? []

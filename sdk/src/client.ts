@@ -1,6 +1,7 @@
 import { readEnv } from './core/env';
 import { AmyError } from './core/errors';
 import { HttpClient, type FetchLike } from './core/http';
+import { AccountResource } from './resources/account';
 import { DataResource } from './resources/data';
 import { MemoryResource } from './resources/memory';
 import { Turns } from './resources/turns';
@@ -29,11 +30,12 @@ export interface AmyOptions {
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 
-/** The Amy API: `amy.turns`, `amy.memory` and `amy.data` (the user's health data). */
+/** The Amy API: `amy.turns`, `amy.memory`, `amy.data` (the user's health data) and `amy.account`. */
 export class Amy {
   readonly turns: Turns;
   readonly memory: MemoryResource;
   readonly data: DataResource;
+  readonly account: AccountResource;
   readonly baseUrl: string;
 
   constructor(options: AmyOptions = {}) {
@@ -59,5 +61,6 @@ export class Amy {
     this.turns = new Turns(http, transport, { maxRetries, backoff, idleTimeoutMs: options.idleTimeoutMs ?? 300_000 });
     this.memory = new MemoryResource(http);
     this.data = new DataResource(http);
+    this.account = new AccountResource(http);
   }
 }

@@ -43,6 +43,7 @@ export type { Memory } from '../../contracts/memory';
 export type { FindingSeriesResponse } from '../../contracts/finding-series';
 export type { DailySummary, Workout, LabResult, FhirBundle, Profile, UpsertResult } from '../../contracts/data';
 export type { ErrorBody } from '../../contracts/errors';
+export type { AccountDeletion } from '../../contracts/account';
 export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-types';
 export { GATE_NAMES, GATE_LABELS, type GateName } from '../../contracts/gate-names';
 export { FACT_TOLERANCE, withinTolerance } from '../../contracts/fact-tolerance';

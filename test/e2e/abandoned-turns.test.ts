@@ -158,12 +158,17 @@ describe('with the default run bound', () => {
     const pool = new Pool({ connectionString: svc.database.url, max: 4 });
     const app = createApp({
       pool,
-      temporal: new Client({ connection, interceptors: { workflow: [lostResponse] } }),
+      temporal: new Client({
+        connection,
+        interceptors: { workflow: [lostResponse] },
+        dataConverter: svc.dataConverter,
+      }),
       taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
       logger: silentLogger,
       maxInFlightTurns: 3,
       turnRunTimeoutSeconds: 3600,
       bodyLimitBytes: 1 << 20,
+      keys: svc.dataKeys,
     });
     const server = http.createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

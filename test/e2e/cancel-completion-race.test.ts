@@ -94,6 +94,7 @@ test('cancel while the completion is recorded: the row and the last event agree,
     namespace: svc.config.TEMPORAL_NAMESPACE,
     taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(deps),
+    dataConverter: deps.dataConverter,
     interceptors: { activity: [turnRunInterceptors(deps), holdCompletion] },
     workflowBundle: { codePath: readTestEnv().workflowBundlePath },
   });

@@ -3,7 +3,7 @@
  * It resumes at the step that failed (earlier steps are not executed again: the ledger shows it) and
  * completes. The row and the event log record a second attempt; the failed attempt stays as it was.
  */
-import { defaultPayloadConverter } from '@temporalio/common';
+import { readPayload } from '../../platform/temporal/read-payload';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema } from '../../contracts/turn';
 import { api, expectSchema } from '../support/http';
@@ -128,9 +128,12 @@ test('in the Temporal Web UI every step of the turn is named by its summary', as
     body: { messages: [{ role: 'user', content: 'What is heart rate variability?' }], stream: false },
   });
   const history = await svc.temporal.workflow.getHandle(res.body.id).fetchHistory();
-  const summaries = (history.events ?? [])
+  const summaryPayloads = (history.events ?? [])
     .filter((e) => e.activityTaskScheduledEventAttributes)
-    .map((e) => (e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : null));
+    .map((e) => e.userMetadata?.summary);
+  const summaries = await Promise.all(
+    summaryPayloads.map((p) => (p ? readPayload<string>(demo.svc.temporal, p) : null)),
+  );
   expect(summaries).toEqual([
     'Start the turn',
     '0 · Classify vagueness',

@@ -2,9 +2,9 @@
  * `npm run api` as a real child process (`node --import tsx api/main.ts`) on a port the test chooses,
  * so a suite can SIGKILL it mid-stream and start another in its place on the same address, or watch
  * it survive its database going away. Stop it with `kill()`, or `killHard(child)` from ./worker-process.
- * `env` adds to its environment (e.g. `TZ`); the config's variables win.
+ * `env` adds to its environment (e.g. `TZ`); the config's variables win. `onLine` sees every line it writes.
  */
-import { launch, lineIncludes, type LaunchedProcess } from '../../dev/stack/child-process';
+import { launch, lineIncludes, type LaunchedProcess, type LaunchOptions } from '../../dev/stack/child-process';
 import type { Config } from '../../platform/config';
 
 export interface ApiProcess extends LaunchedProcess {
@@ -14,7 +14,7 @@ export interface ApiProcess extends LaunchedProcess {
 export async function spawnApiProcess(
   config: Config,
   port: number,
-  opts: { env?: Record<string, string> } = {},
+  opts: { env?: Record<string, string>; onLine?: LaunchOptions<true>['onLine'] } = {},
 ): Promise<ApiProcess> {
   const api = await launch({
     name: 'the API process',
@@ -33,6 +33,7 @@ export async function spawnApiProcess(
       LOG_LEVEL: 'info',
     },
     ready: lineIncludes('api listening'),
+    onLine: opts.onLine,
   });
   return { ...api, url: `http://127.0.0.1:${port}` };
 }

@@ -3,6 +3,7 @@
  * holding a migrated template database, and a Temporal dev server (unless TEMPORAL_ADDRESS is set).
  * Each suite clones the template into a database of its own (see ./database.ts).
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +42,8 @@ export default async function globalSetup() {
 
     const env: TestEnv = { adminUrl, temporalAddress: services.temporalAddress, workflowBundlePath };
     process.env[TEST_ENV_VAR] = JSON.stringify(env);
+    // One master key for the run's processes (jest workers and the children they start inherit it).
+    process.env.AMY_MASTER_KEY ??= randomBytes(32).toString('base64');
   } catch (err) {
     // Jest skips the global teardown when the setup fails: stop what did start.
     for (const stop of stoppers.reverse()) await stop();

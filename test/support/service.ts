@@ -2,6 +2,8 @@
  * The whole service for end-to-end suites, wired as in production: the scripted model server, a real
  * Temporal worker and the real API over HTTP, against a fresh database and a task queue of its own.
  */
+import type { DataKeyStore } from '../../platform/crypto/data-keys';
+import type { DataConverter } from '@temporalio/common';
 import { Pool } from 'pg';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
@@ -33,6 +35,10 @@ export interface TestService {
   database: TestDatabase;
   scripted: ScriptedModel;
   temporal: Client;
+  /** The service's data converter (its payload codec encrypts a turn's payloads), for clients a test makes. */
+  dataConverter: DataConverter;
+  /** The users' data keys (platform/crypto/data-keys.ts). */
+  dataKeys: DataKeyStore;
   /** A new user with an API key. */
   createUser(name?: string): Promise<{ userId: string; apiKey: string }>;
   startWorker(): Promise<void>;
@@ -71,6 +77,7 @@ export async function startTestService(
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       deps,
+      dataConverter: deps.dataConverter,
       workflowBundle: { codePath: env.workflowBundlePath },
     });
     workerRun = worker.run();
@@ -85,7 +92,7 @@ export async function startTestService(
   await startWorker();
   const api = await startApiServer(config, silentLogger);
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection: clientConnection });
+  const temporal = new Client({ connection: clientConnection, dataConverter: deps.dataConverter });
   let users = 0;
 
   return {
@@ -94,6 +101,8 @@ export async function startTestService(
     database,
     scripted,
     temporal,
+    dataConverter: deps.dataConverter,
+    dataKeys: deps.dataKeys,
     async createUser(name = `user${++users}_${Math.random().toString(36).slice(2, 6)}`) {
       const { user, apiKey } = await createUserWithApiKey(database.pool, name);
       return { userId: user.id, apiKey };

@@ -1,16 +1,16 @@
 import type { ChildProcess } from 'node:child_process';
-import { launch, lineIncludes, stopChild } from '../../dev/stack/child-process';
+import { launch, lineIncludes, stopChild, type LaunchOptions } from '../../dev/stack/child-process';
 import type { Config } from '../../platform/config';
 import { readTestEnv } from './test-env';
 
 /**
  * `npm run worker` as a real child process, so a test can SIGKILL it mid-turn. `script` runs another
  * worker entry point instead (one that prints `worker polling` once it polls). `env` adds to its
- * environment (e.g. `TZ`); the config's variables win.
+ * environment (e.g. `TZ`); the config's variables win. `onLine` sees every line it writes.
  */
 export async function spawnWorkerProcess(
   config: Config,
-  opts: { script?: string; env?: Record<string, string> } = {},
+  opts: { script?: string; env?: Record<string, string>; onLine?: LaunchOptions<true>['onLine'] } = {},
 ): Promise<ChildProcess> {
   const worker = await launch({
     name: 'the worker',
@@ -24,6 +24,7 @@ export async function spawnWorkerProcess(
       WORKFLOW_BUNDLE_PATH: readTestEnv().workflowBundlePath,
     },
     ready: lineIncludes('worker polling'),
+    onLine: opts.onLine,
   });
   return worker.child;
 }

@@ -1,7 +1,7 @@
-import readline from 'node:readline';
 import { NotFoundError, type Memory } from '@amy/sdk';
 import { parseCommandLine } from '../args';
-import type { Command, CommandContext } from '../context';
+import type { Command } from '../context';
+import { confirm } from '../confirm';
 import { EXIT, UsageError } from '../errors';
 import { everything } from './memory';
 
@@ -56,21 +56,4 @@ function describeEntries(entries: Memory[]): string {
   for (const { category } of entries) counts.set(category, (counts.get(category) ?? 0) + 1);
   const parts = [...counts].map(([category, n]) => `${n} ${category}`).join(', ');
   return `${entries.length} memory ${entries.length === 1 ? 'entry' : 'entries'} (${parts})`;
-}
-
-/** A yes/no question on the terminal; Ctrl-C or end of input is a no. */
-function confirm(ctx: CommandContext, question: string): Promise<boolean> {
-  const rl = readline.createInterface({ input: ctx.stdin, output: ctx.stderr, terminal: true });
-  return new Promise((resolve) => {
-    let answer: string | null = null;
-    rl.on('SIGINT', () => rl.close());
-    rl.on('close', () => {
-      if (answer === null) ctx.stderr.write('\n');
-      resolve(answer !== null && /^y(es)?$/i.test(answer.trim()));
-    });
-    rl.question(question, (line) => {
-      answer = line;
-      rl.close();
-    });
-  });
 }
