@@ -11,7 +11,7 @@
  * encrypt and decrypt with the destroyed key until its cache entry expires. Nothing here logs a key, wrapped
  * or not, and no error message holds one.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { DatabaseError, type Pool } from 'pg';
 import { ulid } from 'ulid';
 import { inTransaction } from '../pg-pool';
@@ -47,6 +47,19 @@ export interface DataKeyStore {
   destroyUserKeys(userId: string): Promise<number>;
   /** Re-wraps every data key under `next`, in one transaction; nothing else changes. Returns how many. */
   rewrapAll(next: MasterKey): Promise<number>;
+  /**
+   * The service's own key, derived from the current master key (no row): for the payloads of a turn whose row
+   * is gone, which have no user to be encrypted for, and must not be written in the clear either.
+   */
+  serviceKey(): DataKey;
+}
+
+/** Key ids of service keys: `sk_<master key id>`. */
+const SERVICE_KEY_PREFIX = 'sk_';
+
+function deriveServiceKey(master: MasterKey): DataKey {
+  const key = Buffer.from(hkdfSync('sha256', master.key, Buffer.alloc(0), 'amy service payload key v1', 32));
+  return { keyId: `${SERVICE_KEY_PREFIX}${master.id}`, userId: '', key };
 }
 
 const DATA_KEY_BYTES = 32;
@@ -224,7 +237,18 @@ export function createDataKeyStore(
       return dataKey;
     },
 
+    serviceKey() {
+      return deriveServiceKey(keyring.current);
+    },
+
     async keyById(keyId) {
+      if (keyId.startsWith(SERVICE_KEY_PREFIX)) {
+        const id = keyId.slice(SERVICE_KEY_PREFIX.length);
+        const master = keyring.byId(id);
+        if (!master)
+          throw new DataKeyUnavailableError(`data key ${keyId} is not available: its master key is not in the ring`);
+        return deriveServiceKey({ id, key: master });
+      }
       const cached = cache.byId(keyId);
       if (cached) return cached;
       const generation = cache.currentGeneration;

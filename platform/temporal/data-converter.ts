@@ -9,5 +9,5 @@ import { EncryptionCodec } from './encryption-codec';
 import { createWorkflowOwners } from './workflow-owner';
 
 export function createDataConverter(pool: Pool, keys: DataKeyStore): DataConverter {
-  return { payloadCodecs: [new EncryptionCodec({ keys, userOfWorkflow: createWorkflowOwners(pool) })] };
+  return { payloadCodecs: [new EncryptionCodec({ keys, ownerOfWorkflow: createWorkflowOwners(pool) })] };
 }

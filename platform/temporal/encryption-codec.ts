@@ -7,7 +7,8 @@
  *
  * - **Whose key**: the payload's serialization context names the workflow; a turn's workflow id is the turn
  *   id, and the turn row names its user. The service's own workflows (retention) carry no user content and
- *   stay plain, as do payloads with no workflow in their context.
+ *   stay plain, as do payloads with no workflow in their context. A turn whose row is gone (deleted under
+ *   its running workflow) is encrypted under the service's key, derived from the master key.
  * - **Decoding needs no context**: the key id travels in the payload's metadata, so the codec server, a
  *   replay of an exported history and a rotated master key all find the key. A payload that is not ours
  *   (recorded histories from before the codec, the retention workflow's) passes through unchanged.
@@ -17,6 +18,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { DataKey } from '../crypto/data-keys';
+import type { WorkflowOwner } from './workflow-owner';
 
 /** The payload encoding this codec writes (`metadata.encoding`). */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -33,9 +35,10 @@ export interface EncryptionCodecDeps {
   keys: {
     keyForUser(userId: string): Promise<DataKey>;
     keyById(keyId: string): Promise<DataKey>;
+    serviceKey(): DataKey;
   };
-  /** The user whose turn a workflow is; null for a workflow that is no user's (the service's own). */
-  userOfWorkflow(workflowId: string): Promise<string | null>;
+  /** Whose a workflow's payloads are (./workflow-owner.ts). */
+  ownerOfWorkflow(workflowId: string): Promise<WorkflowOwner>;
 }
 
 /** Thrown when an encrypted payload is malformed or does not decrypt under the key its metadata names. */
@@ -79,9 +82,10 @@ export class EncryptionCodec implements PayloadCodec {
 
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     const workflowId = context?.workflowId;
-    const userId = workflowId ? await this.deps.userOfWorkflow(workflowId) : null;
-    if (userId === null || payloads.length === 0) return payloads;
-    const key = await this.deps.keys.keyForUser(userId);
+    const owner = workflowId ? await this.deps.ownerOfWorkflow(workflowId) : 'service_workflow';
+    if (owner === 'service_workflow' || payloads.length === 0) return payloads;
+    // A turn whose row is gone has no user: its payloads go under the service's key, never in the clear.
+    const key = owner === 'orphaned_turn' ? this.deps.keys.serviceKey() : await this.deps.keys.keyForUser(owner.userId);
     return payloads.map((payload) => (isEncryptedPayload(payload) ? payload : encrypt(payload, key)));
   }
 

@@ -10,23 +10,23 @@ const isTurnWorkflow = (workflowId: string) => workflowId.startsWith(ID_PREFIXES
 /** Turn ids looked up recently; a turn's user never changes, so the only bound is memory. */
 const MAX_CACHED = 10_000;
 
-/** Thrown for a turn workflow whose turn row is gone: its payloads must not be written in the clear. */
-class WorkflowOwnerUnknownError extends Error {
-  override name = 'WorkflowOwnerUnknownError';
-}
+/**
+ * Whose a workflow's payloads are: a user's (their turn), the service's own workflows' (plain), or a turn whose
+ * row is gone (deleted under a running workflow), which has no user but must not be written in the clear.
+ */
+export type WorkflowOwner = { userId: string } | 'service_workflow' | 'orphaned_turn';
 
-export function createWorkflowOwners(pool: Pick<Pool, 'query'>): (workflowId: string) => Promise<string | null> {
+export function createWorkflowOwners(pool: Pick<Pool, 'query'>): (workflowId: string) => Promise<WorkflowOwner> {
   const owners = new Map<string, string>();
-  return async function userOfWorkflow(workflowId: string): Promise<string | null> {
-    if (!isTurnWorkflow(workflowId)) return null;
+  return async function ownerOfWorkflow(workflowId: string): Promise<WorkflowOwner> {
+    if (!isTurnWorkflow(workflowId)) return 'service_workflow';
     const cached = owners.get(workflowId);
-    if (cached) return cached;
+    if (cached) return { userId: cached };
     const { rows } = await pool.query<{ user_id: string }>('SELECT user_id FROM turns WHERE id = $1', [workflowId]);
     const userId = rows[0]?.user_id;
-    // A deleted account's turn: refuse rather than store what is left of it unencrypted.
-    if (!userId) throw new WorkflowOwnerUnknownError(`turn ${workflowId} has no row: its payloads have no key`);
+    if (!userId) return 'orphaned_turn';
     if (owners.size >= MAX_CACHED) owners.delete(owners.keys().next().value!);
     owners.set(workflowId, userId);
-    return userId;
+    return { userId };
   };
 }

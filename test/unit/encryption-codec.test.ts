@@ -12,6 +12,7 @@ import {
   isEncryptedPayload,
 } from '../../platform/temporal/encryption-codec';
 import type { DataKey } from '../../platform/crypto/data-keys';
+import type { WorkflowOwner } from '../../platform/temporal/workflow-owner';
 
 const MESSAGE = 'I slept badly after the lighthouse keeper’s birthday party';
 
@@ -28,7 +29,9 @@ function keyStore() {
       }
       return forUser.get(userId)!;
     },
+    serviceKey: () => SERVICE_KEY,
     async keyById(keyId: string): Promise<DataKey> {
+      if (keyId === SERVICE_KEY.keyId) return SERVICE_KEY;
       const key = keys.get(keyId);
       if (!key) throw new Error(`data key ${keyId} is gone`);
       return key;
@@ -37,14 +40,20 @@ function keyStore() {
 }
 
 const owners: Record<string, string> = { turn_a: 'usr_a', turn_b: 'usr_b' };
-const userOfWorkflow = async (workflowId: string) => owners[workflowId] ?? null;
+const ownerOfWorkflow = async (workflowId: string): Promise<WorkflowOwner> =>
+  owners[workflowId]
+    ? { userId: owners[workflowId] }
+    : workflowId.startsWith('turn_')
+      ? 'orphaned_turn'
+      : 'service_workflow';
+const SERVICE_KEY: DataKey = { keyId: 'sk_master', userId: '', key: randomBytes(32) };
 const payload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
 const context = (workflowId: string) => ({ type: 'workflow' as const, namespace: 'default', workflowId });
 const bytesOf = (p: Payload) => Buffer.from(p.data ?? []).toString('latin1');
 
 test("a turn's payload is encrypted under its user's key, named in its metadata, and decodes back exactly", async () => {
   const store = keyStore();
-  const codec = new EncryptionCodec({ keys: store, userOfWorkflow });
+  const codec = new EncryptionCodec({ keys: store, ownerOfWorkflow });
   const original = payload({ messages: [{ role: 'user', content: MESSAGE }] });
   const [sealed] = await codec.encode([original], context('turn_a'));
   expect(isEncryptedPayload(sealed)).toBe(true);
@@ -60,14 +69,14 @@ test("a turn's payload is encrypted under its user's key, named in its metadata,
 });
 
 test('two encodings of the same payload differ (a fresh IV each time)', async () => {
-  const codec = new EncryptionCodec({ keys: keyStore(), userOfWorkflow });
+  const codec = new EncryptionCodec({ keys: keyStore(), ownerOfWorkflow });
   const [a] = await codec.encode([payload(MESSAGE)], context('turn_a'));
   const [b] = await codec.encode([payload(MESSAGE)], context('turn_a'));
   expect(Buffer.from(a.data!).equals(Buffer.from(b.data!))).toBe(false);
 });
 
 test("the service's own workflows and payloads without a workflow stay plain; old plain payloads pass through", async () => {
-  const codec = new EncryptionCodec({ keys: keyStore(), userOfWorkflow });
+  const codec = new EncryptionCodec({ keys: keyStore(), ownerOfWorkflow });
   const plain = payload({ olderThanSeconds: 3600 });
   expect(await codec.encode([plain], context('amy-retention-run'))).toEqual([plain]);
   expect(await codec.encode([plain])).toEqual([plain]);
@@ -76,7 +85,7 @@ test("the service's own workflows and payloads without a workflow stay plain; ol
 
 test("a payload does not decode under another user's key, nor once its key is destroyed, nor when tampered with", async () => {
   const store = keyStore();
-  const codec = new EncryptionCodec({ keys: store, userOfWorkflow });
+  const codec = new EncryptionCodec({ keys: store, ownerOfWorkflow });
   const [sealed] = await codec.encode([payload(MESSAGE)], context('turn_a'));
   await codec.encode([payload('other')], context('turn_b'));
 
@@ -92,4 +101,12 @@ test("a payload does not decode under another user's key, nor once its key is de
 
   store.keys.delete('dk_usr_a');
   await expect(codec.decode([sealed])).rejects.toThrow(/data key dk_usr_a is gone/);
+});
+
+test("a turn whose row is gone is encrypted under the service's key, never written in the clear", async () => {
+  const codec = new EncryptionCodec({ keys: keyStore(), ownerOfWorkflow });
+  const [sealed] = await codec.encode([payload(MESSAGE)], context('turn_gone'));
+  expect(new TextDecoder().decode(sealed.metadata!['encryption-key-id'])).toBe('sk_master');
+  expect(bytesOf(sealed)).not.toContain('lighthouse');
+  expect(defaultPayloadConverter.fromPayload((await codec.decode([sealed]))[0])).toBe(MESSAGE);
 });
