@@ -1,9 +1,9 @@
-import { createDataKeyStore } from '../platform/crypto/data-keys';
-import { loadMasterKeyring } from '../platform/crypto/master-key';
-import { createDataConverter } from '../platform/temporal/data-converter';
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../platform/config';
+import { createDataKeyStore } from '../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../platform/crypto/master-key';
+import { createDataConverter } from '../platform/temporal/data-converter';
 import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';

@@ -14,6 +14,7 @@ import { createDataConverter } from '../../platform/temporal/data-converter';
 import { isEncryptedPayload } from '../../platform/temporal/encryption-codec';
 import { issueApiKey } from '../../platform/users';
 import { startTestService, type TestService } from '../support/service';
+import { historyPayloads } from '../support/history';
 import { readTestEnv } from '../support/test-env';
 
 jest.setTimeout(180_000);
@@ -29,22 +30,6 @@ afterAll(async () => {
   await pool?.end();
   await svc?.close();
 });
-
-type History = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
-
-/** The history's payloads, as Temporal stores them (a raw export). */
-function payloadsOf(history: History) {
-  const out: Array<{ metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null }> = [];
-  const walk = (value: unknown): void => {
-    if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return;
-    if (Array.isArray(value)) return value.forEach(walk);
-    const record = value as Record<string, unknown>;
-    if (record.metadata && record.data instanceof Uint8Array) out.push(record as (typeof out)[number]);
-    Object.values(record).forEach(walk);
-  };
-  walk(history);
-  return out;
-}
 
 async function rowsOf(userId: string): Promise<Record<string, number>> {
   const tables = [
@@ -85,7 +70,7 @@ test('deleting an account erases its rows, keys, executions and data keys; an ex
   // An export of the turn's history, as Temporal stores it, taken before the deletion.
   const connection = await Connection.connect({ address: readTestEnv().temporalAddress });
   const exported = await new Client({ connection }).workflow.getHandle(turn.id).fetchHistory();
-  const sealed = payloadsOf(exported).filter((p) => isEncryptedPayload(p));
+  const sealed = historyPayloads(exported).filter((p) => isEncryptedPayload(p));
   expect(sealed.length).toBeGreaterThan(0);
 
   const deletion = await amy.account.delete();

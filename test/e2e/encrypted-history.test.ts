@@ -14,6 +14,7 @@ import { ENCRYPTED_ENCODING } from '../../platform/temporal/encryption-codec';
 import { runCli } from '../support/cli';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
+import type { TurnHistory } from '../support/history';
 import { readTestEnv } from '../support/test-env';
 
 jest.setTimeout(180_000);
@@ -34,10 +35,8 @@ afterAll(async () => {
   await svc?.close();
 });
 
-type History = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
-
 /** Every byte string in a history (payload data and metadata), as text: what someone with the raw history reads. */
-function rawText(history: History): string {
+function rawText(history: TurnHistory): string {
   const out: string[] = [];
   const walk = (value: unknown): void => {
     if (value instanceof Uint8Array) out.push(Buffer.from(value).toString('utf8'));

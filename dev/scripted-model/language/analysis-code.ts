@@ -5,6 +5,7 @@
  * without daily rows the latest workout or panel), as the spec's conventions say; a calendar window runs
  * from its first to its last day. Every frame's `date` is a datetime column.
  */
+import { LAB_BIOMARKER_NAMES } from '../../../platform/health-data/labs/biomarkers';
 import type { DataSpec, SpecWindow } from './understanding';
 
 const q = (value: string) => JSON.stringify(value);
@@ -211,20 +212,10 @@ function previousPeriodLines(spec: DataSpec, recentKey: string, priorKey: string
   ];
 }
 
-const LAB_FEATURES = new Set([
-  'ldl_cholesterol',
-  'hdl_cholesterol',
-  'total_cholesterol',
-  'triglycerides',
-  'hba1c',
-  'fasting_glucose',
-  'ferritin',
-  'vitamin_d',
-  'tsh',
-  'hs_crp',
-]);
+/** A lab biomarker: its values are the panels' values in labs_df. */
+const LAB_FEATURES = new Set<string>(LAB_BIOMARKER_NAMES);
 
-const isLabFeature = (feature: string) => LAB_FEATURES.has(feature);
+export const isLabFeature = (feature: string) => LAB_FEATURES.has(feature);
 
 /** The analysis body for a spec. */
 export function analysisCodeFor(spec: DataSpec): string {

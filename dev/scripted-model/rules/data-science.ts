@@ -12,11 +12,10 @@
  */
 import { windowLabel } from '../../../activities/agents/data-science/findings';
 import type { AnalysisStatistic, FindingKind } from '../../../contracts/findings';
-import { analysisCodeFor } from '../language/analysis-code';
+import { analysisCodeFor, isLabFeature } from '../language/analysis-code';
 import { readSpecSentence } from '../language/canonical';
 import { understand } from '../language/understand-question';
 import type { DataSpec, SpecWindow } from '../language/understanding';
-import { LAB_BIOMARKER_NAMES } from '../../../platform/health-data/labs';
 import type { ScriptedRule } from '../types';
 
 type BrokenCodeMode = 'never' | 'first' | 'always';
@@ -91,15 +90,13 @@ function planWindow(window: SpecWindow, dataDays: { first: string; last: string 
   return { days: window.days, offset: window.days === null ? 0 : (window.offset ?? 0) };
 }
 
-const LAB_FEATURES = new Set<string>(LAB_BIOMARKER_NAMES);
-
 /**
  * Where the spec's feature is and what the plan calls it: a lab biomarker is the labs table's; workouts
  * are counted as `workouts`, their other statistics (and a day's workouts in an association or a trend of
  * a measure) are over the duration or the measure the question names.
  */
 function planFeature(spec: DataSpec): { table: 'daily' | 'workouts' | 'labs'; feature: string } {
-  if (LAB_FEATURES.has(spec.feature)) return { table: 'labs', feature: spec.feature };
+  if (isLabFeature(spec.feature)) return { table: 'labs', feature: spec.feature };
   if (spec.feature !== 'workouts') return { table: 'daily', feature: spec.feature };
   const counted =
     spec.statistic === 'count' ||
@@ -119,7 +116,7 @@ function windowWords({ days, offset, since, until }: PlanWindow): string {
 const SERIES_WORDS = (spec: DataSpec) =>
   spec.feature === 'workouts'
     ? `the ${spec.measure === 'distance_km' ? 'distances' : spec.measure === 'calories' ? 'calories' : 'durations'} of ${spec.workout_type ? `${spec.workout_type} ` : ''}workouts in activities_df`
-    : LAB_FEATURES.has(spec.feature)
+    : isLabFeature(spec.feature)
       ? `the ${readable(spec.feature)} values of the lab panels in labs_df`
       : `${readable(spec.feature)} in summary_df`;
 
