@@ -56,7 +56,9 @@ export async function userCostCaps(
   );
   const own = new Map(rows.map((row) => [row.cap_window, row.limit_usd === null ? null : Number(row.limit_usd)]));
   const capOf = (window: CostCapWindow): UserCostCap =>
-    own.has(window) ? { limitUsd: own.get(window)!, source: 'user' } : { limitUsd: defaults[window], source: 'default' };
+    own.has(window)
+      ? { limitUsd: own.get(window)!, source: 'user' }
+      : { limitUsd: defaults[window], source: 'default' };
   return { daily: capOf('daily'), monthly: capOf('monthly') };
 }
 

@@ -78,7 +78,8 @@ function parseArgs(args: string[]): CapsCommand {
   }
   if (names.length !== 1) throw new CliError(USAGE);
   if (clear) {
-    if (Object.keys(changes).length) throw new CliError(`--clear sets both caps to the default: give it alone\n${USAGE}`);
+    if (Object.keys(changes).length)
+      throw new CliError(`--clear sets both caps to the default: give it alone\n${USAGE}`);
     return { user: names[0], changes: { daily: 'default', monthly: 'default' } };
   }
   return { user: names[0], changes };
