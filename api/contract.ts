@@ -49,6 +49,8 @@ interface ResponseContract {
   contentType?: string;
   /** Also `text/event-stream`: the turn's events, each described in /openapi.json from the event catalog. */
   eventStream?: boolean;
+  /** Response headers the status carries, by name. */
+  headers?: Record<string, { description: string; type: 'integer' | 'string' }>;
 }
 
 export interface RouteContract {
@@ -130,6 +132,18 @@ export const ROUTES = {
       200: { description: 'The finished turn ("stream": false)', schema: turnSchema },
       201: { description: 'The queued turn', schema: turnSchema },
       ...v1Errors(422, 429, 503),
+      429: {
+        description:
+          'The user already has the most turns in flight (concurrency_limit_exceeded), or reached a daily or monthly cost cap (cost_cap_exceeded): nothing was created; retry after Retry-After',
+        schema: errorEnvelopeFor(429),
+        headers: {
+          'Retry-After': {
+            description:
+              "Seconds to wait before retrying: 5 for concurrency_limit_exceeded; for cost_cap_exceeded, until the cap's window ends (midnight UTC, or the first of the next month UTC for the monthly cap).",
+            type: 'integer',
+          },
+        },
+      },
     },
   },
   listTurns: {

@@ -35,7 +35,16 @@ function responseContent(r: RouteContract['responses'][number]) {
   const content: Record<string, unknown> = {};
   if (r.schema) content[r.contentType ?? 'application/json'] = { schema: jsonSchema(r.schema, 'output') };
   if (r.eventStream) content['text/event-stream'] = { schema: serverSentEventSchema() };
-  return Object.keys(content).length ? { content } : {};
+  const headers = Object.fromEntries(
+    Object.entries(r.headers ?? {}).map(([name, { description, type }]) => [
+      name,
+      { description, schema: type === 'integer' ? { type, minimum: 1 } : { type } },
+    ]),
+  );
+  return {
+    ...(Object.keys(content).length ? { content } : {}),
+    ...(Object.keys(headers).length ? { headers } : {}),
+  };
 }
 
 /** The OpenAPI document, generated from the same zod contracts the routes validate with. */

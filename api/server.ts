@@ -7,6 +7,7 @@ import { createDataConverter } from '../platform/temporal/data-converter';
 import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
+import { costCapDefaults } from '../platform/cost-caps';
 import { createApp } from './app';
 import { parseCodecOperators } from './codec-server';
 import { startEventHub } from './event-hub';
@@ -75,6 +76,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     logger,
     maxInFlightTurns: config.AMY_MAX_INFLIGHT_TURNS,
+    costCapDefaults: costCapDefaults(config),
     turnRunTimeoutSeconds: config.AMY_TURN_RUN_TIMEOUT_SECONDS,
     bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
   });

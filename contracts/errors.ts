@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   concurrency_limit_exceeded: 429,
   too_many_streams: 429,
+  cost_cap_exceeded: 429,
   internal_error: 500,
   upstream_unavailable: 503,
   service_unavailable: 503,
@@ -28,6 +29,8 @@ export type TurnErrorCode =
   | 'upstream_unavailable'
   | 'model_output_invalid'
   | 'agent_not_available'
+  /** The user reached a cost cap while the turn ran (docs/operations.md#cost-caps). */
+  | 'cost_cap_exceeded'
   | 'cancelled'
   | 'internal_error'
   /** The turn's workflow closed without recording an outcome (terminated, past its time limit, lost). */

@@ -2,6 +2,13 @@ import { z } from 'zod';
 import { DEFAULT_GATES_PROCESSES } from './gates';
 import { DEFAULT_SANDBOX_CONCURRENCY } from './sandbox';
 import { MAX_SANDBOX_SLOTS } from './sandbox/bwrap';
+import { MAX_COST_CAP_USD } from './cost-caps';
+
+/** A cost cap in USD: a non-negative amount; unset (or set to nothing) means no cap. */
+const costCapUsd = z.preprocess(
+  (value) => (value === '' ? undefined : value),
+  z.coerce.number().finite().min(0).max(MAX_COST_CAP_USD).optional(),
+);
 
 /**
  * Configuration from the environment, parsed once at start-up. Defaults make `npm start` work on a
@@ -18,11 +25,25 @@ const configSchema = z.object({
   /** Real Anthropic when set; otherwise the scripted model server at ANTHROPIC_BASE_URL. */
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.string().url().optional(),
-  AMY_MODEL: z.string().default('claude-opus-4-7'),
-  AMY_FAST_MODEL: z.string().default('claude-sonnet-4-6'),
-  AMY_DS_MODEL: z.string().default('claude-sonnet-4-6'),
-  AMY_VALIDATOR_MODEL: z.string().default('claude-opus-4-7'),
+  /**
+   * The model per role: an alias (`opus`, `sonnet`, `haiku`) or an exact model id, pinned as given
+   * (platform/llm/models.ts). The Data Science model is pinned: Sonnet 4.6 writes better pandas than Opus.
+   */
+  AMY_MODEL: z.string().min(1).default('opus'),
+  AMY_FAST_MODEL: z.string().min(1).default('sonnet'),
+  AMY_DS_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  AMY_VALIDATOR_MODEL: z.string().min(1).default('opus'),
+  /** The model id each alias resolves to instead of its own (a gateway's id, on OpenRouter say). */
+  ANTHROPIC_DEFAULT_OPUS_MODEL: z.string().min(1).optional(),
+  ANTHROPIC_DEFAULT_SONNET_MODEL: z.string().min(1).optional(),
+  ANTHROPIC_DEFAULT_HAIKU_MODEL: z.string().min(1).optional(),
   AMY_COST_WARN_USD: z.coerce.number().positive().default(0.5),
+  /**
+   * The default per-user cost caps in USD, over the UTC calendar day and month (platform/cost-caps.ts);
+   * unset: no cap. `npm run user:caps` sets a user's own.
+   */
+  AMY_USER_DAILY_CAP_USD: costCapUsd,
+  AMY_USER_MONTHLY_CAP_USD: costCapUsd,
   /** How long after completed_at the SSE replay buffer stays readable. */
   AMY_REPLAY_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   AMY_MAX_INFLIGHT_TURNS: z.coerce.number().int().positive().default(3),
@@ -103,11 +124,23 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = checkedConfigSchema.safeParse(env);
+/** The environment parsed by `schema`, or a ConfigError that lists every problem. */
+function parseEnvironment<T>(schema: z.ZodType<T>, env: NodeJS.ProcessEnv): T {
+  const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new ConfigError(`Invalid configuration:\n${problems}`);
   }
   return parsed.data;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return parseEnvironment(checkedConfigSchema, env);
+}
+
+/** The cost caps' defaults alone, for a tool that needs no other setting (`npm run user:caps`). */
+export function loadCostCapConfig(
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<Config, 'AMY_USER_DAILY_CAP_USD' | 'AMY_USER_MONTHLY_CAP_USD'> {
+  return parseEnvironment(configSchema.pick({ AMY_USER_DAILY_CAP_USD: true, AMY_USER_MONTHLY_CAP_USD: true }), env);
 }

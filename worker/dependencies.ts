@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../platform/logger';
 import { createPgPool } from '../platform/pg-pool';
 import { createAnthropicClient, createLlm, isScriptedModel } from '../platform/llm';
 import { createSandbox } from '../platform/sandbox';
+import { costCapDefaults, createCostCapGuard } from '../platform/cost-caps';
 import type { StepDeps } from '../activities';
 import type { DataConverter } from '@temporalio/common';
 import { createDataKeyStore, type DataKeyStore } from '../platform/crypto/data-keys';
@@ -24,6 +25,7 @@ export function createStepDeps(
   const dataKeys = createDataKeyStore(pool, loadMasterKeyring());
   const dataConverter = createDataConverter(pool, dataKeys);
   const events = createEventLog(pool);
+  const clock = () => new Date();
   const llm = createLlm({
     anthropic: createAnthropicClient(config),
     pool,
@@ -31,6 +33,8 @@ export function createStepDeps(
     costWarnUsd: config.AMY_COST_WARN_USD,
     sendStepInputs: isScriptedModel(config),
     logger,
+    modelOverrides: config,
+    costCapGuard: createCostCapGuard({ pool, defaults: costCapDefaults(config), clock }),
   });
   const python = config.AMY_PYTHON ?? defaultPythonPath();
   const gates = createGatesRunner({ python, processes: config.AMY_GATES_PROCESSES });
@@ -54,7 +58,7 @@ export function createStepDeps(
       bwrap: config.AMY_BWRAP_PATH,
     }),
     gates,
-    clock: () => new Date(),
+    clock,
     temporal: new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, dataConverter }),
     dataConverter,
     dataKeys,

@@ -3,9 +3,13 @@
  * policy's `nonRetryableErrorTypes` still match) that carries Anthropic's request id in its details.
  * The workflow puts that id in the failed turn's `error.request_id`: the id of the very call that
  * failed the turn, which support can look up, rather than a guess from the ledger.
+ *
+ * A call refused by a cost cap leaves it non-retryable: the cap holds until its window ends, so the turn
+ * fails at once (`cost_cap_exceeded`) rather than after the step's retry budget.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { CostCapExceededError } from '../platform/cost-caps';
 import { LlmError } from '../platform/llm/errors';
 
 /** What the workflow reads from `ApplicationFailure.details[0]` (see workflows/turn-workflow.ts). */
@@ -22,7 +26,13 @@ export const upstreamFailureInterceptors: ActivityInterceptorsFactory = () => ({
       } catch (err) {
         if (!(err instanceof LlmError)) throw err;
         const details: UpstreamFailureDetails = { request_id: err.requestId, status: err.status };
-        throw ApplicationFailure.create({ type: err.name, message: err.message, details: [details], cause: err });
+        throw ApplicationFailure.create({
+          type: err.name,
+          message: err.message,
+          details: [details],
+          cause: err,
+          nonRetryable: err instanceof CostCapExceededError,
+        });
       }
     },
   },

@@ -30,10 +30,12 @@ import { investigatorTurn } from './investigator';
 import type { TurnWorkflowInput } from './definitions';
 import { trackProgress, type StepRunner } from './progress';
 import { validateFindings, validatorCounts } from './validate-findings';
+import { COST_CAP_EXCEEDED_TYPE, endsTheTurn } from './turn-stoppers';
 
 const FAILURE_CODES: Record<string, TurnErrorCode> = {
   UpstreamUnavailableError: 'upstream_unavailable',
   ModelOutputInvalidError: 'model_output_invalid',
+  [COST_CAP_EXCEEDED_TYPE]: 'cost_cap_exceeded',
 };
 
 function turnError(err: unknown): ErrorBody {
@@ -339,12 +341,15 @@ const coachFinding = ({ finding, verdict, assessment }: ValidatedFinding) => ({
   assessment: assessment && { mechanism: assessment.mechanism, strategy: assessment.strategy },
 });
 
-/** Memory is best-effort (docs/design.md#step-8-memory): a turn that answered is not failed by its memory step. */
+/**
+ * Memory is best-effort (docs/design.md#step-8-memory): a turn that answered is not failed by its memory
+ * step, except by what ends any turn (a cost cap reached stops it at this step boundary too).
+ */
 async function rememberTurn(input: RememberTurnInput): Promise<void> {
   try {
     await modelSteps.rememberTurn(input);
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    if (endsTheTurn(err)) throw err;
     log.warn('the memory step failed; the turn completes without it', { turnId: input.turnId, error: String(err) });
   }
 }

@@ -13,6 +13,7 @@ import type { CritiqueFindingInput } from '../activities/steps/critic';
 import type { CriticDecision, CriticVerdict } from '../activities/steps/critic/verdict';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
 import { bookkeeping, computeSteps, modelSteps } from './activities';
+import { endsTheTurn } from './turn-stoppers';
 import type { StepRunner } from './progress';
 
 /**
@@ -33,7 +34,7 @@ async function critique(input: CritiqueFindingInput): Promise<CriticVerdict> {
   try {
     return await modelSteps.critiqueFinding(input);
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    if (endsTheTurn(err)) throw err;
     log.warn('the Critic could not be reached; the finding is downgraded', { findingId: input.finding.id });
     return bookkeeping.recordCriticFallback({ turnId: input.turnId, findingId: input.finding.id });
   }
@@ -44,7 +45,7 @@ async function assess(input: AssessFindingInput): Promise<Assessment | null> {
   try {
     return await modelSteps.assessFinding(input);
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    if (endsTheTurn(err)) throw err;
     log.warn('the Assessment could not be reached; the finding goes on without one', { findingId: input.finding.id });
     return null;
   }

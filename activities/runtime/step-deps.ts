@@ -5,7 +5,10 @@ import type { GatesRunner } from '../../platform/gates';
 import type { Llm } from '../../platform/llm';
 import type { Sandbox } from '../../platform/sandbox';
 
-/** Model choice per role (AMY_MODEL, AMY_FAST_MODEL, AMY_DS_MODEL, AMY_VALIDATOR_MODEL). */
+/**
+ * Model choice per role (AMY_MODEL, AMY_FAST_MODEL, AMY_DS_MODEL, AMY_VALIDATOR_MODEL), as configured:
+ * aliases or exact ids. The LLM layer resolves them (platform/llm/models.ts).
+ */
 interface ModelSettings {
   main: string;
   fast: string;

@@ -19,9 +19,12 @@ import {
 } from '../services/turns';
 import { createTurnWorkflows, type TurnWorkflowsDeps } from '../services/turn-workflows';
 import { parseRequest } from '../parse-request';
+import type { CostCapDefaults } from '../../platform/cost-caps';
 
 export interface TurnRoutesDeps extends TurnWorkflowsDeps {
   maxInFlightTurns: number;
+  /** AMY_USER_DAILY_CAP_USD / AMY_USER_MONTHLY_CAP_USD, for users without caps of their own. */
+  costCapDefaults: CostCapDefaults;
 }
 
 const turnIdFrom = (req: Request) => {
@@ -55,6 +58,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       messages: body.messages,
       context: body.context,
       maxInFlight: deps.maxInFlightTurns,
+      costCaps: deps.costCapDefaults,
       idempotency:
         idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: hashCreateTurnRequest(body) },
     });

@@ -1,6 +1,6 @@
 /**
- * The turn service owns the `turns` table for the API: creation under the per-user concurrency cap and
- * its Idempotency-Keys, reads scoped to the owner, and the Turn resource shape.
+ * The turn service owns the `turns` table for the API: creation under the per-user cost and concurrency
+ * caps and its Idempotency-Keys, reads scoped to the owner, and the Turn resource shape.
  */
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -23,6 +23,8 @@ import { newId } from '../../platform/ids';
 import { inTransaction } from '../../platform/pg-pool';
 import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
+import type { CostCapDefaults } from '../../platform/cost-caps';
+import { refuseTurnOverCostCap } from './cost-caps';
 
 export interface TurnRow {
   id: string;
@@ -99,6 +101,7 @@ export async function createQueuedTurn(
     messages: Message[];
     context: TurnContext;
     maxInFlight: number;
+    costCaps: CostCapDefaults;
     idempotency?: IdempotentRequest;
   },
 ): Promise<{ turn: TurnRow; replayed: boolean }> {
@@ -126,6 +129,7 @@ export async function createQueuedTurn(
         return { turn: existing.rows[0], replayed: true };
       }
     }
+    await refuseTurnOverCostCap(client, args.userId, args.costCaps);
     const inFlight = await client.query<{ n: number }>(
       `SELECT COUNT(*)::int AS n FROM turns WHERE user_id = $1 AND status IN ('queued', 'running')`,
       [args.userId],

@@ -1,7 +1,8 @@
 /**
- * The LLM layer: every model call of a turn goes through here, so every call is billed to the turn
- * in `llm_calls` when it ends (failed attempts included), the turn's cost warning fires once, and
- * SDK errors reach the workflow as errors its retry policy understands.
+ * The LLM layer: every model call of a turn goes through here, so every call is refused once the turn's
+ * user has reached a cost cap, is made with its model resolved (an alias to its model id), is billed to
+ * the turn in `llm_calls` when it ends under that resolved id (failed attempts included), the turn's
+ * cost warning fires once, and SDK errors reach the workflow as errors its retry policy understands.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { ulid } from 'ulid';
@@ -12,6 +13,8 @@ import type { Pool } from 'pg';
 import type { EventLog } from '../event-log';
 import { createLogger, type Logger } from '../logger';
 import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './errors';
+import type { CostCapGuard } from '../cost-caps';
+import { resolveModel, type ModelOverrides } from './models';
 import { costUsd } from './prices';
 
 const ANTHROPIC_API_URL = 'https://api.anthropic.com';
@@ -59,6 +62,7 @@ export interface LlmCallContext {
 }
 
 export interface LlmRequest {
+  /** An alias (`opus`, `sonnet`, `haiku`) or an exact model id (./models.ts). */
   model: string;
   system?: string;
   messages: Anthropic.MessageParam[];
@@ -113,6 +117,10 @@ export interface LlmDeps {
   sendStepInputs: boolean;
   /** Where a ledger write that has to wait for Postgres is reported. */
   logger?: Pick<Logger, 'warn'>;
+  /** ANTHROPIC_DEFAULT_*_MODEL: what the aliases resolve to instead of their own ids. */
+  modelOverrides?: ModelOverrides;
+  /** Refuses a turn's next call once its user reached a cost cap (platform/cost-caps.ts); absent: no caps. */
+  costCapGuard?: CostCapGuard;
 }
 
 interface TokenUsage {
@@ -143,7 +151,18 @@ export function createLlm({
   costWarnUsd,
   sendStepInputs,
   logger = createLogger('worker'),
+  modelOverrides = {},
+  costCapGuard = async () => undefined,
 }: LlmDeps): Llm {
+  /**
+   * Checks the cost caps and resolves the model, before a call is made: from here on the request is the
+   * resolved one, so the API, the ledger and the price see one id.
+   */
+  async function prepare(ctx: LlmCallContext, req: LlmRequest): Promise<LlmRequest> {
+    await costCapGuard(ctx.turnId);
+    return { ...req, model: resolveModel(req.model, modelOverrides) };
+  }
+
   function toParams(ctx: LlmCallContext, req: LlmRequest): Anthropic.MessageStreamParams {
     const params: Anthropic.MessageStreamParams = {
       model: req.model,
@@ -265,7 +284,7 @@ export function createLlm({
     return mapped?.error ?? err;
   }
 
-  /** Records a successful call under the requested model, as failed attempts are, so a step's rows agree. */
+  /** Records a successful call under the resolved model, as failed attempts are, so a step's rows agree. */
   async function recordSuccess(
     ctx: LlmCallContext,
     req: LlmRequest,
@@ -278,7 +297,8 @@ export function createLlm({
   }
 
   return {
-    async complete(ctx, req) {
+    async complete(ctx, requested) {
+      const req = await prepare(ctx, requested);
       const startedAt = Date.now();
       let result: { data: Anthropic.Message; request_id: string | null | undefined };
       try {
@@ -291,7 +311,8 @@ export function createLlm({
       return recordSuccess(ctx, req, startedAt, result.data, result.request_id ?? null);
     },
 
-    async stream(ctx, req, onDelta) {
+    async stream(ctx, requested, onDelta) {
+      const req = await prepare(ctx, requested);
       const startedAt = Date.now();
       const stream = anthropic.messages.stream(toParams(ctx, req), requestOptions(ctx));
       const soFar = () => ({ usage: stream.currentMessage?.usage ?? NO_USAGE, requestId: stream.request_id ?? null });

@@ -1,6 +1,7 @@
 /**
  * USD per million tokens, per model (Anthropic list prices, standard tier). Turns the usage the API
- * reports into `llm_calls.cost_usd`.
+ * reports into `llm_calls.cost_usd`. Prices are looked up by the resolved model id: aliases are resolved
+ * before a call is made (./models.ts), never here.
  */
 export interface ModelPrice {
   inputPerMTok: number;
@@ -14,13 +15,6 @@ const PRICES = {
 } as const satisfies Record<string, ModelPrice>;
 
 type PricedModel = keyof typeof PRICES;
-
-/** Short aliases for the model names. */
-const ALIASES: Record<string, PricedModel> = {
-  opus: 'claude-opus-4-7',
-  sonnet: 'claude-sonnet-4-6',
-  haiku: 'claude-haiku-4-5',
-};
 
 /**
  * A model we have no price for is billed at the most expensive entry: the cost warning and the
@@ -36,7 +30,6 @@ const SNAPSHOT_SUFFIX = /-(\d{8}|latest)$/;
 export function priceOf(model: string): ModelPrice {
   const name = model.replace(SNAPSHOT_SUFFIX, '');
   if (Object.hasOwn(PRICES, name)) return PRICES[name as PricedModel];
-  if (Object.hasOwn(ALIASES, name)) return PRICES[ALIASES[name]];
   return MOST_EXPENSIVE;
 }
 

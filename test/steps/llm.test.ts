@@ -543,8 +543,7 @@ describe('createAnthropicClient', () => {
 });
 
 describe('prices', () => {
-  test('aliases and dated snapshots cost what their family costs', () => {
-    expect(priceOf('sonnet')).toEqual(priceOf('claude-sonnet-4-6'));
+  test('dated snapshots cost what their family costs', () => {
     expect(priceOf('claude-haiku-4-5-20251001')).toEqual(priceOf('claude-haiku-4-5'));
   });
 

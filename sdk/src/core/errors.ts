@@ -85,6 +85,10 @@ export class RateLimitError extends APIError {
 export class ConcurrencyLimitError extends RateLimitError {
   override name = 'ConcurrencyLimitError';
 }
+/** The user reached a daily or monthly cost cap; `retryAfterMs` runs to the end of its UTC day or month. */
+export class CostCapExceededError extends RateLimitError {
+  override name = 'CostCapExceededError';
+}
 export class InternalServerError extends APIError {
   override name = 'InternalServerError';
 }
@@ -111,6 +115,7 @@ const BY_STATUS: Record<number, APIErrorClass> = {
 const BY_CODE: Record<string, APIErrorClass> = {
   turn_events_expired: TurnEventsExpiredError,
   concurrency_limit_exceeded: ConcurrencyLimitError,
+  cost_cap_exceeded: CostCapExceededError,
   idempotency_key_reused: IdempotencyKeyReusedError,
 };
 

@@ -6,7 +6,8 @@
  * - Retried: network failures and timeouts (only where repeating the request is safe: reads,
  *   deletes, and creations that carry an `Idempotency-Key`), and 408, 409, 429 and 5xx answers,
  *   after `Retry-After` when the server sent one, otherwise with exponential backoff and full
- *   jitter. A concurrency-limit 429 is not retried: a slot frees only when a turn ends, minutes away.
+ *   jitter. A concurrency-limit 429 is not retried: a slot frees only when a turn ends, minutes away;
+ *   nor is a cost-cap 429, which lasts until the cap's UTC day or month ends.
  * - Every other error answer becomes its `APIError` subclass at once.
  */
 import { sleep, watchAbort } from './abort';
@@ -18,6 +19,7 @@ import {
   APIError,
   APIUserAbortError,
   ConcurrencyLimitError,
+  CostCapExceededError,
   describe,
 } from './errors';
 
@@ -63,6 +65,10 @@ export interface ApiResponse<T> {
 export const isRetryableStatus = (status: number) =>
   status === 408 || status === 409 || status === 429 || status >= 500;
 
+/** A 429 that no backoff outlasts: a turn slot frees only when a turn ends, a cost cap when its window does. */
+const isLongWait = (error: APIError): boolean =>
+  error instanceof ConcurrencyLimitError || error instanceof CostCapExceededError;
+
 export class HttpClient {
   constructor(readonly settings: HttpSettings) {}
 
@@ -101,8 +107,7 @@ export class HttpClient {
           return { status: 204, headers: res.headers, body: undefined as T };
         }
         const error = APIError.from(res.status, envelopeOf(res), res.headers);
-        if (attempt >= maxRetries || !isRetryableStatus(res.status) || error instanceof ConcurrencyLimitError)
-          throw error;
+        if (attempt >= maxRetries || !isRetryableStatus(res.status) || isLongWait(error)) throw error;
         retryAfterMs = error.retryAfterMs;
       } catch (err) {
         if (!(err instanceof APIConnectionError) || !safeToRepeat || attempt >= maxRetries) throw err;

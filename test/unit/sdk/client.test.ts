@@ -12,6 +12,7 @@ import {
   AuthenticationError,
   BadRequestError,
   ConcurrencyLimitError,
+  CostCapExceededError,
   IdempotencyKeyReusedError,
   InternalServerError,
   NotFoundError,
@@ -68,6 +69,7 @@ describe('errors', () => {
     [404, 'turn_events_expired', TurnEventsExpiredError],
     [422, 'idempotency_key_reused', IdempotencyKeyReusedError],
     [429, 'concurrency_limit_exceeded', ConcurrencyLimitError],
+    [429, 'cost_cap_exceeded', CostCapExceededError],
   ])('%i %s is a %p carrying status, code, message and request id', async (status, code, Class) => {
     const { fetch } = scripted([envelope(code, status)]);
     const error = await amyWith(fetch)
@@ -90,6 +92,17 @@ describe('errors', () => {
       .turns.create({ messages: [{ role: 'user', content: 'hi' }] })
       .catch((e) => e);
     expect(error).toBeInstanceOf(RateLimitError);
+    expect(seen).toHaveLength(1);
+  });
+
+  test('a cost cap is a RateLimitError too, and it is not retried (it lasts until its UTC day or month ends)', async () => {
+    const { fetch, seen } = scripted([envelope('cost_cap_exceeded', 429, { 'retry-after': '36000' })]);
+    const error = await amyWith(fetch)
+      .turns.create({ messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toBeInstanceOf(CostCapExceededError);
+    expect(error.retryAfterMs).toBe(36_000_000);
     expect(seen).toHaveLength(1);
   });
 

@@ -1,0 +1,24 @@
+/**
+ * The cost caps at turn creation (docs/operations.md#cost-caps): a user who has reached a cap gets no new
+ * turn until the window ends. Checked under the user's row lock with the rest of creation, after an
+ * Idempotency-Key replay (the request already admitted is answered, cap or not) and before anything is
+ * written: a refused request leaves no turn and starts no workflow.
+ */
+import type { Pool } from 'pg';
+import { costCapReached, describeCostCapReached, type CostCapDefaults } from '../../platform/cost-caps';
+import { ApiError } from '../errors';
+
+/** Throws `429 cost_cap_exceeded`, with `Retry-After` the seconds until the cap's window ends. */
+export async function refuseTurnOverCostCap(
+  db: Pick<Pool, 'query'>,
+  userId: string,
+  defaults: CostCapDefaults,
+  now = new Date(),
+): Promise<void> {
+  const reached = await costCapReached(db, userId, defaults, now);
+  if (!reached) return;
+  const retryAfterSeconds = Math.max(1, Math.ceil((reached.resetsAt.getTime() - now.getTime()) / 1000));
+  throw new ApiError('cost_cap_exceeded', `${describeCostCapReached(reached)} No turn was created.`, undefined, {
+    'Retry-After': String(retryAfterSeconds),
+  });
+}
