@@ -3,10 +3,13 @@
  *
  * - `timeoutMs` covers the whole exchange, the response body included: a server that sends headers
  *   and then stalls is a timeout, not a hang.
- * - Retried: network failures and timeouts (only where repeating the request is safe: reads,
- *   deletes, and creations that carry an `Idempotency-Key`), and 408, 409, 429 and 5xx answers,
- *   after `Retry-After` when the server sent one, otherwise with exponential backoff and full
- *   jitter. A concurrency-limit 429 is not retried: a slot frees only when a turn ends, minutes away.
+ * - Retried, and only where repeating the request is safe (reads, deletes, cancellations, upserts,
+ *   and creations that carry an `Idempotency-Key`): network failures and timeouts, and 408, 429 and
+ *   5xx answers, after `Retry-After` when the server sent one, otherwise with exponential backoff and
+ *   full jitter. A 5xx can come after the server did the work, so a POST that would do it twice is
+ *   never sent again. A 409 is never retried: it is the server's answer about the request itself
+ *   (a limit reached, a key still in use), and the same request gets it again. A concurrency-limit
+ *   429 is not retried either: a slot frees only when a turn ends, minutes away.
  * - Every other error answer becomes its `APIError` subclass at once.
  */
 import { sleep, watchAbort } from './abort';
@@ -60,8 +63,7 @@ export interface ApiResponse<T> {
   body: T;
 }
 
-export const isRetryableStatus = (status: number) =>
-  status === 408 || status === 409 || status === 429 || status >= 500;
+export const isRetryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
 export class HttpClient {
   constructor(readonly settings: HttpSettings) {}
@@ -101,7 +103,12 @@ export class HttpClient {
           return { status: 204, headers: res.headers, body: undefined as T };
         }
         const error = APIError.from(res.status, envelopeOf(res), res.headers);
-        if (attempt >= maxRetries || !isRetryableStatus(res.status) || error instanceof ConcurrencyLimitError)
+        if (
+          !safeToRepeat ||
+          attempt >= maxRetries ||
+          !isRetryableStatus(res.status) ||
+          error instanceof ConcurrencyLimitError
+        )
           throw error;
         retryAfterMs = error.retryAfterMs;
       } catch (err) {
