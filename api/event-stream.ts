@@ -13,7 +13,7 @@ import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';
 import type { Logger } from '../platform/logger';
-import { createStreamQuota } from './stream-quota';
+import { createKeyedSlots } from './keyed-slots';
 import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
 import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
 
@@ -38,7 +38,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 /** Returns a handler that takes the request if it is for the event stream route, or returns false. */
 export function createEventStreamRoute(deps: EventStreamDeps) {
   const { pool, hub, logger } = deps;
-  const quota = createStreamQuota(deps.maxStreamsPerKey);
+  // Open streams per API key.
+  const quota = createKeyedSlots(deps.maxStreamsPerKey);
 
   async function serve(req: IncomingMessage, res: ServerResponse, url: URL, rawTurnId: string) {
     const query = url.searchParams;

@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   memory_limit_reached: 409,
+  idempotency_key_in_use: 409,
   idempotency_key_reused: 422,
   concurrency_limit_exceeded: 429,
   too_many_streams: 429,

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { isTurnId } from '../../contracts/ids';
 import { createTurnRequestSchema, type Turn } from '../../contracts/turn';
 import { ROUTES } from '../contract';
@@ -6,9 +6,12 @@ import { ApiError, notFound } from '../errors';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
+  MAX_WAITING_REPLAYS_PER_KEY,
   hashCreateTurnRequest,
+  idempotencyKeyInUse,
   parseIdempotencyKey,
 } from '../idempotency';
+import { createKeyedSlots } from '../keyed-slots';
 import {
   createQueuedTurn,
   getTurnForUserOrThrow,
@@ -24,6 +27,18 @@ export interface TurnRoutesDeps extends TurnWorkflowsDeps {
   maxInFlightTurns: number;
 }
 
+/**
+ * Aborted when the client goes: a blocking request stops waiting (and long-polling Temporal) for a turn
+ * whose answer nobody will read. The turn itself runs on.
+ */
+function clientGone(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
 const turnIdFrom = (req: Request) => {
   const id = String(req.params.id);
   if (!isTurnId(id)) throw notFound('Turn');
@@ -33,6 +48,8 @@ const turnIdFrom = (req: Request) => {
 export function turnRoutes(deps: TurnRoutesDeps): Router {
   const { pool, logger } = deps;
   const workflows = createTurnWorkflows(deps);
+  // Blocking replays waiting for their turn's end, per user and Idempotency-Key (api/idempotency.ts).
+  const waitingReplays = createKeyedSlots(MAX_WAITING_REPLAYS_PER_KEY);
   const router = Router();
 
   router.post('/v1/turns', async (req, res) => {
@@ -61,12 +78,18 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     if (replayed) {
       // The request that created the turn started its workflow; this one answers as that one did.
       logger.info('turn request replayed', { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream });
-      res.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
       if (body.stream) {
-        res.status(201).json(toTurnResource(turn));
+        res.set(IDEMPOTENT_REPLAYED_HEADER, 'true').status(201).json(toTurnResource(turn));
         return;
       }
-      res.status(200).json(toTurnResource(await workflows.endOfReplayedTurn(userId, turn.id)));
+      const release = isTurnInFlight(turn) ? waitingReplays.tryAcquire(`${userId} ${idempotencyKey}`) : () => {};
+      if (!release) throw idempotencyKeyInUse();
+      try {
+        const ended = await workflows.endOfReplayedTurn(userId, turn.id, clientGone(res));
+        if (ended) res.set(IDEMPOTENT_REPLAYED_HEADER, 'true').status(200).json(toTurnResource(ended));
+      } finally {
+        release();
+      }
       return;
     }
     const workflow = await workflows.startTurnWorkflow({
@@ -80,7 +103,9 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       res.status(201).json(toTurnResource(turn));
       return;
     }
-    await workflow.waitForEnd();
+    const gone = clientGone(res);
+    await workflow.waitForEnd(gone);
+    if (gone.aborted) return;
     res.status(200).json(toTurnResource(await getTurnForUserOrThrow(pool, userId, turn.id)));
   });
 
