@@ -75,6 +75,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     logger,
     maxInFlightTurns: config.AMY_MAX_INFLIGHT_TURNS,
+    maxTurnsPerMinute: config.AMY_MAX_TURNS_PER_MINUTE,
     turnRunTimeoutSeconds: config.AMY_TURN_RUN_TIMEOUT_SECONDS,
     bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
   });

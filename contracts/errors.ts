@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   idempotency_key_in_use: 409,
   idempotency_key_reused: 422,
   concurrency_limit_exceeded: 429,
+  rate_limited: 429,
   too_many_streams: 429,
   internal_error: 500,
   upstream_unavailable: 503,

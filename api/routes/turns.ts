@@ -25,6 +25,8 @@ import { parseRequest } from '../parse-request';
 
 export interface TurnRoutesDeps extends TurnWorkflowsDeps {
   maxInFlightTurns: number;
+  /** AMY_MAX_TURNS_PER_MINUTE: turns a user may create in any 60 s. */
+  maxTurnsPerMinute: number;
 }
 
 /**
@@ -72,6 +74,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       messages: body.messages,
       context: body.context,
       maxInFlight: deps.maxInFlightTurns,
+      maxPerMinute: deps.maxTurnsPerMinute,
       idempotency:
         idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: hashCreateTurnRequest(body) },
     });

@@ -166,6 +166,7 @@ describe('with the default run bound', () => {
       taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
       logger: silentLogger,
       maxInFlightTurns: 3,
+      maxTurnsPerMinute: 60,
       turnRunTimeoutSeconds: 3600,
       bodyLimitBytes: 1 << 20,
       keys: svc.dataKeys,
