@@ -35,6 +35,8 @@ export interface TurnRoutesDeps extends TurnWorkflowsDeps {
  */
 function clientGone(res: Response): AbortSignal {
   const controller = new AbortController();
+  // A client that left while the turn was looked up has had its 'close' already.
+  if (res.destroyed) controller.abort();
   res.on('close', () => {
     if (!res.writableFinished) controller.abort();
   });
