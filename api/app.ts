@@ -1,7 +1,7 @@
 import express from 'express';
 import type { GatesRunner } from '../platform/gates';
 import { newId } from '../platform/ids';
-import { requireApiKey } from './auth';
+import { refuseApiKeyInUrl, requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { buildOpenApiDocument } from './openapi';
 import { accountRoutes, type AccountRoutesDeps } from './routes/account';
@@ -30,6 +30,7 @@ export function createApp(deps: AppDeps): express.Express {
     res.set('X-Request-Id', res.locals.requestId as string);
     next();
   });
+  app.use(refuseApiKeyInUrl);
   const openapi = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(healthRoutes(deps));
@@ -37,11 +38,13 @@ export function createApp(deps: AppDeps): express.Express {
   // Operators only, on their own credential: before the API keys' check, which it does not use.
   app.use(codecServerRoutes(deps.codecServer ?? null));
   // The key is checked before a byte of the body is read: a caller without one is answered at once,
-  // however slowly it sends, and never makes the API buffer or parse anything.
-  app.use('/v1', requireApiKey(deps.pool));
+  // however slowly it sends, and never makes the API buffer or parse anything. Only /v1 takes a JSON
+  // body: anywhere else a body is never read, whoever sends it.
   // application/fhir+json too: POST /v1/data/labs takes a FHIR R4 Bundle as FHIR servers send it. Each route
   // still says which media types it takes (a 415 for any other).
   app.use(
+    '/v1',
+    requireApiKey(deps.pool),
     express.json({ limit: deps.bodyLimitBytes, strict: true, type: ['application/json', 'application/fhir+json'] }),
   );
   app.use(turnRoutes(deps));

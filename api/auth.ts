@@ -2,9 +2,11 @@
  * Bearer API keys, checked against the database on every request (no cache, so a revoked key is
  * refused from the next request on). Browsers' EventSource cannot set headers, so the event stream
  * route alone (api/event-stream.ts) also takes `?api_key=`; the header wins when both are present.
- * Everywhere else a key in the URL is refused: URLs end up in access logs, proxies and browser history.
+ * Everywhere else a key in the URL is refused, on the routes that need no key too (/healthz,
+ * /openapi.json, the console, the codec server) and on paths that are no route: URLs end up in access
+ * logs, proxies and browser history, and a key that works in one URL gets pasted into others.
  */
-import type { RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Pool } from 'pg';
 import { checkApiKey } from '../platform/api-keys';
 import { ApiError } from './errors';
@@ -41,23 +43,40 @@ export async function authenticate(
 const API_KEY_IN_URL_MESSAGE =
   '?api_key= is accepted only by GET /v1/turns/{id}/events, for browsers\' EventSource: send your key as "Authorization: Bearer <key>".';
 
+/**
+ * A refused request's body is never read: close the connection after the answer, so that a caller
+ * still sending one cannot hold it open (Node would otherwise read and discard it).
+ */
+function refuse(req: Request, res: Response, next: NextFunction, err: unknown) {
+  if (!req.complete) res.set('Connection', 'close');
+  next(err);
+}
+
+/**
+ * A key in the URL, refused on every route of the Express app: the event stream, the one route that
+ * takes it, is served ahead of Express. The query is read as a server reads it, names percent-decoded
+ * (`?api%5Fkey=` is the same parameter), whatever the app's query parser.
+ */
+export const refuseApiKeyInUrl: RequestHandler = (req, res, next) => {
+  const query = req.originalUrl.indexOf('?');
+  if (query === -1 || !new URLSearchParams(req.originalUrl.slice(query + 1)).has('api_key')) return next();
+  refuse(
+    req,
+    res,
+    next,
+    new ApiError('authentication_required', API_KEY_IN_URL_MESSAGE, undefined, { 'WWW-Authenticate': 'Bearer' }),
+  );
+};
+
 export function requireApiKey(pool: Pool): RequestHandler {
   return async (req, res, next) => {
     try {
-      if (req.query.api_key !== undefined) {
-        throw new ApiError('authentication_required', API_KEY_IN_URL_MESSAGE, undefined, {
-          'WWW-Authenticate': 'Bearer',
-        });
-      }
       const caller = await authenticate(pool, { authorization: req.get('authorization'), apiKeyParam: undefined });
       res.locals.userId = caller.userId;
       res.locals.apiKeyId = caller.apiKeyId;
       next();
     } catch (err) {
-      // A refused request's body is never read: close the connection after the answer, so that a
-      // caller still sending one cannot hold it open (Node would otherwise read and discard it).
-      if (!req.complete) res.set('Connection', 'close');
-      next(err);
+      refuse(req, res, next, err);
     }
   };
 }

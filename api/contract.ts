@@ -5,6 +5,7 @@
 import { accountDeletionSchema } from '../contracts/account';
 import { z } from 'zod';
 import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts/errors';
+import { MAX_WAITING_REPLAYS_PER_KEY } from './idempotency';
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
 import { findingSeriesResponseSchema } from '../contracts/finding-series';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
@@ -43,6 +44,26 @@ export const healthSchema = z.object({
 
 const turnEventsSnapshotSchema = turnSchema;
 
+/**
+ * The event stream's query as the document shows it. The route reads `last_event_id` itself
+ * (api/event-stream.ts, api/sse.ts) and ignores other parameters; `api_key` is a security scheme.
+ */
+const turnEventsQuerySchema = z.object({
+  last_event_id: z
+    .string()
+    .regex(/^\d{1,9}$/)
+    .optional()
+    .describe(
+      'Resume after this event id, as the Last-Event-Id header does (for clients that cannot set headers); the header wins when both are sent.',
+    ),
+});
+
+/** A response header the code sends: its description and its value's JSON schema. */
+interface HeaderContract {
+  description: string;
+  schema: Record<string, unknown>;
+}
+
 interface ResponseContract {
   description: string;
   schema?: z.ZodType;
@@ -50,8 +71,25 @@ interface ResponseContract {
   /** Also `text/event-stream`: the turn's events, each described in /openapi.json from the event catalog. */
   eventStream?: boolean;
   /** Response headers the status carries, by name. */
-  headers?: Record<string, { description: string; type: 'integer' | 'string' }>;
+  headers?: Record<string, HeaderContract>;
 }
+
+/** Sent with every 429, and with a 409 that passes with time: whole seconds to wait before trying again. */
+const RETRY_AFTER: Record<string, HeaderContract> = {
+  'Retry-After': {
+    description: 'Seconds to wait before sending the request again.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
+/** Sent with the answer to a creation whose Idempotency-Key had already created the turn (api/idempotency.ts). */
+const IDEMPOTENT_REPLAYED: Record<string, HeaderContract> = {
+  'Idempotent-Replayed': {
+    description:
+      'Present, with the value "true", when the Idempotency-Key had already created this turn: nothing was started, the turn is the one the first request created.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
 
 export interface RouteContract {
   method: 'get' | 'post' | 'put' | 'delete';
@@ -85,9 +123,9 @@ function errorEnvelopeFor(status: number): z.ZodType {
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request is malformed: a field, a header, the query or a JSON body (the envelope names the field)',
-  401: 'No API key, a key that is not valid or revoked, or a key sent where it is not accepted',
+  401: 'No API key, a key that is not valid or revoked, or a key sent in the URL (?api_key=), which only GET /v1/turns/{id}/events accepts',
   404: 'No such resource for this API key',
-  409: 'A limit on stored resources is reached',
+  409: 'A limit on stored resources is reached (memory_limit_reached)',
   413: 'The request body is larger than the body limit',
   415: 'The request body is not UTF-8 JSON',
   422: 'The Idempotency-Key was used with another body',
@@ -96,9 +134,17 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is unavailable; retry shortly',
 };
 
-const errors = (...statuses: number[]) =>
+const errors = (...statuses: number[]): Record<number, ResponseContract> =>
   Object.fromEntries(
-    statuses.map((s) => [s, { description: ERROR_DESCRIPTIONS[s] ?? 'Error envelope', schema: errorEnvelopeFor(s) }]),
+    statuses.map((s) => [
+      s,
+      {
+        description: ERROR_DESCRIPTIONS[s] ?? 'Error envelope',
+        schema: errorEnvelopeFor(s),
+        // Every limit this API answers 429 to passes with time, and says when.
+        ...(s === 429 ? { headers: RETRY_AFTER } : {}),
+      },
+    ]),
   );
 
 /**
@@ -125,24 +171,28 @@ export const ROUTES = {
     authenticated: true,
     body: createTurnRequestSchema,
     headers: {
-      'Idempotency-Key':
-        'Makes the request safe to retry: 1-255 visible ASCII characters, unique per request (a UUID). Within 24 h, the same key with the same body gives the same turn; with another body, 422 idempotency_key_reused.',
+      'Idempotency-Key': `Makes the request safe to retry: 1-255 visible ASCII characters, unique per request (a UUID). Within 24 h, the same key with the same body gives the same turn; with another body, ${ERROR_STATUS.idempotency_key_reused} idempotency_key_reused. A blocking replay of a turn still in flight waits for its end, at most ${MAX_WAITING_REPLAYS_PER_KEY} at once per key (409 idempotency_key_in_use beyond, with Retry-After).`,
     },
     responses: {
-      200: { description: 'The finished turn ("stream": false)', schema: turnSchema },
-      201: { description: 'The queued turn', schema: turnSchema },
+      200: { description: 'The finished turn ("stream": false)', schema: turnSchema, headers: IDEMPOTENT_REPLAYED },
+      201: { description: 'The queued turn', schema: turnSchema, headers: IDEMPOTENT_REPLAYED },
       ...v1Errors(422, 429, 503),
       429: {
         description:
-          'The user already has the most turns in flight (concurrency_limit_exceeded), or reached a daily or monthly cost cap (cost_cap_exceeded): nothing was created; retry after Retry-After',
+          'The user already has the most turns in flight (concurrency_limit_exceeded), created the most turns allowed in a minute (rate_limited), or reached a daily or monthly cost cap (cost_cap_exceeded): nothing was created; retry after Retry-After',
         schema: errorEnvelopeFor(429),
         headers: {
           'Retry-After': {
             description:
-              "Seconds to wait before retrying: 5 for concurrency_limit_exceeded; for cost_cap_exceeded, until the cap's window ends (midnight UTC, or the first of the next month UTC for the monthly cap).",
-            type: 'integer',
+              "Seconds to wait before retrying: 5 for concurrency_limit_exceeded; for rate_limited, until the oldest turn counted leaves the minute; for cost_cap_exceeded, until the cap's window ends (midnight UTC, or the first of the next month UTC for the monthly cap).",
+            schema: { type: 'integer', minimum: 1 },
           },
         },
+      },
+      409: {
+        ...errors(409)[409],
+        description: `A blocking replay ("stream": false) of a turn still in flight, while ${MAX_WAITING_REPLAYS_PER_KEY} requests with its Idempotency-Key already wait for its end in this API process (idempotency_key_in_use)`,
+        headers: RETRY_AFTER,
       },
     },
   },
@@ -189,7 +239,8 @@ export const ROUTES = {
     authenticated: true,
     apiKeyInQuery: true,
     params: turnIdParamsSchema,
-    headers: { 'Last-Event-Id': 'Resume after this event id.' },
+    query: turnEventsQuerySchema,
+    headers: { 'Last-Event-Id': 'Resume after this event id (it wins over ?last_event_id=).' },
     responses: {
       200: {
         description:
@@ -380,6 +431,7 @@ export const ROUTES = {
     authenticated: false,
     responses: {
       200: { description: 'Everything reachable', schema: healthSchema },
+      ...errors(401),
       503: { description: 'Something unreachable', schema: healthSchema },
     },
   },
@@ -389,6 +441,9 @@ export const ROUTES = {
     operationId: 'getOpenApiDocument',
     summary: 'This document.',
     authenticated: false,
-    responses: { 200: { description: 'The OpenAPI 3.0 document of this API', schema: openApiDocumentSchema } },
+    responses: {
+      200: { description: 'The OpenAPI 3.0 document of this API', schema: openApiDocumentSchema },
+      ...errors(401),
+    },
   },
 } satisfies Record<string, RouteContract>;

@@ -13,7 +13,7 @@ import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';
 import type { Logger } from '../platform/logger';
-import { createStreamQuota } from './stream-quota';
+import { createKeyedSlots } from './keyed-slots';
 import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
 import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
 
@@ -38,9 +38,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 /** Returns a handler that takes the request if it is for the event stream route, or returns false. */
 export function createEventStreamRoute(deps: EventStreamDeps) {
   const { pool, hub, logger } = deps;
-  const quota = createStreamQuota(deps.maxStreamsPerKey);
+  // Open streams per API key.
+  const quota = createKeyedSlots(deps.maxStreamsPerKey);
 
-  async function serve(req: IncomingMessage, res: ServerResponse, rawTurnId: string, query: URLSearchParams) {
+  async function serve(req: IncomingMessage, res: ServerResponse, url: URL, rawTurnId: string) {
+    const query = url.searchParams;
     const requestId = newId('request');
     res.setHeader('X-Request-Id', requestId);
     try {
@@ -90,7 +92,9 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
       res.on('close', release);
       stream(res, { turnId: turn.id, afterId: lastEventId, loggedUpTo: turn.last_event_id, requestId });
     } catch (err) {
-      const { status, headers, body } = errorResponse(err, requestId, logger, { method: 'GET', path: req.url });
+      // The path only: the query string may hold the key, and nothing in it is worth a log line.
+      const where = { method: 'GET', path: url.pathname };
+      const { status, headers, body } = errorResponse(err, requestId, logger, where);
       sendJson(res, status, body, headers);
     }
   }
@@ -149,7 +153,7 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
     const url = new URL(req.url, 'http://localhost');
     const match = EVENTS_PATH.exec(url.pathname);
     if (!match) return false;
-    void serve(req, res, match[1], url.searchParams);
+    void serve(req, res, url, match[1]);
     return true;
   };
 }

@@ -2,6 +2,12 @@
  * `Idempotency-Key` on `POST /v1/turns`, with Stripe's semantics: the same key and the same body within
  * 24 h give the same turn and start nothing; the same key with another body is refused (422). What is
  * stored per key is the body's hash, checked under the user's row lock (see services/turns.ts).
+ *
+ * A blocking replay (`"stream": false`) of a turn still in flight waits for its end like the original
+ * request, but only `MAX_WAITING_REPLAYS_PER_KEY` of them per key and API process: each holds a socket
+ * and a long poll on Temporal for minutes, and a client repeating one key must not hold thousands. One
+ * more is answered at once, `409 idempotency_key_in_use` (the IETF Idempotency-Key draft's answer to a
+ * request whose original is still being processed).
  */
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_KEY_PATTERN } from '../contracts/idempotency';
@@ -11,6 +17,22 @@ import { ApiError } from './errors';
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** Set on the answer to a request whose key had already created the turn. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/**
+ * Enough for a client whose blocking request was cut (a proxy's idle timeout) to retry it, and for a
+ * second process of its own to ask too; the original request is not counted.
+ */
+export const MAX_WAITING_REPLAYS_PER_KEY = 2;
+/** A turn in flight ends in minutes; a client told to wait asks again with the same key (or streams it). */
+const KEY_IN_USE_RETRY_AFTER_SECONDS = 5;
+
+export const idempotencyKeyInUse = () =>
+  new ApiError(
+    'idempotency_key_in_use',
+    `${MAX_WAITING_REPLAYS_PER_KEY} requests with this Idempotency-Key are already waiting for the turn it created to end; send it again after Retry-After.`,
+    IDEMPOTENCY_KEY_HEADER,
+    { 'Retry-After': String(KEY_IN_USE_RETRY_AFTER_SECONDS) },
+  );
 
 /** The request's key; undefined when it sent none. A malformed key is a 400, never ignored. */
 export function parseIdempotencyKey(raw: string | undefined): string | undefined {

@@ -35,17 +35,17 @@ function responseContent(r: RouteContract['responses'][number]) {
   const content: Record<string, unknown> = {};
   if (r.schema) content[r.contentType ?? 'application/json'] = { schema: jsonSchema(r.schema, 'output') };
   if (r.eventStream) content['text/event-stream'] = { schema: serverSentEventSchema() };
-  const headers = Object.fromEntries(
-    Object.entries(r.headers ?? {}).map(([name, { description, type }]) => [
-      name,
-      { description, schema: type === 'integer' ? { type, minimum: 1 } : { type } },
-    ]),
-  );
   return {
     ...(Object.keys(content).length ? { content } : {}),
-    ...(Object.keys(headers).length ? { headers } : {}),
+    ...(r.headers ? { headers: r.headers } : {}),
   };
 }
+
+const DESCRIPTION = [
+  'Send your API key as "Authorization: Bearer <key>".',
+  "A key in the URL (?api_key=, its name percent-encoded or not) is accepted only by GET /v1/turns/{id}/events, for browsers' EventSource;",
+  'every other route refuses it with 401 authentication_required, the routes that need no key (/healthz, /openapi.json) included.',
+].join(' ');
 
 /** The OpenAPI document, generated from the same zod contracts the routes validate with. */
 export function buildOpenApiDocument(serverUrl?: string) {
@@ -110,7 +110,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
   }
   return {
     openapi: '3.0.3',
-    info: { title: 'Amy turn service', version: '1.0.0' },
+    info: { title: 'Amy turn service', version: '1.0.0', description: DESCRIPTION },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     components: {
       securitySchemes: {

@@ -77,6 +77,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     logger,
     maxInFlightTurns: config.AMY_MAX_INFLIGHT_TURNS,
     costCapDefaults: costCapDefaults(config),
+    maxTurnsPerMinute: config.AMY_MAX_TURNS_PER_MINUTE,
     turnRunTimeoutSeconds: config.AMY_TURN_RUN_TIMEOUT_SECONDS,
     bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
   });

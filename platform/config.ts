@@ -48,6 +48,11 @@ const configSchema = z.object({
   AMY_REPLAY_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   AMY_MAX_INFLIGHT_TURNS: z.coerce.number().int().positive().default(3),
   /**
+   * Turns a user may create in any 60 s, counted across API processes (api/services/turn-rate-limit.ts).
+   * Well above a burst that the in-flight cap already refuses (ten at once), so that cap answers first.
+   */
+  AMY_MAX_TURNS_PER_MINUTE: z.coerce.number().int().positive().default(60),
+  /**
    * The bound on one run of a turn's workflow (Temporal's workflowRunTimeout). A run past it is closed
    * by Temporal and the reconciler fails its turn (turn_abandoned), so no turn holds a slot for good.
    * Per run, so a turn retried with `npm run turn:retry` gets the whole bound again.

@@ -5,8 +5,9 @@
  * `service` and `msg`; warnings and errors go to stderr, the rest to stdout.
  *
  * Every line is cleaned here, whatever the call site passed:
- * - an API key (`?api_key=` in a logged URL, a `Bearer` credential, an `amy_live_…` key anywhere in a
- *   message or a stack) never reaches a log, so no call site can forget to strip one;
+ * - an API key (`?api_key=` in a logged URL, its name percent-encoded or not, a `Bearer` credential,
+ *   an `amy_live_…` key anywhere in a message or a stack) never reaches a log, so no call site can
+ *   forget to strip one; a `path` field loses its query string;
  * - a field named for what carries a user's health data (a message, an answer, memory text, a data
  *   value…) is withheld whole: logs say which turn and step, never what the user said or has.
  */
@@ -30,9 +31,16 @@ const SECRET_FIELD = /^(authorization|api_?key|x-api-key)$/i;
 /** Fields whose value is, or may hold, health data: what the user said or has, what a model answered. */
 const HEALTH_DATA_FIELD =
   /^(answer|answers|content|text|message|messages|prompt|question|reply|memory|memories|memory_text|data|value|values|rows)$/i;
+/**
+ * A word of letters, `_` and `=` as a URL may spell it: each character as itself or percent-encoded, any number of times over
+ * (`_`, `%5F`, `%255F` inside a URL that is itself a parameter's value). Servers decode a parameter's
+ * name before reading it, so `?%61pi%5Fkey=` carries a key just as `?api_key=` does.
+ */
+const percentEncodable = (word: string) =>
+  [...word].map((c) => `(?:${c}|%(?:25)*${c.charCodeAt(0).toString(16)})`).join('');
 const SECRETS_IN_TEXT: Array<[RegExp, string]> = [
-  // A query parameter, plain or percent-encoded (`api_key%3D…` inside an encoded URL).
-  [/(api_key(?:=|%3D))[^&#\s"'<>]*/gi, `$1${REDACTED}`],
+  // A query parameter, its name and `=` plain or percent-encoded (`api_key%3D…` inside an encoded URL).
+  [new RegExp(`(${percentEncodable('api_key')}${percentEncodable('=')})[^&#\\s"'<>]*`, 'gi'), `$1${REDACTED}`],
   [/(Bearer\s+)[^\s"',]+/gi, `$1${REDACTED}`],
   // Our keys' shape, wherever else one turns up; the 3-character display prefix stays readable.
   [/(amy_live_)[0-9A-Za-z]{4,}/g, `$1${REDACTED}`],
@@ -48,7 +56,9 @@ function cleaningReplacer(key: string, value: unknown): unknown {
   if (value instanceof Error) return redactSecrets(value.stack ?? `${value.name}: ${value.message}`);
   if (typeof value === 'bigint') return value.toString();
   if (typeof value !== 'string') return value;
-  return SECRET_FIELD.test(key) ? REDACTED : redactSecrets(value);
+  if (SECRET_FIELD.test(key)) return REDACTED;
+  // A request's path is logged without its query string, which may carry a key or anything else.
+  return redactSecrets(key === 'path' ? value.replace(/[?#].*$/s, '') : value);
 }
 
 /** A log entry as it is written: the fixed fields first, then the call site's. */

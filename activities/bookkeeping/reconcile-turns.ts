@@ -6,6 +6,11 @@
  * The retention schedule runs this every 15 minutes: each such turn fails with `turn_abandoned`
  * through the same terminal transition as the workflow's own (platform/turn-ending.ts), so the row and
  * the log's last event agree and open streams end with `turn.failed`.
+ *
+ * It cannot starve: a run takes the open turns it looked at least recently (never first), stamping them
+ * as it takes them, so turns it cannot resolve yet (a workflow still open, one Temporal will not
+ * describe) go to the back of the line and every open turn is looked at within a few runs, however
+ * many old ones stay unresolved. One turn's failure to resolve is logged and passed over.
  */
 import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type WorkflowExecutionStatusName } from '@temporalio/client';
@@ -43,11 +48,10 @@ const ABANDONED_MESSAGES: Partial<Record<Closure, string>> = {
 const abandonedError = (closure: Closure) =>
   turnAbandoned(ABANDONED_MESSAGES[closure] ?? 'The turn ended without recording its outcome.');
 
-export function createReconcileAbandonedTurns({
-  pool,
-  temporal,
-  clock,
-}: Pick<StepDeps, 'pool' | 'temporal' | 'clock'>) {
+export function createReconcileAbandonedTurns(
+  { pool, temporal, clock }: Pick<StepDeps, 'pool' | 'temporal' | 'clock'>,
+  batchSize = RECONCILE_BATCH_SIZE,
+) {
   /** How the turn's workflow (its latest run: a reset's new run counts) closed; null while it is open. */
   async function closureOf(turnId: string): Promise<Closure | null> {
     try {
@@ -63,22 +67,33 @@ export function createReconcileAbandonedTurns({
   return async function reconcileAbandonedTurns({
     abandonedAfterSeconds,
   }: ReconcileAbandonedTurnsInput): Promise<string[]> {
+    // Taken and stamped in one statement: a run that dies half-way does not leave the next one the same batch.
     const candidates = await pool.query<{ id: string }>(
-      `SELECT id FROM turns WHERE status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1)
-       ORDER BY created_at LIMIT $2`,
-      [abandonedAfterSeconds, RECONCILE_BATCH_SIZE],
+      `UPDATE turns SET reconcile_checked_at = now() WHERE id IN (
+         SELECT id FROM turns WHERE status IN ('queued', 'running') AND created_at < now() - make_interval(secs => $1)
+         ORDER BY reconcile_checked_at NULLS FIRST, created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [abandonedAfterSeconds, batchSize],
     );
     const abandoned: string[] = [];
     for (const { id } of candidates.rows) {
-      const closure = await closureOf(id);
       Context.current().heartbeat(abandoned.length);
-      if (closure === null) continue;
-      // The workflow records its own ending before it closes, so a turn still in flight here was
-      // abandoned; the transition writes nothing if the row ended in the meantime all the same.
-      const end = await endTurn(pool, id, { status: 'failed', error: abandonedError(closure) }, clock());
-      if (end.ended) {
-        abandoned.push(id);
-        log.warn('abandoned turn failed', { turnId: id, workflow: closure });
+      try {
+        const closure = await closureOf(id);
+        if (closure === null) continue;
+        // The workflow records its own ending before it closes, so a turn still in flight here was
+        // abandoned; the transition writes nothing if the row ended in the meantime all the same.
+        const end = await endTurn(pool, id, { status: 'failed', error: abandonedError(closure) }, clock());
+        if (end.ended) {
+          abandoned.push(id);
+          log.warn('abandoned turn failed', { turnId: id, workflow: closure });
+        }
+      } catch (err) {
+        // Temporal or Postgres down makes every turn of the run land here: the next run tries again.
+        log.warn('could not reconcile a turn; it is looked at again after the others', {
+          turnId: id,
+          error: String(err),
+        });
       }
     }
     return abandoned;

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { isTurnId } from '../../contracts/ids';
 import { createTurnRequestSchema, type Turn } from '../../contracts/turn';
 import { ROUTES } from '../contract';
@@ -6,9 +6,12 @@ import { ApiError, notFound } from '../errors';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
+  MAX_WAITING_REPLAYS_PER_KEY,
   hashCreateTurnRequest,
+  idempotencyKeyInUse,
   parseIdempotencyKey,
 } from '../idempotency';
+import { createKeyedSlots } from '../keyed-slots';
 import {
   createQueuedTurn,
   getTurnForUserOrThrow,
@@ -25,6 +28,22 @@ export interface TurnRoutesDeps extends TurnWorkflowsDeps {
   maxInFlightTurns: number;
   /** AMY_USER_DAILY_CAP_USD / AMY_USER_MONTHLY_CAP_USD, for users without caps of their own. */
   costCapDefaults: CostCapDefaults;
+  /** AMY_MAX_TURNS_PER_MINUTE: turns a user may create in any 60 s. */
+  maxTurnsPerMinute: number;
+}
+
+/**
+ * Aborted when the client goes: a blocking request stops waiting (and long-polling Temporal) for a turn
+ * whose answer nobody will read. The turn itself runs on.
+ */
+function clientGone(res: Response): AbortSignal {
+  const controller = new AbortController();
+  // A client that left while the turn was looked up has had its 'close' already.
+  if (res.destroyed) controller.abort();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }
 
 const turnIdFrom = (req: Request) => {
@@ -36,6 +55,8 @@ const turnIdFrom = (req: Request) => {
 export function turnRoutes(deps: TurnRoutesDeps): Router {
   const { pool, logger } = deps;
   const workflows = createTurnWorkflows(deps);
+  // Blocking replays waiting for their turn's end, per user and Idempotency-Key (api/idempotency.ts).
+  const waitingReplays = createKeyedSlots(MAX_WAITING_REPLAYS_PER_KEY);
   const router = Router();
 
   router.post('/v1/turns', async (req, res) => {
@@ -59,18 +80,25 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       context: body.context,
       maxInFlight: deps.maxInFlightTurns,
       costCaps: deps.costCapDefaults,
+      maxPerMinute: deps.maxTurnsPerMinute,
       idempotency:
         idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: hashCreateTurnRequest(body) },
     });
     if (replayed) {
       // The request that created the turn started its workflow; this one answers as that one did.
       logger.info('turn request replayed', { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream });
-      res.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
       if (body.stream) {
-        res.status(201).json(toTurnResource(turn));
+        res.set(IDEMPOTENT_REPLAYED_HEADER, 'true').status(201).json(toTurnResource(turn));
         return;
       }
-      res.status(200).json(toTurnResource(await workflows.endOfReplayedTurn(userId, turn.id)));
+      const release = isTurnInFlight(turn) ? waitingReplays.tryAcquire(`${userId} ${idempotencyKey}`) : () => {};
+      if (!release) throw idempotencyKeyInUse();
+      try {
+        const ended = await workflows.endOfReplayedTurn(userId, turn.id, clientGone(res));
+        if (ended) res.set(IDEMPOTENT_REPLAYED_HEADER, 'true').status(200).json(toTurnResource(ended));
+      } finally {
+        release();
+      }
       return;
     }
     const workflow = await workflows.startTurnWorkflow({
@@ -84,7 +112,9 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       res.status(201).json(toTurnResource(turn));
       return;
     }
-    await workflow.waitForEnd();
+    const gone = clientGone(res);
+    await workflow.waitForEnd(gone);
+    if (gone.aborted) return;
     res.status(200).json(toTurnResource(await getTurnForUserOrThrow(pool, userId, turn.id)));
   });
 

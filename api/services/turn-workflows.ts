@@ -36,7 +36,9 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
    * Starts the queued turn's workflow. When that fails the client is told the turn did not start
    * (503), so nothing of it may stay in flight: see `abandonUnstartedTurn`.
    */
-  async function startTurnWorkflow(input: TurnWorkflowInput): Promise<{ waitForEnd(): Promise<void> }> {
+  async function startTurnWorkflow(
+    input: TurnWorkflowInput,
+  ): Promise<{ waitForEnd(signal: AbortSignal): Promise<void> }> {
     try {
       const handle = await temporal.workflow.start(TURN_WORKFLOW_TYPE, {
         workflowId: input.turnId,
@@ -45,13 +47,16 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
         workflowRunTimeout: deps.turnRunTimeoutSeconds * 1000,
         staticSummary: `Turn: ${input.messages[input.messages.length - 1].content.slice(0, 120)}`,
       });
-      // The workflow's own failure is recorded on the turn row: waiting only needs its end.
+      // The workflow's own failure is recorded on the turn row: waiting only needs its end (or the
+      // caller's leaving).
       return {
-        waitForEnd: () =>
-          handle.result().then(
-            () => undefined,
-            () => undefined,
-          ),
+        waitForEnd: (signal) =>
+          temporal
+            .withAbortSignal(signal, () => handle.result())
+            .then(
+              () => undefined,
+              () => undefined,
+            ),
       };
     } catch (err) {
       logger.error('could not start turn workflow', { turn_id: input.turnId, error: String(err) });
@@ -98,14 +103,16 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
    * A blocking replay waits for the turn's end like the original request. It can arrive before that
    * request has started the workflow (between its commit and `workflow.start`), so while the turn is
    * still queued a workflow not found is looked for again. A turn whose workflow never came (its
-   * start failed, and the turn was discarded) gets the original's answer: 503.
+   * start failed, and the turn was discarded) gets the original's answer: 503. Null once `signal` is
+   * aborted (the client left): nobody is waiting any more.
    */
-  async function endOfReplayedTurn(userId: string, turnId: string): Promise<TurnRow> {
+  async function endOfReplayedTurn(userId: string, turnId: string, signal: AbortSignal): Promise<TurnRow | null> {
     const deadline = Date.now() + WORKFLOW_START_GRACE_MS;
     for (;;) {
       try {
-        await temporal.workflow.getHandle(turnId).result();
+        await temporal.withAbortSignal(signal, () => temporal.workflow.getHandle(turnId).result());
       } catch (err) {
+        if (signal.aborted) return null;
         // Any other error is the workflow's own failure, recorded on the turn row.
         if (err instanceof WorkflowNotFoundError) {
           const row = await findTurnForUser(pool, userId, turnId);
@@ -113,6 +120,7 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
           if (row.status === 'queued') {
             if (Date.now() >= deadline) throw notStarted();
             await sleep(100);
+            if (signal.aborted) return null;
             continue;
           }
           // Ended so long ago that Temporal keeps the workflow no more: the row has the outcome.

@@ -25,6 +25,7 @@ import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
 import type { CostCapDefaults } from '../../platform/cost-caps';
 import { refuseTurnOverCostCap } from './cost-caps';
+import { assertUnderTurnRateLimit } from './turn-rate-limit';
 
 export interface TurnRow {
   id: string;
@@ -87,8 +88,9 @@ export interface IdempotentRequest {
 }
 
 /**
- * Inserts a queued turn unless the user already has `maxInFlight` queued or running turns. The
- * user's row lock serialises concurrent creations, so the cap holds under any number of racing POSTs.
+ * Inserts a queued turn unless the user already has `maxInFlight` queued or running turns, or created
+ * `maxPerMinute` in the last minute (checked in that order: a burst meets the in-flight cap first). The
+ * user's row lock serialises concurrent creations, so both hold under any number of racing POSTs.
  *
  * With an Idempotency-Key that the user sent with the same body in the last 24 h, the turn it created
  * is returned instead (`replayed`), cap or not: the request is the one already admitted. Racing
@@ -102,6 +104,7 @@ export async function createQueuedTurn(
     context: TurnContext;
     maxInFlight: number;
     costCaps: CostCapDefaults;
+    maxPerMinute: number;
     idempotency?: IdempotentRequest;
   },
 ): Promise<{ turn: TurnRow; replayed: boolean }> {
@@ -142,6 +145,7 @@ export async function createQueuedTurn(
         { 'Retry-After': '5' },
       );
     }
+    await assertUnderTurnRateLimit(client, args.userId, args.maxPerMinute);
     const inserted = await client.query<TurnRow>(
       `INSERT INTO turns (id, user_id, status, messages, context) VALUES ($1, $2, 'queued', $3, $4)
        RETURNING ${TURN_COLUMNS}`,

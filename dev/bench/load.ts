@@ -212,6 +212,9 @@ async function run(opts: Options): Promise<number> {
     // Every user's turns are watched by `--subscribers` streams on the user's one key, reconnects included;
     // the per-key stream cap (20 by default) is for clients, not for this load, so the API child gets room.
     process.env.AMY_MAX_STREAMS_PER_KEY = String(Math.max(1000, 4 * PER_USER_CAP * opts.subscribers));
+    // Likewise the per-user creation rate: the load measures the service, and its few users start turns
+    // back to back, faster than a person would.
+    process.env.AMY_MAX_TURNS_PER_MINUTE = '100000';
     const api = await startApiProcess({ DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress });
     stoppers.push(stopApiProcesses);
 

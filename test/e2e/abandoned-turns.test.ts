@@ -167,6 +167,7 @@ describe('with the default run bound', () => {
       logger: silentLogger,
       maxInFlightTurns: 3,
       costCapDefaults: { daily: null, monthly: null },
+      maxTurnsPerMinute: 60,
       turnRunTimeoutSeconds: 3600,
       bodyLimitBytes: 1 << 20,
       keys: svc.dataKeys,

@@ -2,7 +2,8 @@
  * `Idempotency-Key` on POST /v1/turns (Stripe's semantics) over real HTTP, a real worker and Temporal:
  * the same key and body within 24 h give the same turn and start nothing (one row, one workflow run),
  * whatever the concurrency cap says and however many requests race; another body is a 422 that
- * changes nothing; keys are the user's own and expire after 24 h.
+ * changes nothing; keys are the user's own and expire after 24 h. Blocking replays of a running turn
+ * hold at most two connections per key: the others are answered at once.
  */
 import { Pool } from 'pg';
 import { errorEnvelopeSchema } from '../../contracts/errors';
@@ -189,6 +190,66 @@ test('3 concurrent blocking POSTs with one key: each waits for the one turn and 
   for (const turn of turns) expect(turn.status).toBe('completed');
   expect(await turnsOf(user)).toEqual([turns[0].id]);
 });
+
+/** Polls until `done()`; a bound only on waiting for an outcome that comes within a second when the code is right. */
+async function until(done: () => boolean | Promise<boolean>, what: string, boundMs = 30_000) {
+  const deadline = Date.now() + boundMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`not within ${boundMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const statusOf = async (user: User, turnId: string) =>
+  (await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: user.apiKey })).body as {
+    status: string;
+    progress?: { current_step: string | null };
+  };
+
+test('40 concurrent blocking replays of a running turn: all but two answer at once (409 idempotency_key_in_use, Retry-After) while the turn runs; the two wait for its end', async () => {
+  const user = await svc.createUser();
+  // Held until the test cancels the turn: every answer below that comes while it is still running came at once.
+  await svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 120_000 });
+  const blocking = { ...thanks, stream: false };
+  const original = post(user, blocking, 'held');
+  let turnId = '';
+  await until(async () => ([turnId] = await turnsOf(user)).length === 1, 'the turn was created');
+  await until(
+    async () => (await statusOf(user, turnId)).progress?.current_step === 'fallback_reply',
+    'the turn reached its held step',
+  );
+
+  const answered: JsonResponse[] = [];
+  const replays = Array.from({ length: 40 }, () =>
+    post(user, blocking, 'held').then((res) => {
+      answered.push(res);
+      return res;
+    }),
+  );
+  await until(() => answered.length >= 38, '38 replays answered while the turn runs');
+  expect((await statusOf(user, turnId)).status).toBe('running');
+  expect(answered).toHaveLength(38);
+  for (const res of answered) {
+    const error = expectError(res, 409, 'idempotency_key_in_use');
+    expect(error.field).toBe('Idempotency-Key');
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(replayed(res)).toBeNull();
+  }
+
+  // The two that wait, and the original, answer once the turn ends; nothing else was started.
+  await api(svc.url, 'POST', `/v1/turns/${turnId}/cancel`, { key: user.apiKey });
+  const waited = (await Promise.all(replays)).filter((res) => res.status !== 409);
+  expect(waited.map((res) => [res.status, replayed(res), res.body.id, res.body.status])).toEqual([
+    [200, 'true', turnId, 'failed'],
+    [200, 'true', turnId, 'failed'],
+  ]);
+  expect((await original).body).toMatchObject({ id: turnId, status: 'failed', error: { code: 'cancelled' } });
+  expect(await turnsOf(user)).toEqual([turnId]);
+
+  // Once the turn has ended, a replay answers at once, however many come.
+  const late = await Promise.all(Array.from({ length: 10 }, () => post(user, blocking, 'held')));
+  expect(late.map((res) => [res.status, replayed(res)])).toEqual(Array(10).fill([200, 'true']));
+}, 120_000);
 
 test('a key older than 24 h is forgotten: the same key and body make a new turn', async () => {
   const user = await svc.createUser();

@@ -1,9 +1,10 @@
 /**
  * No API key in the logs. The API runs as a real process writing its logs to a file;
  * Postgres is then stopped, so that checking a key fails and the API logs the failure with the request's
- * URL. An event stream request with `?api_key=<a real key>` (where a browser's EventSource puts it) gets
- * the error envelope, and nothing the process wrote holds the key; nor does a request with the key in
- * the Authorization header. The whole log file is read, not only its tail.
+ * path. An event stream request with `?api_key=<a real key>` (where a browser's EventSource puts it, its
+ * name percent-encoded or not) gets the error envelope, and nothing the process wrote holds the key, nor
+ * any query string; nor does a request with the key in the Authorization header. The whole log file is
+ * read, not only its tail.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -73,7 +74,9 @@ test('with Postgres stopped, a stream request with ?api_key= gets the error enve
       headers: { accept: 'text/event-stream' },
     }),
     fetch(`${url}/v1/turns/${turnId}/events?api_key=${encodeURIComponent(apiKey)}`),
-    fetch(`${url}/v1/turns/${turnId}`, { headers: { authorization: `Bearer ${apiKey}` } }),
+    // The parameter's name percent-encoded: the server decodes it, so it is a key like any other.
+    fetch(`${url}/v1/turns/${turnId}/events?%61pi%5Fkey=${apiKey}&last_event_id=4`),
+    fetch(`${url}/v1/turns/${turnId}?last_event_id=5`, { headers: { authorization: `Bearer ${apiKey}` } }),
   ];
   for (const res of await Promise.all(requests)) {
     expect(res.status).toBe(500);
@@ -88,13 +91,19 @@ test('with Postgres stopped, a stream request with ?api_key= gets the error enve
       .split('\n')
       .filter((line) => line.includes('"unhandled error"'));
   const deadline = Date.now() + 10_000;
-  while (logged().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  expect(logged()).toHaveLength(3);
-  expect(logged().some((line) => line.includes(`/v1/turns/${turnId}/events?last_event_id=3&api_key=[redacted]`))).toBe(
-    true,
-  );
+  while (logged().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  expect(logged()).toHaveLength(4);
+  // A log line carries the request's path, never its query string (which may hold a key, or anything).
+  const paths = logged().map((line) => (JSON.parse(line) as { path?: string }).path);
+  expect(paths.sort()).toEqual([
+    `/v1/turns/${turnId}`,
+    `/v1/turns/${turnId}/events`,
+    `/v1/turns/${turnId}/events`,
+    `/v1/turns/${turnId}/events`,
+  ]);
   // ... and nothing in the whole log holds the key, nor enough of it to matter.
   const log = readLog();
+  expect(log).not.toMatch(/last_event_id|api_key|%5Fkey/i);
   expect(log).not.toContain(apiKey);
   expect(log).not.toContain(apiKey.slice('amy_live_'.length));
   expect(log).not.toContain(apiKey.slice(-16));

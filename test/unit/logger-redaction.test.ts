@@ -39,7 +39,7 @@ test('every level, every field: no key survives, the rest of the line does', () 
     level: 'error',
     msg: 'unhandled error',
     request_id: 'req_1',
-    path: '/v1/turns/turn_1/events?last_event_id=7&api_key=[redacted]',
+    path: '/v1/turns/turn_1/events',
   });
   expect(error.error).toContain('ECONNREFUSED while checking amy_live_[redacted]');
   expect(error.error).toContain('at authenticate (api/auth.ts:1:1)');
@@ -110,4 +110,22 @@ test("a child process's lines are relayed as entries: ours keep their fields, an
   expect(err.map((line) => JSON.parse(line))).toEqual([
     { at: expect.any(String), level: 'error', service: 'worker', msg: 'TypeError: boom amy_live_[redacted]' },
   ]);
+});
+
+test('a key parameter whose name is percent-encoded, in part, in any case, or twice, is redacted too', () => {
+  for (const name of ['api%5Fkey', 'api%5fkey', '%61pi_key', '%61%70%69%5F%6B%65%79', 'API_KEY', 'api%255Fkey']) {
+    for (const equals of ['=', '%3D', '%253D']) {
+      const text = `GET /v1/turns/turn_1/events?last_event_id=2&${name}${equals}${KEY}&x=1`;
+      const redacted = redactSecrets(text);
+      expect([name, equals, redacted]).toEqual([
+        name,
+        equals,
+        `GET /v1/turns/turn_1/events?last_event_id=2&${name}${equals}[redacted]&x=1`,
+      ]);
+    }
+  }
+  // A key that is not ours (no amy_live_ prefix) goes too: the parameter's name says what it is.
+  expect(redactSecrets('/x?%61pi%5Fkey=hunter2')).toBe('/x?%61pi%5Fkey=[redacted]');
+  // Names that only end like it are other parameters.
+  expect(redactSecrets('/x?my_api_keyword=1')).toBe('/x?my_api_keyword=1');
 });

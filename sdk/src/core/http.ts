@@ -3,11 +3,14 @@
  *
  * - `timeoutMs` covers the whole exchange, the response body included: a server that sends headers
  *   and then stalls is a timeout, not a hang.
- * - Retried: network failures and timeouts (only where repeating the request is safe: reads,
- *   deletes, and creations that carry an `Idempotency-Key`), and 408, 409, 429 and 5xx answers,
- *   after `Retry-After` when the server sent one, otherwise with exponential backoff and full
- *   jitter. A concurrency-limit 429 is not retried: a slot frees only when a turn ends, minutes away;
- *   nor is a cost-cap 429, which lasts until the cap's UTC day or month ends.
+ * - Retried, and only where repeating the request is safe (reads, deletes, cancellations, upserts,
+ *   and creations that carry an `Idempotency-Key`): network failures and timeouts, and 408, 429 and
+ *   5xx answers, after `Retry-After` when the server sent one, otherwise with exponential backoff and
+ *   full jitter. A 5xx can come after the server did the work, so a POST that would do it twice is
+ *   never sent again. A 409 is never retried: it is the server's answer about the request itself
+ *   (a limit reached, a key still in use), and the same request gets it again. A concurrency-limit
+ *   429 is not retried either: a slot frees only when a turn ends, minutes away; nor is a cost-cap
+ *   429, which lasts until the cap's UTC day or month ends.
  * - Every other error answer becomes its `APIError` subclass at once.
  */
 import { sleep, watchAbort } from './abort';
@@ -62,8 +65,7 @@ export interface ApiResponse<T> {
   body: T;
 }
 
-export const isRetryableStatus = (status: number) =>
-  status === 408 || status === 409 || status === 429 || status >= 500;
+export const isRetryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
 /** A 429 that no backoff outlasts: a turn slot frees only when a turn ends, a cost cap when its window does. */
 const isLongWait = (error: APIError): boolean =>
@@ -107,7 +109,7 @@ export class HttpClient {
           return { status: 204, headers: res.headers, body: undefined as T };
         }
         const error = APIError.from(res.status, envelopeOf(res), res.headers);
-        if (attempt >= maxRetries || !isRetryableStatus(res.status) || isLongWait(error)) throw error;
+        if (!safeToRepeat || attempt >= maxRetries || !isRetryableStatus(res.status) || isLongWait(error)) throw error;
         retryAfterMs = error.retryAfterMs;
       } catch (err) {
         if (!(err instanceof APIConnectionError) || !safeToRepeat || attempt >= maxRetries) throw err;
