@@ -13,6 +13,8 @@ export interface RephraseInput {
   turnId: string;
   messages: Message[];
   routing: Routing;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 /** The question each agent of the turn will be asked. */
@@ -41,6 +43,7 @@ export function createRephraseQuestions(deps: StepDeps) {
       inputs,
       model: deps.models.fast,
       system: QUESTION_REPHRASE_SYSTEM,
+      memory: input.memory,
       prompt: rephraseUserPrompt(inputs),
       maxTokens: 500,
     });
