@@ -26,7 +26,7 @@ const rephraseSchema = z.object({
 });
 
 /**
- * Step 2 (docs/design.md#step-2-rephrase-and-recall-memory). A reply that does not parse falls back
+ * Step 2 (docs/design.md#step-2-rephrase). A reply that does not parse falls back
  * to the user's own message for every agent: rephrasing sharpens questions, it never blocks a turn.
  */
 export function createRephraseQuestions(deps: StepDeps) {
