@@ -203,8 +203,8 @@ async function insertTurnEntries(
  * remembered, the entries of that earlier test (its `tested_hypothesis` and its `insight`, if any) are
  * deleted and the new outcome is written as new entries, with new ids and a new `created_at`, in the
  * same transaction: memory is append-only to its readers, so `GET /v1/memory?after=` sees the change.
- * Without a `tested` key (entries from before it), finding ids deduplicate within their scope
- * (`meta.finding_id`). A retried memory step adds nothing. Returns how many entries were written.
+ * Entries from before the `tested` key deduplicate by finding id within their scope (`meta.finding_id`).
+ * A retried memory step adds nothing. Returns how many entries of each kind were written.
  */
 export async function recordTestedHypotheses(
   pool: Pool,
@@ -229,23 +229,20 @@ export async function recordTestedHypotheses(
        WHERE user_id = $1 AND (category = $2 OR (category = 'insight' AND meta ? 'tested'))`,
       [userId, TESTED_HYPOTHESIS],
     );
-    const tested = existing.rows.filter((row) => row.category === TESTED_HYPOTHESIS);
-    const byTested = new Map(tested.filter((row) => row.tested).map((row) => [row.tested!, row]));
-    const forUser = new Set(tested.map((row) => row.finding_id));
-    const forTurn = new Set(tested.filter((row) => row.source_turn_id === turnId).map((row) => row.finding_id));
+    const untagged = existing.rows.filter((row) => row.category === TESTED_HYPOTHESIS && !row.tested);
+    const forUser = new Set(untagged.map((row) => row.finding_id));
+    const forTurn = new Set(untagged.filter((row) => row.source_turn_id === turnId).map((row) => row.finding_id));
     const fresh: TestedHypothesisEntry[] = [];
     const superseded = new Set<string>();
     for (const entry of batch) {
       const key = entry.meta.tested;
-      const known = key ? byTested.get(key) : undefined;
-      if (known) {
-        // The same hypothesis tested again: a retried step changes nothing, a later turn supersedes it.
-        if (known.source_turn_id === turnId) continue;
-        for (const row of existing.rows) if (row.tested === key) superseded.add(row.id);
-        fresh.push(entry);
-      } else if (!(entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id)) {
-        fresh.push(entry);
-      }
+      const sameTest = key ? existing.rows.filter((row) => row.tested === key) : [];
+      // A retried memory step finds the entries it wrote: it changes nothing.
+      if (sameTest.some((row) => row.source_turn_id === turnId)) continue;
+      if (sameTest.length === 0 && (entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id)) continue;
+      // Tested before: whatever is left of that test (the user may have deleted either entry) is superseded.
+      for (const row of sameTest) superseded.add(row.id);
+      fresh.push(entry);
     }
     if (superseded.size > 0) {
       await client.query('DELETE FROM memory_entries WHERE user_id = $1 AND id = ANY($2::text[])', [

@@ -11,6 +11,7 @@ import { testedHypothesisMetaSchema } from '../../contracts/memory';
 import { newId } from '../../platform/ids';
 import {
   createUserMemory,
+  deleteMemory,
   listMemoryPage,
   memorySummary,
   recordExtractedMemories,
@@ -142,6 +143,15 @@ test('a re-tested hypothesis is a new entry, and the one it supersedes is gone: 
     }),
   ]);
   expect(third.map((m) => m.id)).not.toContain(fourth[0].id);
+
+  // The user deleted the bookkeeping entry and kept the insight: a re-test still leaves one of each.
+  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
+  const kept = await everything(userId);
+  await deleteMemory(t.pool, userId, kept.find((m) => m.category === 'tested_hypothesis')!.id);
+  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
+  const fifth = await everything(userId);
+  expect(fifth.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
+  expect(fifth.map((m) => m.id)).not.toContain(kept.find((m) => m.category === 'insight')!.id);
 });
 
 test('a validated inference is also an insight, with its finding’s meta; a description, a conditional or a rejected one is not', async () => {
