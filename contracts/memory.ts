@@ -26,7 +26,7 @@ export const memoryIdSchema = z
   .regex(new RegExp(`^${ID_PREFIXES.memory}[0-9A-HJKMNP-TV-Z]{26}$`), 'must be a memory id (mem_<ULID>)');
 export const isMemoryId = (value: string) => memoryIdSchema.safeParse(value).success;
 
-/** What a `tested_hypothesis` entry carries in `meta`. */
+/** What a `tested_hypothesis` entry, and an `insight` written from a validated finding, carry in `meta`. */
 export const testedHypothesisMetaSchema = z.object({
   finding_id: z.string(),
   feature: z.string(),
@@ -46,7 +46,9 @@ export const memorySchema = z.object({
   confidence: z.number().nullable(),
   meta: memoryMetaSchema
     .nullable()
-    .describe('For tested_hypothesis entries: { finding_id, feature, target, verdict, effect }. As written otherwise.'),
+    .describe(
+      'For tested_hypothesis entries, and insight entries written from validated findings: { finding_id, feature, target, verdict, effect, tested }. Null or as the client wrote it otherwise.',
+    ),
 });
 export type Memory = z.infer<typeof memorySchema>;
 

@@ -72,6 +72,33 @@ export async function listMemoryPage(
   return { entries: rows.slice(0, query.limit).map(toMemory), hasMore: rows.length > query.limit };
 }
 
+/**
+ * Serialises the memory writes of one user (docs/design.md#memory-writes): every writer takes this
+ * transaction-scoped lock before it reads what memory holds, so two turns (or a turn and the API) that
+ * write at once cannot both find a hypothesis new and both write it, nor both pass the cap. The first
+ * key names memory's locks, so they share no key with another table's; the second is the user's.
+ * Returns the user's latest `created_at` (null without entries), which the next entries must follow.
+ */
+async function lockUserMemory(client: PoolClient, userId: string): Promise<Date | null> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtext('memory_entries'), hashtext($1))", [userId]);
+  const { rows } = await client.query<{ latest: Date | null }>(
+    'SELECT max(created_at) AS latest FROM memory_entries WHERE user_id = $1',
+    [userId],
+  );
+  return rows[0].latest;
+}
+
+/**
+ * The `created_at` of an entry written now, the SQL for it given the parameter that holds the user's latest
+ * `created_at` (lockUserMemory): the instant it is written, taken after the user's lock
+ * (clock_timestamp(), not the transaction's start), and at least a millisecond after every entry the user
+ * already has. So a user's entries are written in increasing `created_at`, in the order they commit:
+ * a client syncing with `GET /v1/memory?after=<the newest it has>` never misses one, not even an entry
+ * that replaces another within the same millisecond. (GREATEST ignores the NULL of a user with none.)
+ */
+const writtenAt = (latestParam: string) =>
+  `GREATEST(clock_timestamp(), ${latestParam}::timestamptz + interval '1 millisecond')`;
+
 /** An entry the user wrote themselves: no source turn. */
 export async function createUserMemory(
   pool: Pool,
@@ -81,15 +108,15 @@ export async function createUserMemory(
 ): Promise<Memory | null> {
   return inTransaction(pool, async (client) => {
     // One writer per user at a time, so the count and the insert agree.
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [userId]);
+    const latest = await lockUserMemory(client, userId);
     const { rows: counted } = await client.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM memory_entries WHERE user_id = $1 AND source_turn_id IS NULL',
       [userId],
     );
     if (counted[0].n >= maxEntries) return null;
     const { rows } = await client.query<MemoryRow>(
-      `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta)
-       VALUES ($1, $2, $3, $4, $5, NULL, $6)
+      `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta, created_at)
+       VALUES ($1, $2, $3, $4, $5, NULL, $6, ${writtenAt('$7')})
        RETURNING ${MEMORY_COLUMNS}`,
       [
         newId('memory'),
@@ -98,6 +125,7 @@ export async function createUserMemory(
         entry.text,
         entry.confidence,
         entry.meta === null ? null : JSON.stringify(entry.meta),
+        latest,
       ],
     );
     return toMemory(rows[0]);
@@ -113,25 +141,6 @@ export async function deleteMemory(pool: Pool, userId: string, memoryId: string)
   return rowCount !== 0;
 }
 
-export interface MemoryEntry {
-  category: string;
-  text: string;
-}
-
-/** The user's most recent entries of the given categories, newest first. */
-export async function recentMemory(
-  pool: Pool,
-  userId: string,
-  { categories, limit }: { categories: readonly string[]; limit: number },
-): Promise<MemoryEntry[]> {
-  const { rows } = await pool.query<MemoryEntry>(
-    `SELECT category, text FROM memory_entries WHERE user_id = $1 AND category = ANY($2::text[])
-     ORDER BY created_at DESC, id DESC LIMIT $3`,
-    [userId, [...categories], limit],
-  );
-  return rows;
-}
-
 /** The user's `tested_hypothesis` entries, newest first: their text and their meta as written. */
 export async function testedHypothesisEntries(
   pool: Pool,
@@ -144,6 +153,17 @@ export async function testedHypothesisEntries(
   return rows;
 }
 
+/** What a validated finding's memory carries in `meta` (docs/design.md#categories). */
+interface FindingMeta {
+  finding_id: string;
+  feature: string;
+  target: string | null;
+  verdict: string;
+  effect: number | null;
+  /** What was tested — kind, feature, target and window — the key a hypothesis is remembered under once. */
+  tested?: string;
+}
+
 export interface TestedHypothesisEntry {
   /**
    * `user`: the finding id names the hypothesis itself (the Investigator's `inv-<kind>-<feature>…`), so
@@ -153,80 +173,91 @@ export interface TestedHypothesisEntry {
   scope: 'user' | 'turn';
   text: string;
   confidence: number;
-  meta: {
-    finding_id: string;
-    feature: string;
-    target: string | null;
-    verdict: string;
-    effect: number | null;
-    /** What was tested — kind, feature, target and window — the key a hypothesis is remembered under once. */
-    tested?: string;
-  };
+  meta: FindingMeta;
+  /**
+   * For a validated inference: the `insight` entry it also becomes (its meta is the same). A description
+   * (a fact about the window's rows) and a conditional or rejected finding are bookkeeping only.
+   */
+  insight?: { text: string; confidence: number };
 }
 
 /** Inserts a turn's entries in one statement (the rows travel as one JSON array). */
 async function insertTurnEntries(
   client: PoolClient,
-  { userId, turnId }: { userId: string; turnId: string },
+  { userId, turnId, latest }: { userId: string; turnId: string; latest: Date | null },
   entries: Array<{ category: string; text: string; confidence: number; meta: object | null }>,
 ): Promise<void> {
+  if (entries.length === 0) return;
   await client.query(
-    `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta)
-     SELECT e.id, $1, e.category, e.text, e.confidence, $2, e.meta
+    `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta, created_at)
+     SELECT e.id, $1, e.category, e.text, e.confidence, $2, e.meta, ${writtenAt('$4')}
      FROM jsonb_to_recordset($3::jsonb) AS e (id text, category text, text text, confidence float8, meta jsonb)`,
-    [userId, turnId, JSON.stringify(entries.map((entry) => ({ id: newId('memory'), ...entry })))],
+    [userId, turnId, JSON.stringify(entries.map((entry) => ({ id: newId('memory'), ...entry }))), latest],
   );
 }
 
 /**
- * Writes one `tested_hypothesis` entry per processed finding of a turn, one per hypothesis across turns:
- * an entry whose `meta.tested` (kind, feature, target, window) is already remembered replaces that
- * entry's outcome rather than adding another, so asking the same thing every day keeps one entry with
- * the latest verdict. Without a `tested` key (entries from before it), finding ids deduplicate within
- * their scope (`meta.finding_id`). A retried memory step adds nothing.
+ * Writes what validation found in a turn (docs/design.md#extraction): one `tested_hypothesis` entry per
+ * processed finding, and an `insight` entry for each validated inference, both with the finding's meta.
+ * One entry per hypothesis across turns: when `meta.tested` (kind, feature, target, window) is already
+ * remembered, the entries of that earlier test (its `tested_hypothesis` and its `insight`, if any) are
+ * deleted and the new outcome is written as new entries, with new ids and a new `created_at`, in the
+ * same transaction: memory is append-only to its readers, so `GET /v1/memory?after=` sees the change.
+ * Entries from before the `tested` key deduplicate by finding id within their scope (`meta.finding_id`).
+ * A retried memory step adds nothing. Returns how many entries of each kind were written.
  */
 export async function recordTestedHypotheses(
   pool: Pool,
   { userId, turnId, entries }: { userId: string; turnId: string; entries: TestedHypothesisEntry[] },
-): Promise<number> {
-  if (entries.length === 0) return 0;
+): Promise<{ tested: number; insights: number }> {
+  // Tested twice in one turn (a reflection follow-up asking the same thing): the later outcome counts.
+  const byKey = new Map(entries.map((entry, i) => [entry.meta.tested ?? `#${i}`, entry]));
+  const batch = [...byKey.values()];
+  if (batch.length === 0) return { tested: 0, insights: 0 };
   return inTransaction(pool, async (client) => {
+    // Read before the superseded entries are deleted: the new ones follow those too.
+    const latest = await lockUserMemory(client, userId);
     const existing = await client.query<{
       id: string;
+      category: string;
       finding_id: string | null;
       tested: string | null;
       source_turn_id: string | null;
     }>(
-      `SELECT id, meta->>'finding_id' AS finding_id, meta->>'tested' AS tested, source_turn_id FROM memory_entries
-       WHERE user_id = $1 AND category = $2 FOR UPDATE`,
+      `SELECT id, category, meta->>'finding_id' AS finding_id, meta->>'tested' AS tested, source_turn_id
+       FROM memory_entries
+       WHERE user_id = $1 AND (category = $2 OR (category = 'insight' AND meta ? 'tested'))`,
       [userId, TESTED_HYPOTHESIS],
     );
-    const byTested = new Map(existing.rows.filter((row) => row.tested).map((row) => [row.tested!, row]));
-    const forUser = new Set(existing.rows.map((row) => row.finding_id));
-    const forTurn = new Set(existing.rows.filter((row) => row.source_turn_id === turnId).map((row) => row.finding_id));
+    const untagged = existing.rows.filter((row) => row.category === TESTED_HYPOTHESIS && !row.tested);
+    const forUser = new Set(untagged.map((row) => row.finding_id));
+    const forTurn = new Set(untagged.filter((row) => row.source_turn_id === turnId).map((row) => row.finding_id));
     const fresh: TestedHypothesisEntry[] = [];
-    let updated = 0;
-    for (const entry of entries) {
-      const known = entry.meta.tested ? byTested.get(entry.meta.tested) : undefined;
-      if (known) {
-        // The same hypothesis tested again: a retried step changes nothing, a later turn brings it up to date.
-        if (known.source_turn_id === turnId) continue;
-        await client.query(
-          `UPDATE memory_entries SET text = $2, confidence = $3, meta = $4::jsonb, source_turn_id = $5, created_at = now()
-           WHERE id = $1`,
-          [known.id, entry.text, entry.confidence, JSON.stringify(entry.meta), turnId],
-        );
-        updated++;
-      } else if (!(entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id)) {
-        fresh.push(entry);
-      }
+    const superseded = new Set<string>();
+    for (const entry of batch) {
+      const key = entry.meta.tested;
+      const sameTest = key ? existing.rows.filter((row) => row.tested === key) : [];
+      // A retried memory step finds the entries it wrote: it changes nothing.
+      if (sameTest.some((row) => row.source_turn_id === turnId)) continue;
+      if (sameTest.length === 0 && (entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id)) continue;
+      // Tested before: whatever is left of that test (the user may have deleted either entry) is superseded.
+      for (const row of sameTest) superseded.add(row.id);
+      fresh.push(entry);
     }
-    await insertTurnEntries(
-      client,
-      { userId, turnId },
-      fresh.map(({ text, confidence, meta }) => ({ category: TESTED_HYPOTHESIS, text, confidence, meta })),
+    if (superseded.size > 0) {
+      await client.query('DELETE FROM memory_entries WHERE user_id = $1 AND id = ANY($2::text[])', [
+        userId,
+        [...superseded],
+      ]);
+    }
+    const insights = fresh.flatMap(({ insight, meta }) =>
+      insight ? [{ category: 'insight', text: insight.text, confidence: insight.confidence, meta }] : [],
     );
-    return fresh.length + updated;
+    await insertTurnEntries(client, { userId, turnId, latest }, [
+      ...fresh.map(({ text, confidence, meta }) => ({ category: TESTED_HYPOTHESIS, text, confidence, meta })),
+      ...insights,
+    ]);
+    return { tested: fresh.length, insights: insights.length };
   });
 }
 
@@ -249,9 +280,10 @@ const sameText = (text: string) =>
     .trim();
 
 /**
- * Writes what the extractor found in a turn, once: a retried memory step finds the turn's entries
- * already there and writes nothing, and an entry the user's memory already holds (the same category
- * and text, from any turn) is not written again. Returns the entries written.
+ * Writes what the extractor found in a turn, once: a retried memory step finds the turn's extracted
+ * entries (those without meta; an insight from a validated finding has its meta) already there and
+ * writes nothing, and an entry the user's memory already holds (the same category and text, from any
+ * turn) is not written again. Returns the entries written.
  */
 export async function recordExtractedMemories(
   pool: Pool,
@@ -259,8 +291,10 @@ export async function recordExtractedMemories(
 ): Promise<ExtractedMemory[]> {
   if (entries.length === 0) return [];
   return inTransaction(pool, async (client) => {
+    const latest = await lockUserMemory(client, userId);
     const already = await client.query(
-      'SELECT 1 FROM memory_entries WHERE user_id = $1 AND source_turn_id = $2 AND category = ANY($3::text[]) LIMIT 1',
+      `SELECT 1 FROM memory_entries
+       WHERE user_id = $1 AND source_turn_id = $2 AND category = ANY($3::text[]) AND meta IS NULL LIMIT 1`,
       [userId, turnId, [...MEMORY_CATEGORIES]],
     );
     if (already.rowCount !== 0) return [];
@@ -277,7 +311,7 @@ export async function recordExtractedMemories(
     });
     await insertTurnEntries(
       client,
-      { userId, turnId },
+      { userId, turnId, latest },
       fresh.map(({ category, text, confidence }) => ({ category, text, confidence, meta: null })),
     );
     return fresh;

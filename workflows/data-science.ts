@@ -17,7 +17,7 @@ export interface DataScienceRequest {
   /** 2 for the main and supporting runs, 0 in reflection (one shot). */
   maxDebugIterations: number;
   idPrefix: string;
-  /** The user's memory summary, given to the planner. */
+  /** The turn's memory summary, read once at its start: at the top of every stage's system prompt. */
   memory: string;
 }
 
@@ -25,14 +25,16 @@ export type DataScienceOutcome =
   { status: 'ok'; summary: string; findings: AgentFinding[] } | { status: 'failed'; error: string; findings: [] };
 
 export async function runDataScienceAgent(step: StepRunner, request: DataScienceRequest): Promise<DataScienceOutcome> {
-  const { turnId, userId, question, invocation } = request;
+  const { turnId, userId, question, invocation, memory } = request;
   const planned = await step('ds_plan', () =>
-    modelSteps.planAnalysis({ turnId, userId, question, invocation, memory: request.memory }),
+    modelSteps.planAnalysis({ turnId, userId, question, invocation, memory }),
   );
   const { plan, startedAt } = planned;
   let costUsd = planned.costUsd;
 
-  const written = await step('ds_code', () => modelSteps.writeAnalysisCode({ turnId, invocation, question, plan }));
+  const written = await step('ds_code', () =>
+    modelSteps.writeAnalysisCode({ turnId, invocation, question, plan, memory }),
+  );
   let { code } = written;
   costUsd += written.costUsd;
   let run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, invocation, code }));
@@ -40,7 +42,7 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
   for (let i = 1; run.status === 'error' && run.debuggable && i <= request.maxDebugIterations; i++) {
     const error = run.error;
     const fixed = await step('ds_debug', () =>
-      modelSteps.debugAnalysisCode({ turnId, invocation, question, plan, code, error }),
+      modelSteps.debugAnalysisCode({ turnId, invocation, question, plan, code, error, memory }),
     );
     code = fixed.code;
     costUsd += fixed.costUsd;
@@ -57,7 +59,7 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
 
   const result = run.result;
   const summarised = await step('ds_summary', () =>
-    modelSteps.summariseAnalysis({ turnId, invocation, question, result }),
+    modelSteps.summariseAnalysis({ turnId, invocation, question, result, memory }),
   );
   costUsd += summarised.costUsd;
   const extracted = await step('ds_extract', () =>
@@ -69,6 +71,7 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
       result,
       summary: summarised.summary,
       idPrefix: request.idPrefix,
+      memory,
     }),
   );
   costUsd += extracted.costUsd;

@@ -8,28 +8,27 @@ import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
 import { bookkeeping, modelSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
+import { recallMemory } from './memory';
 import type { StepRunner } from './progress';
 import { validateFindings, validatorCounts } from './validate-findings';
 
 export async function investigatorTurn(
   step: StepRunner,
   input: TurnWorkflowInput,
-  remember: (answer: string, validated: Awaited<ReturnType<typeof validateFindings>>) => Promise<void>,
+  /** The memory read at the start of the turn; undefined for a turn started before it was read there. */
+  recalled: string | undefined,
+  remember: (answer: string, validated: Awaited<ReturnType<typeof validateFindings>>, memory: string) => Promise<void>,
 ): Promise<TurnResult> {
   const { turnId, userId, messages } = input;
   const question = lastUserMessage(messages);
-  const { summary: memory } = await step('recall_memory', () =>
-    bookkeeping.recallMemory({ userId, includeMemory: input.context.include_memory }),
-  );
+  const memory = recalled ?? (await recallMemory(step, input));
   const proposed = await step('investigator_hypotheses', () =>
     modelSteps.proposeHypotheses({ turnId, userId, question, memory, includeMemory: input.context.include_memory }),
   );
   const { findings } = await step('investigator_test', () =>
     bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
   );
-  const validated = await step('validation', () =>
-    validateFindings(step, { turnId, userId, includeMemory: input.context.include_memory }, findings),
-  );
+  const validated = await step('validation', () => validateFindings(step, { turnId, userId, memory }, findings));
   const { briefing } = await step('investigator_briefing', () =>
     modelSteps.writeBriefing({
       turnId,
@@ -53,7 +52,7 @@ export async function investigatorTurn(
   // The briefing as checked, with any number that traces to nothing removed. Histories recorded before the
   // check was binding replay a result without it: their answer is the briefing, as it was then.
   const answer = (checked as Partial<typeof checked>).answer ?? briefing;
-  await step('memory', () => remember(answer, validated));
+  await step('memory', () => remember(answer, validated, memory));
   return await step('complete_turn', () =>
     bookkeeping.completeTurn({
       turnId,

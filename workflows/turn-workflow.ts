@@ -28,6 +28,7 @@ import { agentSteps, bookkeeping, modelSteps } from './activities';
 import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
 import { investigatorTurn } from './investigator';
 import type { TurnWorkflowInput } from './definitions';
+import { recallMemory, recallMemoryAtTurnStart } from './memory';
 import { trackProgress, type StepRunner } from './progress';
 import { validateFindings, validatorCounts } from './validate-findings';
 import { COST_CAP_EXCEEDED_TYPE, endsTheTurn } from './turn-stoppers';
@@ -86,9 +87,14 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
   const step = trackProgress();
   try {
     await step('start_turn', () => bookkeeping.startTurn({ turnId }));
-    const { vagueness } = await step('classify_vagueness', () => modelSteps.classifyVagueness({ turnId, messages }));
+    // Read once, before the first model call: every agent of the turn, the Critic and the extractor
+    // included, is given this same snapshot (docs/design.md#injection).
+    const memory = await recallMemoryAtTurnStart(step, input);
+    const { vagueness } = await step('classify_vagueness', () =>
+      modelSteps.classifyVagueness({ turnId, messages, memory }),
+    );
     if (vagueness === 'high') {
-      return await investigatorTurn(step, input, (answer, validated) =>
+      return await investigatorTurn(step, input, memory, (answer, validated, snapshot) =>
         rememberTurn({
           turnId,
           userId: input.userId,
@@ -96,13 +102,14 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
           userMessage: lastUserMessage(messages),
           answer,
           validated,
+          memory: snapshot,
         }),
       );
     }
-    const routing = withAgentIds(await step('route', () => modelSteps.route({ turnId, messages })));
+    const routing = withAgentIds(await step('route', () => modelSteps.route({ turnId, messages, memory })));
     if (routing.main_agent === '') {
       const { answer, factCheck } = await step('fallback_reply', () =>
-        modelSteps.replyConversationally({ turnId, messages }),
+        modelSteps.replyConversationally({ turnId, messages, memory }),
       );
       const userMessage = lastUserMessage(messages);
       await step('memory', () =>
@@ -113,6 +120,8 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
           userMessage,
           answer,
           validated: [],
+          // Undefined for a fallback turn started before memory was read at the start: the extractor reads it.
+          ...(memory === undefined ? {} : { memory }),
         }),
       );
       return await step('complete_turn', () =>
@@ -126,7 +135,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
         }),
       );
     }
-    return await specialistTurn(step, input, routing);
+    return await specialistTurn(step, input, routing, memory);
   } catch (err) {
     const error = turnError(err);
     // Recording the failure must survive the cancellation that may have caused it.
@@ -169,18 +178,21 @@ function questionsWithAgentIds(questions: AgentQuestions): AgentQuestions {
  * hop) → reflection when there were supporting agents → validation of whatever is not validated yet →
  * synthesis (+ fact-check) → memory.
  */
-async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routing: Routing): Promise<TurnResult> {
+async function specialistTurn(
+  step: StepRunner,
+  input: TurnWorkflowInput,
+  routing: Routing,
+  recalled: string | undefined,
+): Promise<TurnResult> {
   const { turnId, userId, messages } = input;
   const mainAgent = routing.main_agent as RoutableAgent;
   const supporting = routing.supporting_agents;
   const userMessage = lastUserMessage(messages);
   const questions = questionsWithAgentIds(
-    await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing })),
+    await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing, memory: recalled })),
   );
-  // Read once, so every agent of the turn sees the same memory (docs/design.md#injection: no mutation mid-turn).
-  const { summary: memory } = await step('recall_memory', () =>
-    bookkeeping.recallMemory({ userId, includeMemory: input.context.include_memory }),
-  );
+  // A turn started before memory was read at its start reads it here, as it did then.
+  const memory = recalled ?? (await recallMemory(step, input));
   const questionFor = (agent: RoutableAgent) => questions[agent] ?? userMessage;
   const agentsUsed = new Set<AgentName>();
   const dataScienceRuns: DataScienceOutcome[] = [];
@@ -247,9 +259,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   } else {
     // The pre-validation hop: the coach turns numbers into actions, so it only sees validated ones.
     validated.push(
-      ...(await step('pre_validation', () =>
-        validateFindings(step, { turnId, userId, includeMemory: input.context.include_memory }, pending.splice(0)),
-      )),
+      ...(await step('pre_validation', () => validateFindings(step, { turnId, userId, memory }, pending.splice(0)))),
     );
     agentsUsed.add('health_coach');
     coaching = await step('health_coach', () =>
@@ -271,7 +281,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   const followUps: string[] = [];
   if (supporting.length > 0) {
     const reflection = await step('reflection', () =>
-      modelSteps.reflect({ turnId, userMessage, mainDraft, supportingInsights }),
+      modelSteps.reflect({ turnId, userMessage, mainDraft, supportingInsights, memory }),
     );
     const [dsFollowUp, deFollowUp] = await Promise.all([
       reflection.dataScience ? dataScience(reflection.dataScience, 'reflection') : null,
@@ -285,11 +295,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
   }
 
   // Every finding is validated exactly once: what the coach saw already was.
-  validated.push(
-    ...(await step('validation', () =>
-      validateFindings(step, { turnId, userId, includeMemory: input.context.include_memory }, pending),
-    )),
-  );
+  validated.push(...(await step('validation', () => validateFindings(step, { turnId, userId, memory }, pending))));
   const synthesis = await step('synthesis', () =>
     modelSteps.synthesise({
       turnId,
@@ -319,6 +325,7 @@ async function specialistTurn(step: StepRunner, input: TurnWorkflowInput, routin
       userMessage,
       answer: synthesis.answer,
       validated,
+      memory,
     }),
   );
   return await step('complete_turn', () =>

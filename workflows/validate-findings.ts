@@ -54,13 +54,13 @@ async function assess(input: AssessFindingInput): Promise<Assessment | null> {
 export interface ValidationScope {
   turnId: string;
   userId: string;
-  /** `context.include_memory`: false keeps memory from the Critic too. Absent: true. */
-  includeMemory?: boolean;
+  /** The turn's memory summary, read once at its start: the Critic and the Assessment see it, like every agent. */
+  memory: string;
 }
 
 export async function validateFindings(
   step: StepRunner,
-  { turnId, userId, includeMemory }: ValidationScope,
+  { turnId, userId, memory }: ValidationScope,
   findings: AgentFinding[],
 ): Promise<ValidatedFinding[]> {
   if (findings.length === 0) return [];
@@ -79,12 +79,10 @@ export async function validateFindings(
       const { finding } = agentFinding;
       // A reproduced description is a fact about the user's own rows: no inference to critique or assess.
       if (gates.fact) return { ...agentFinding, verdict: gates.verdict, gates, critic: null, assessment: null };
-      const critic = await step('critic', () =>
-        critique({ turnId, userId, finding, gates, ...(includeMemory === false ? { includeMemory } : {}) }),
-      );
+      const critic = await step('critic', () => critique({ turnId, finding, gates, memory }));
       const verdict = finalVerdict(gates.verdict, critic.decision);
       const assessment =
-        verdict === 'rejected' ? null : await step('assessment', () => assess({ turnId, finding, critic }));
+        verdict === 'rejected' ? null : await step('assessment', () => assess({ turnId, finding, critic, memory }));
       return { ...agentFinding, verdict, gates, critic, assessment };
     }),
   );

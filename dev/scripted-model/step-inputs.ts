@@ -150,7 +150,6 @@ const STEP_INPUT_SCHEMAS = {
     finding: findingSchema,
     gates: gatesOutcomeSchema,
     priors: z.array(literaturePriorSchema),
-    memory: z.array(z.object({ category: z.string(), text: z.string() })),
   }),
   assessment: z.object({ finding: findingSchema, critic: criticVerdictSchema, priors: z.array(literaturePriorSchema) }),
   synthesis: z.object({

@@ -66,7 +66,7 @@ describe('GET /v1/turns/:id progress', () => {
     const held = await waitForStep(id, 'fallback_reply');
     expect(held.status).toBe('running');
     const progress = held.progress!;
-    expect(progress.completed_steps).toEqual(['start_turn', 'classify_vagueness', 'route']);
+    expect(progress.completed_steps).toEqual(['start_turn', 'recall_memory', 'classify_vagueness', 'route']);
     expect(progress.agents_started).toEqual([]);
     // classify_vagueness and route have been billed by now.
     const billed = await svc.database.db.llmCall.findMany({ where: { turnId: id } });

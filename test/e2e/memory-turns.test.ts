@@ -4,7 +4,8 @@
  * best-effort, so its failure never fails a turn.
  */
 import { Pool } from 'pg';
-import { memoryListSchema } from '../../contracts/memory';
+import { memoryListSchema, testedHypothesisMetaSchema, type Memory } from '../../contracts/memory';
+import { PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService, type TestService } from '../support/service';
@@ -164,4 +165,55 @@ test('include_biomarkers: false keeps the lab snapshot away from the Domain Expe
   expect(expectSchema(turnSchema, res.body).status).toBe('completed');
   expect(toolResults()).toContain('lab results withheld');
   expect(toolResults()).not.toContain('"latest_biomarkers":[{');
+});
+
+describe('what validation teaches is remembered as an insight, and a re-test replaces it with new entries', () => {
+  const planted = PLANTED_EFFECTS.find((e) => e.kind === 'association')!;
+  const question = `Are my ${planted.feature.replace(/_/g, ' ')} related to my ${planted.target!.replace(/_/g, ' ')}?`;
+  const listed = async (query: string): Promise<Memory[]> => {
+    const res = await api(svc.url, 'GET', `/v1/memory${query}`, { key: user.apiKey });
+    expect(res.status).toBe(200);
+    return expectSchema(memoryListSchema, res.body).data;
+  };
+  let first: Turn;
+  let insight: Memory;
+
+  test('a validated association becomes an insight with { finding_id, feature, target, verdict, effect }', async () => {
+    first = await ask(question);
+    expect(first.status).toBe('completed');
+    expect(first.result!.validator).toMatchObject({ findings_total: 1, findings_validated: 1 });
+    const rho = first.result!.fact_sheet.find((e) => e.claim === 'ds-001.rho')!.value;
+
+    const insights = (await listed('?category=insight')).filter((m) => m.source_turn_id === first.id);
+    expect(insights).toHaveLength(1);
+    insight = insights[0];
+    expect(insight.text).toMatch(/\(validated, effect -?\d/);
+    expect(testedHypothesisMetaSchema.parse(insight.meta)).toEqual({
+      finding_id: 'ds-001',
+      feature: planted.feature,
+      target: planted.target,
+      verdict: 'validated',
+      effect: expect.closeTo(rho, 10),
+    });
+    expect(await memorySummaryEvent(first.id)).toEqual(['+2 entries (1 insight, 1 tested_hypothesis)']);
+  });
+
+  test('asked again: new entries with new ids, the superseded ones gone, and ?after= lists the change', async () => {
+    const before = (await listed('?include=tested_hypothesis&limit=100')).filter((m) => m.source_turn_id === first.id);
+    expect(before.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
+
+    const again = await ask(question);
+    expect(again.status).toBe('completed');
+    const all = await listed('?include=tested_hypothesis&limit=100');
+    // Nothing of the first test is left, and nothing was edited in place: every id is new.
+    expect(all.filter((m) => m.source_turn_id === first.id)).toEqual([]);
+    const now = all.filter((m) => m.source_turn_id === again.id);
+    expect(now.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
+    for (const entry of now) expect(before.map((m) => m.id)).not.toContain(entry.id);
+
+    const after = encodeURIComponent(first.completed_at!);
+    const synced = await listed(`?after=${after}&include=tested_hypothesis&limit=100`);
+    expect(synced.map((m) => m.id).sort()).toEqual(now.map((m) => m.id).sort());
+    expect(synced.map((m) => m.id)).not.toContain(insight.id);
+  });
 });

@@ -136,10 +136,10 @@ test('in the Temporal Web UI every step of the turn is named by its summary', as
   );
   expect(summaries).toEqual([
     'Start the turn',
+    'Recall memory',
     '0 · Classify vagueness',
     '1b · Route to agents',
     '2 · Rephrase the question per agent',
-    'Recall memory',
     '4 · Domain Expert (main)',
     '7 · Synthesis (streamed, fact sheet)',
     '8 · Memory · extract and store',

@@ -30,6 +30,8 @@ import { LlmCallAbortedError, UpstreamRequestError } from '../../platform/llm/er
 import { defaultRules } from '../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { startScriptedModelServer } from '../../dev/scripted-model/server';
+import { CRITIC_SYSTEM } from '../../activities/steps/critic/prompt';
+import { MEMORY_HEADING } from '../../activities/steps/memory/prompt';
 import { expectSchema } from '../support/http';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
@@ -117,11 +119,10 @@ function gatesOutcome(findingId: string, changes: Partial<Record<GateName, GateS
   });
 }
 
-const critique = async (turnId: string, finding: Finding, gates = gatesOutcome(finding.id), harness = h) => ({
+const critique = (turnId: string, finding: Finding, gates = gatesOutcome(finding.id)): CritiqueFindingInput => ({
   turnId,
   finding,
   gates,
-  userId: await userOf(turnId, harness),
 });
 
 async function userOf(turnId: string, harness = h): Promise<string> {
@@ -135,12 +136,17 @@ const criticEvents = async (harness: StepHarness, turnId: string) =>
   (await harness.deps.events.readAfter(turnId, 0)).filter((e) => e.type === 'validator.critic');
 
 /** The user prompt of the last request the Critic sent. */
-function lastCriticPrompt(harness: StepHarness): string {
+function lastCriticRequest(harness: StepHarness) {
   const request = harness.scripted.requests
     .entries()
     .filter((r) => r.step === 'critic')
     .at(-1);
-  const content = request?.messages[0].content;
+  if (!request) throw new Error('no critic request was logged');
+  return request;
+}
+
+function lastCriticPrompt(harness: StepHarness): string {
+  const content = lastCriticRequest(harness).messages[0].content;
   if (typeof content !== 'string') throw new Error('no critic request was logged');
   return content;
 }
@@ -156,7 +162,7 @@ describe('following the gates', () => {
     let heartbeats = 0;
     env.on('heartbeat', () => heartbeats++);
 
-    const verdict = await runCritic(h.deps, await critique(turnId, finding), env);
+    const verdict = await runCritic(h.deps, critique(turnId, finding), env);
 
     expect(verdict).toMatchObject({ finding_id: 'ds-001', decision: 'accept', concerns: [], fallback: false });
     expect(verdict.rationale).toContain('7 of 7 applicable gates passed');
@@ -195,7 +201,7 @@ describe('following the gates', () => {
     });
     expect(gates.verdict).toBe('conditional');
 
-    const verdict = await runCritic(h.deps, await critique(turnId, finding, gates));
+    const verdict = await runCritic(h.deps, critique(turnId, finding, gates));
 
     expect(verdict.decision).toBe('downgrade');
     expect(verdict.fallback).toBe(false);
@@ -224,7 +230,7 @@ describe('following the gates', () => {
       construct_validity: { verdict: 'passed', detail: { applicable: true, rho: 0.84, max_abs_rho: 0.85, n: 87 } },
     });
 
-    const verdict = await runCritic(h.deps, await critique(turnId, finding, gates));
+    const verdict = await runCritic(h.deps, critique(turnId, finding, gates));
 
     expect(verdict.decision).toBe('reject');
     expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'tautology', severity: 'high' })]);
@@ -237,7 +243,7 @@ describe('following the gates', () => {
       sample_size: { verdict: 'passed', detail: { applicable: true, n: 24, min_required: 20 } },
     });
 
-    const verdict = await runCritic(h.deps, await critique(turnId, finding, gates));
+    const verdict = await runCritic(h.deps, critique(turnId, finding, gates));
 
     expect(verdict.decision).toBe('downgrade');
     expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'small_n', severity: 'medium' })]);
@@ -253,7 +259,7 @@ describe('following the gates', () => {
       numbers: { rho: 0.31 },
     });
 
-    const verdict = await runCritic(h.deps, await critique(turnId, finding));
+    const verdict = await runCritic(h.deps, critique(turnId, finding));
 
     expect(verdict.decision).toBe('downgrade');
     expect(verdict.concerns).toEqual([
@@ -267,7 +273,7 @@ describe('following the gates', () => {
     const finding = association({ id: 'ds-005', feature: 'awake_minutes', target: 'avg_heart_rate' });
     expect(priorsFor(finding)).toEqual([]);
 
-    const verdict = await runCritic(h.deps, await critique(turnId, finding));
+    const verdict = await runCritic(h.deps, critique(turnId, finding));
 
     expect(verdict.decision).toBe('accept');
     expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'confounder', severity: 'low' })]);
@@ -294,7 +300,7 @@ describe('hard rules, enforced on whatever the model answers', () => {
     const turnId = await canned.newTurn();
     cannedAnswer = answer(said, severities);
 
-    const verdict = await runCritic(canned.deps, await critique(turnId, association(), undefined, canned));
+    const verdict = await runCritic(canned.deps, critique(turnId, association()));
 
     expect(verdict.decision).toBe(decision);
     expect(verdict.concerns.map((c) => c.severity)).toEqual(severities);
@@ -314,7 +320,7 @@ describe('hard rules, enforced on whatever the model answers', () => {
       rationale: 'Fine.',
     });
 
-    const verdict = await runCritic(canned.deps, await critique(turnId, association(), undefined, canned));
+    const verdict = await runCritic(canned.deps, critique(turnId, association()));
 
     expect(verdict).toMatchObject({ decision: 'downgrade', fallback: true, concerns: [] });
   });
@@ -325,7 +331,7 @@ describe('when the model fails', () => {
     const turnId = await h.newTurn();
     h.scripted.faults.inject({ kind: 'malformed', step: 'critic' });
 
-    const verdict = await runCritic(h.deps, await critique(turnId, association()));
+    const verdict = await runCritic(h.deps, critique(turnId, association()));
 
     expect(verdict).toMatchObject({ finding_id: 'ds-001', decision: 'downgrade', concerns: [], fallback: true });
     expect(verdict.rationale).toContain('not a valid review');
@@ -338,7 +344,7 @@ describe('when the model fails', () => {
     const turnId = await h.newTurn();
     h.scripted.faults.inject({ kind: 'server_error', step: 'critic', times: 1 });
 
-    await expect(runCritic(h.deps, await critique(turnId, association()))).rejects.toMatchObject({
+    await expect(runCritic(h.deps, critique(turnId, association()))).rejects.toMatchObject({
       name: 'UpstreamUnavailableError',
     });
 
@@ -361,18 +367,25 @@ describe('when the model fails', () => {
     ]);
   });
 
-  test('include_memory false: the Critic reads no memory at all', async () => {
+  test('the Critic is given the turn’s memory at the top of its system prompt, and reads none itself', async () => {
     const turnId = await h.newTurn();
+    // What memory holds now: written after the turn read its snapshot, so the Critic must not see it.
     await h.deps.pool.query(
-      `INSERT INTO memory_entries (id, user_id, category, text) VALUES ($1, $2, 'barrier', 'I work night shifts.')`,
+      `INSERT INTO memory_entries (id, user_id, category, text) VALUES ($1, $2, 'preference', 'I work night shifts.')`,
       [`mem_${turnId.slice(5)}`, await userOf(turnId)],
     );
-    const input = await critique(turnId, association());
+    const snapshot = '## Preferences\n- (2026-01-02) Mornings only for workouts.';
+    const input = critique(turnId, association());
 
-    await runCritic(h.deps, input);
-    expect(promptBlock(lastCriticPrompt(h), 'USER MEMORY')).toEqual(['- [barrier] I work night shifts.']);
-    await runCritic(h.deps, { ...input, finding: association({ id: 'ds-002' }), includeMemory: false });
-    expect(promptBlock(lastCriticPrompt(h), 'USER MEMORY')).toEqual(['- none']);
+    await runCritic(h.deps, { ...input, memory: snapshot });
+    const system = lastCriticRequest(h).system;
+    expect(system).toBe(`${MEMORY_HEADING}\n${snapshot}\n\n${CRITIC_SYSTEM}`);
+    expect(JSON.stringify(lastCriticRequest(h))).not.toContain('night shifts');
+
+    // include_memory: false, or no memory at all: the snapshot is '', and the prompt has no memory.
+    await runCritic(h.deps, { ...input, finding: association({ id: 'ds-002' }), memory: '' });
+    expect(lastCriticRequest(h).system).toBe(CRITIC_SYSTEM);
+    expect(JSON.stringify(lastCriticRequest(h))).not.toContain('night shifts');
   });
 
   test('cancellation propagates: no verdict, no event', async () => {
@@ -380,7 +393,7 @@ describe('when the model fails', () => {
     h.scripted.faults.inject({ kind: 'hang', step: 'critic' });
     const env = activityEnvironment();
 
-    const running = runCritic(h.deps, await critique(turnId, association()), env);
+    const running = runCritic(h.deps, critique(turnId, association()), env);
     while (h.scripted.faults.pending().length > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     env.cancel();
 
@@ -399,7 +412,7 @@ describe('when the model fails', () => {
       sendStepInputs: true,
     });
     try {
-      const running = runCritic({ ...h.deps, llm }, await critique(turnId, association()));
+      const running = runCritic({ ...h.deps, llm }, critique(turnId, association()));
       await expect(running).rejects.toBeInstanceOf(UpstreamRequestError);
     } finally {
       await ruleless.close();
@@ -410,7 +423,7 @@ describe('when the model fails', () => {
 
 test('running twice for the same finding (a Temporal retry) announces the retry but only one verdict', async () => {
   const turnId = await h.newTurn();
-  const input = await critique(turnId, association());
+  const input = critique(turnId, association());
 
   const first = await runCritic(h.deps, input, activityEnvironment({ attempt: 1 }));
   const second = await runCritic(h.deps, input, activityEnvironment({ attempt: 2 }));
@@ -423,49 +436,10 @@ test('running twice for the same finding (a Temporal retry) announces the retry 
   ]);
 });
 
-test('the prompt carries only the memory kinds that can explain a finding away, at most 12, in order', async () => {
-  const turnId = await h.newTurn();
-  const categories = [
-    'goal',
-    'barrier',
-    'hypothesis',
-    'preference',
-    'decision',
-    'tested_hypothesis',
-    'value',
-    'insight',
-  ];
-  const memory = Array.from({ length: 24 }, (_, i) => ({
-    category: categories[i % categories.length],
-    text: `note ${i}\nabout ${categories[i % categories.length]}`,
-  }));
-  // Stored oldest last, so the list above is the user's memory newest first.
-  const userId = await userOf(turnId);
-  for (const [i, entry] of memory.entries()) {
-    await h.deps.pool.query(
-      `INSERT INTO memory_entries (id, user_id, category, text, created_at)
-       VALUES ($1, $2, $3, $4, now() - make_interval(mins => $5))`,
-      [`mem_${String(i).padStart(26, '0')}`, userId, entry.category, entry.text, i],
-    );
-  }
-  const allowed = new Set(['barrier', 'preference', 'decision', 'value', 'insight']);
-  const expected = memory
-    .filter((m) => allowed.has(m.category))
-    .slice(0, 12)
-    .map((m) => `- [${m.category}] ${m.text.replace('\n', ' ')}`);
-  expect(memory.filter((m) => allowed.has(m.category)).length).toBeGreaterThan(12);
-
-  await runCritic(h.deps, await critique(turnId, association()));
-
-  const lines = promptBlock(lastCriticPrompt(h), 'USER MEMORY');
-  expect(lines).toEqual(expected);
-  expect(lines.join('\n')).not.toMatch(/\[(goal|hypothesis|tested_hypothesis)\]/);
-});
-
 test("the prompt carries exactly the priors matching the finding's feature or target, this pair's first", async () => {
   const turnId = await h.newTurn();
 
-  await runCritic(h.deps, await critique(turnId, association()));
+  await runCritic(h.deps, critique(turnId, association()));
 
   const priorIds = promptBlock(lastCriticPrompt(h), 'LITERATURE PRIORS').flatMap(
     (line) => /^- \[([\w-]+)\]/.exec(line)?.[1] ?? [],

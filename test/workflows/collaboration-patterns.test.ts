@@ -23,7 +23,7 @@ import { AGENT_LABELS } from '../../contracts/steps';
 const { runTurn } = useWorkflowEnvironment();
 const { DS, DE, HC } = AGENT;
 
-const PREFIX: ActivityName[] = ['startTurn', 'classifyVagueness', 'route', 'rephraseQuestions', 'recallMemory'];
+const PREFIX: ActivityName[] = ['startTurn', 'recallMemory', 'classifyVagueness', 'route', 'rephraseQuestions'];
 const DATA_SCIENCE: ActivityName[] = [
   'planAnalysis',
   'writeAnalysisCode',

@@ -46,10 +46,10 @@ test('code that never ran (an error no rewrite can fix): no debugging, and synth
 
   expect(run.calls.names).toEqual([
     'startTurn',
+    'recallMemory',
     'classifyVagueness',
     'route',
     'rephraseQuestions',
-    'recallMemory',
     'planAnalysis',
     'writeAnalysisCode',
     'runAnalysis',

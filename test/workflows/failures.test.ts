@@ -22,7 +22,7 @@ import {
 
 const { runTurn } = useWorkflowEnvironment();
 const { DS, DE, HC } = AGENT;
-const ROUTED = ['start_turn', 'classify_vagueness', 'route', 'rephrase', 'recall_memory'];
+const ROUTED = ['start_turn', 'recall_memory', 'classify_vagueness', 'route', 'rephrase'];
 
 /** Turns that between them reach every step. */
 const SCENARIOS = {

@@ -21,6 +21,7 @@ test('routing that names no agent: the conversational reply is the answer, remem
 
   expect(run.calls.names).toEqual([
     'startTurn',
+    'recallMemory',
     'classifyVagueness',
     'route',
     'replyConversationally',
@@ -29,10 +30,15 @@ test('routing that names no agent: the conversational reply is the answer, remem
   ]);
   expect(run.calls.only('route').messages).toEqual(TURN_INPUT.messages);
   expect(run.calls.only('replyConversationally').messages).toEqual(TURN_INPUT.messages);
+  // Memory, read once at the start, reaches every model step of the turn, the extractor included.
+  for (const name of ['classifyVagueness', 'route', 'replyConversationally'] as const) {
+    expect({ name, memory: run.calls.only(name).memory }).toEqual({ name, memory: MEMORY });
+  }
   expect(run.calls.only('rememberTurn')).toMatchObject({
     userMessage: USER_MESSAGE,
     answer: 'Happy to chat! Ask me about your data any time.',
     validated: [],
+    memory: MEMORY,
   });
   expect(completed(run)).toEqual({
     answer: 'Happy to chat! Ask me about your data any time.',
@@ -60,8 +66,8 @@ test('vagueness high: the Investigator tests its hypotheses, validates them, and
 
   expect(run.calls.names).toEqual([
     'startTurn',
-    'classifyVagueness',
     'recallMemory',
+    'classifyVagueness',
     'proposeHypotheses',
     'testHypotheses',
     'runGates',

@@ -21,7 +21,7 @@ import {
 const { runTurn } = useWorkflowEnvironment();
 const { DS, DE, HC } = AGENT;
 
-const ROUTED = ['start_turn', 'classify_vagueness', 'route', 'rephrase', 'recall_memory'];
+const ROUTED = ['start_turn', 'recall_memory', 'classify_vagueness', 'route', 'rephrase'];
 
 /** The progress once `ready` holds of it, asking again until it does (for a step that ends by itself). */
 async function progressOnce(
@@ -207,15 +207,15 @@ test('the Investigator: its own steps and agent, live and at the end', async () 
   expect(seen).toEqual([
     {
       current_step: 'investigator_hypotheses',
-      completed_steps: ['start_turn', 'classify_vagueness', 'recall_memory'],
+      completed_steps: ['start_turn', 'recall_memory', 'classify_vagueness'],
       agents_started: ['investigator'],
     },
     {
       current_step: null,
       completed_steps: [
         'start_turn',
-        'classify_vagueness',
         'recall_memory',
+        'classify_vagueness',
         'investigator_hypotheses',
         'investigator_test',
         'validation',

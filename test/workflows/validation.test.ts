@@ -10,6 +10,7 @@ import {
   completed,
   criticSaying,
   gatesSaying,
+  MEMORY,
   routing,
   upstreamUnavailable,
   useWorkflowEnvironment,
@@ -206,11 +207,20 @@ describe('a Critic or an Assessment whose model is unreachable', () => {
   });
 });
 
+test('the Critic and the Assessment get the memory read at the start of the turn, read once', async () => {
+  const run = await runTurn({ route: async () => routing(DS), extractFindings: threeFindings });
+  expect(run.calls.inputsOf('critiqueFinding').map((c) => c.memory)).toEqual([MEMORY, MEMORY, MEMORY]);
+  expect(run.calls.inputsOf('assessFinding').map((c) => c.memory)).toEqual(
+    run.calls.inputsOf('assessFinding').map(() => MEMORY),
+  );
+  expect(run.calls.inputsOf('recallMemory')).toHaveLength(1);
+});
+
 test('include_memory: false reaches the Critic: a turn isolated from memory is isolated in validation too', async () => {
   const run = await runTurn(
     { route: async () => routing(DS), extractFindings: threeFindings },
     { input: { context: { include_memory: false, include_biomarkers: true } } },
   );
-  expect(run.calls.inputsOf('critiqueFinding').map((c) => c.includeMemory)).toEqual([false, false, false]);
+  expect(run.calls.inputsOf('critiqueFinding').map((c) => c.memory)).toEqual(['', '', '']);
   expect(run.calls.only('recallMemory').includeMemory).toBe(false);
 });

@@ -35,10 +35,15 @@ export function codeFromAnswer(text: string, requestId: string | null = null): s
 async function askForCode(
   deps: StepDeps,
   call:
-    | { turnId: string; step: 'ds_code'; inputs: CodePromptInputs; system: string; prompt: string }
-    | { turnId: string; step: 'ds_debug'; inputs: DebugPromptInputs; system: string; prompt: string },
+    | { turnId: string; step: 'ds_code'; inputs: CodePromptInputs; system: string; memory?: string; prompt: string }
+    | { turnId: string; step: 'ds_debug'; inputs: DebugPromptInputs; system: string; memory?: string; prompt: string },
 ): Promise<AnalysisCode> {
-  const response = await completeStep(deps, { ...call, model: deps.models.dataScience, maxTokens: 2000 });
+  const response = await completeStep(deps, {
+    ...call,
+    memory: call.memory,
+    model: deps.models.dataScience,
+    maxTokens: 2000,
+  });
   return { code: codeFromAnswer(response.text, response.requestId), costUsd: response.costUsd };
 }
 
@@ -48,6 +53,8 @@ export interface WriteAnalysisCodeInput {
   invocation: Invocation;
   question: string;
   plan: AnalysisPlan;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 /** The code of a turn with no daily summaries: never run (the run refuses first), so no model writes it. */
@@ -63,6 +70,7 @@ export function createWriteAnalysisCode(deps: StepDeps) {
       step: 'ds_code',
       inputs,
       system: CODE_SYSTEM,
+      memory: input.memory,
       prompt: codeUserPrompt(inputs),
     });
   };
@@ -87,6 +95,7 @@ export function createDebugAnalysisCode(deps: StepDeps) {
       step: 'ds_debug',
       inputs,
       system: DEBUG_SYSTEM,
+      memory: input.memory,
       prompt: debugUserPrompt(inputs),
     });
   };

@@ -292,6 +292,8 @@ export interface ExtractFindingsInput {
   summary: string;
   /** `ds` for the turn's Data Science run, `dsr` for a reflection follow-up. */
   idPrefix: string;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export interface ExtractFindingsOutput {
@@ -328,6 +330,7 @@ export function createExtractFindings(deps: StepDeps) {
       inputs,
       model: deps.models.validator,
       system: EXTRACT_SYSTEM,
+      memory: input.memory,
       prompt: extractUserPrompt(inputs),
       maxTokens: 1500,
     });

@@ -6,6 +6,7 @@
 import { SUMMARY_SYSTEM, summaryUserPrompt } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
+import { withMemory } from '../../steps/memory/prompt';
 import type { Invocation } from '../../../contracts/steps';
 import { streamThoughts } from '../../runtime/stream-agent-reply';
 
@@ -15,6 +16,8 @@ export interface SummariseAnalysisInput {
   invocation: Invocation;
   question: string;
   result: unknown;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export function createSummariseAnalysis(deps: StepDeps) {
@@ -33,7 +36,7 @@ export function createSummariseAnalysis(deps: StepDeps) {
         agent: 'data_science',
         request: {
           model: deps.models.fast,
-          system: SUMMARY_SYSTEM,
+          system: withMemory(SUMMARY_SYSTEM, input.memory),
           maxTokens: 400,
           messages: [{ role: 'user', content: summaryUserPrompt(inputs) }],
         },

@@ -98,7 +98,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   const gateInputs: CoachGatePromptInputs = { messages, question };
   const gate = await complete('health_coach.gate', gateInputs, {
     model: deps.models.fast,
-    system: HC_RECOMMEND_GATE,
+    system: withMemory(HC_RECOMMEND_GATE, input.memory),
     maxTokens: 20,
     messages: user(hcGatePrompt(gateInputs)),
   });
@@ -149,7 +149,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
   const closing: CoachClosingPromptInputs = { messages, reply };
   const finishGate = await complete('health_coach.finish', closing, {
     model: deps.models.fast,
-    system: HC_FINISH_GATE,
+    system: withMemory(HC_FINISH_GATE, input.memory),
     maxTokens: 10,
     messages: user(hcClosingPrompt(closing)),
   });
@@ -163,7 +163,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
     await thought('\n\n');
     const summary = await stream('health_coach.summary', closing, {
       model: deps.models.fast,
-      system: HC_SUMMARY,
+      system: withMemory(HC_SUMMARY, input.memory),
       maxTokens: 150,
       messages: user(hcClosingPrompt(closing)),
     });

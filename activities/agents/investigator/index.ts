@@ -110,7 +110,8 @@ export function createInvestigatorActivities(deps: StepDeps) {
       step: 'investigator_hypotheses',
       inputs,
       model: deps.models.main,
-      system: withMemory(INVESTIGATOR_SYSTEM, input.memory),
+      system: INVESTIGATOR_SYSTEM,
+      memory: input.memory,
       prompt: hypothesesUserPrompt(inputs),
       maxTokens: 2500,
     });

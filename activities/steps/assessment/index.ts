@@ -37,6 +37,8 @@ export interface AssessFindingInput {
   turnId: string;
   finding: Finding;
   critic: CriticVerdict;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 const normaliseCitation = (text: string) =>
@@ -74,6 +76,7 @@ export function createAssessFinding(deps: StepDeps) {
         inputs: { finding, critic, priors },
         model: deps.models.validator,
         system: ASSESSMENT_SYSTEM,
+        memory: input.memory,
         prompt: assessmentUserPrompt({ finding, critic, priors }),
         maxTokens: 800,
       });

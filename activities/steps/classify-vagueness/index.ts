@@ -8,6 +8,8 @@ export type Vagueness = 'low' | 'medium' | 'high';
 export interface ClassifyVaguenessInput {
   turnId: string;
   messages: Message[];
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 /** Step 0. Biased toward `low`: any answer that is not exactly one of the three words means `low`. */
@@ -27,6 +29,7 @@ export function createClassifyVagueness(deps: StepDeps) {
       inputs: { messages: input.messages },
       model: deps.models.fast,
       system: VAGUENESS_SYSTEM,
+      memory: input.memory,
       prompt: vaguenessUserPrompt({ messages: input.messages }),
       maxTokens: 5,
     });

@@ -1,7 +1,9 @@
 /**
  * The Critic (docs/design.md#the-critic): an adversarial LLM review of one
- * finding after its gates, given the gate results, the matching literature priors and the user's
- * memory. Its verdict goes out once per finding as `validator.critic` (docs/api.md#validatorcritic).
+ * finding after its gates, given the gate results, the matching literature priors and the turn's memory
+ * summary (at the top of its system prompt, like every agent's: the snapshot read at the start of the
+ * turn, never read again here). Its verdict goes out once per finding as `validator.critic`
+ * (docs/api.md#validatorcritic).
  *
  * Two guarantees do not rest on the model: the hard rules are enforced again on whatever it answers,
  * and a malformed answer or an unavailable model yields `downgrade`, never a silent `accept`.
@@ -14,22 +16,15 @@ import { CRITIC_SYSTEM, criticUserPrompt, type CriticPromptInputs } from './prom
 import { criticAnswerSchema, type CriticAnswer, type CriticVerdict } from './verdict';
 import { parseModelJson } from '../../../platform/llm';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
-import { recentMemory } from '../../../platform/memory';
 import type { StepDeps } from '../../runtime/step-deps';
 
 export interface CritiqueFindingInput {
   turnId: string;
   finding: Finding;
   gates: GatesOutcome;
-  /** Whose memory the Critic reads. */
-  userId: string;
-  /** `context.include_memory`: false, and the Critic reads no memory at all. Absent in older histories: true. */
-  includeMemory?: boolean;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
-
-/** The memory kinds that can explain a finding away; goals and hypotheses cannot. */
-const CRITIC_MEMORY_CATEGORIES = ['barrier', 'preference', 'decision', 'value', 'insight'] as const;
-const CRITIC_MEMORY_LIMIT = 12;
 
 /**
  * The Critic's hard rules, enforced on the parsed answer because a prompt is only a request: a high
@@ -67,13 +62,6 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
     finding,
     gates: input.gates,
     priors: priorsFor(finding),
-    memory:
-      input.includeMemory === false
-        ? []
-        : await recentMemory(deps.pool, input.userId, {
-            categories: CRITIC_MEMORY_CATEGORIES,
-            limit: CRITIC_MEMORY_LIMIT,
-          }),
   };
   let answer: CriticAnswer;
   try {
@@ -83,6 +71,7 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
       inputs,
       model: deps.models.validator,
       system: CRITIC_SYSTEM,
+      memory: input.memory,
       prompt: criticUserPrompt(inputs),
       maxTokens: 1200,
     });

@@ -1,13 +1,13 @@
 /**
  * The Critic's prompt (docs/design.md#the-critic). The user prompt is a set of
- * labelled blocks (FINDING, GATES, LITERATURE PRIORS, USER MEMORY), one fact per line, so the model
- * reads each gate result, prior and memory entry unambiguously.
+ * labelled blocks (FINDING, GATES, LITERATURE PRIORS), one fact per line, so the model reads each gate
+ * result and prior unambiguously. The user's memory is at the top of the system prompt, as for every agent.
  */
 import type { Finding, GateResult, GatesOutcome } from '../../../contracts/findings';
 import type { LiteraturePrior } from '../../data/literature-priors';
 
 export const CRITIC_SYSTEM = `You are the Critic in Amy's validation phase: an adversarial reviewer of one quantitative claim computed from a person's own wearable and lab data.
-The deterministic gates have already run (sample_size and construct_validity are hard gates; the rest are soft). Your job is what the statistics cannot see: confounders, reverse causation, selection bias (missing days are rarely random), contradictions with the literature priors, tautologies (the feature re-expressing the target), small samples and noise. Treat every failed gate as evidence against the claim. Use the user's memory only as context (a stated barrier or routine can be the confounder).
+The deterministic gates have already run (sample_size and construct_validity are hard gates; the rest are soft). Your job is what the statistics cannot see: confounders, reverse causation, selection bias (missing days are rarely random), contradictions with the literature priors, tautologies (the feature re-expressing the target), small samples and noise. Treat every failed gate as evidence against the claim. Use what you remember about the user only as context (a stated preference, routine or piece of history can be the confounder).
 
 Concern categories: confounder, reverse_causation, selection_bias, literature_contradiction, tautology, small_n, noise.
 Severity: low, medium or high. Each concern's detail is one sentence about this finding, not a generic caveat.
@@ -20,17 +20,11 @@ Hard rules:
 Reply with JSON only:
 {"decision": "accept" | "downgrade" | "reject", "concerns": [{"category": "<category>", "detail": "<one sentence>", "severity": "low" | "medium" | "high"}], "rationale": "<two-sentence summary>"}`;
 
-interface MemoryEntry {
-  category: string;
-  text: string;
-}
-
 /** What the Critic's prompt is rendered from (and what the scripted model reads). */
 export interface CriticPromptInputs {
   finding: Finding;
   gates: GatesOutcome;
   priors: LiteraturePrior[];
-  memory: MemoryEntry[];
 }
 
 /** Enough digits to judge an effect by, without a wall of float noise: a number as the prompt shows it. */
@@ -102,17 +96,11 @@ export function priorsBlock(priors: LiteraturePrior[]): string {
   return ['LITERATURE PRIORS:', ...entries].join('\n');
 }
 
-function memoryBlock(memory: MemoryEntry[]): string {
-  if (memory.length === 0) return 'USER MEMORY:\n- none';
-  return ['USER MEMORY:', ...memory.map((m) => `- [${m.category}] ${oneLine(m.text)}`)].join('\n');
-}
-
-export function criticUserPrompt({ finding, gates, priors, memory }: CriticPromptInputs): string {
+export function criticUserPrompt({ finding, gates, priors }: CriticPromptInputs): string {
   return [
     'Review this finding. Apply the hard rules, then reply with the JSON object only.',
     findingBlock(finding),
     gatesBlock(gates),
     priorsBlock(priors),
-    memoryBlock(memory),
   ].join('\n\n');
 }

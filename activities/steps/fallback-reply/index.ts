@@ -3,6 +3,7 @@ import { lastUserMessage } from '../../../contracts/last-user-message';
 import { checkNumbers, type FactCheckReferences } from '../../../checks/fact-check';
 import { endCheckedAnswer, firstTextAttempt } from '../check-answer';
 import { FALLBACK_SYSTEM, fallbackMessages } from './prompt';
+import { withMemory } from '../memory/prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
@@ -10,6 +11,8 @@ import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent
 export interface FallbackReplyInput {
   turnId: string;
   messages: Message[];
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export interface FallbackReplyOutput {
@@ -44,7 +47,7 @@ export function createReplyConversationally(deps: StepDeps) {
         agent,
         request: {
           model: deps.models.fast,
-          system: FALLBACK_SYSTEM,
+          system: withMemory(FALLBACK_SYSTEM, input.memory),
           maxTokens: 300,
           messages: fallbackMessages({ messages: input.messages }),
         },

@@ -1,8 +1,8 @@
 /**
  * Step 8, memory (docs/design.md#step-8-memory, docs/design.md#extraction): two writes, both best-effort for the turn.
  * - The LLM extractor's goal / insight / preference / history entries from the exchange.
- * - One `tested_hypothesis` entry per validated finding, deterministic, no model call, so the next
- *   turns know what was already tested and how it came out.
+ * - One `tested_hypothesis` entry per processed finding, and an `insight` entry per validated inference,
+ *   deterministic, no model call, so the next turns know what was already tested and how it came out.
  * Narrated as the `memory` agent: `+3 entries (1 insight, 1 goal, 1 history)`.
  */
 import { log } from '@temporalio/activity';
@@ -39,7 +39,34 @@ function effectOf(numbers: ValidatedFinding['finding']['numbers']): number | nul
 const testedKey = (finding: Pick<ValidatedFinding['finding'], 'kind' | 'feature' | 'target' | 'window'>) =>
   [finding.kind, finding.feature, finding.target ?? '-', finding.window].join('|');
 
-export function testedHypothesis({ finding, verdict, source }: ValidatedFinding): TestedHypothesisEntry {
+const MAX_TEXT_CHARS = 500;
+
+/** A number as an insight states it: enough digits to tell effects apart, no float noise. */
+const stated = (value: number) => String(Number(value.toPrecision(3)));
+
+/**
+ * The insight a validated finding becomes: its claim with its verdict, effect and n, one plain sentence
+ * (`… (validated, effect -0.34, n=87).`), cut to fit the 500 characters of an entry.
+ */
+function insightText(finding: ValidatedFinding['finding'], effect: number | null): string {
+  const evidence = ['validated', ...(effect === null ? [] : [`effect ${stated(effect)}`]), `n=${finding.n}`];
+  const suffix = ` (${evidence.join(', ')}).`;
+  const claim = finding.claim
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?]+$/, '');
+  return `${claim.slice(0, MAX_TEXT_CHARS - suffix.length)}${suffix}`;
+}
+
+/**
+ * What memory keeps of a processed finding: its `tested_hypothesis` bookkeeping and, for a validated
+ * inference, an `insight` with the same meta (docs/design.md#categories). A description that reproduced
+ * is a fact about the window's rows, not a durable insight: it is bookkeeping only, like a conditional or
+ * rejected finding.
+ */
+export function testedHypothesis({ finding, verdict, source, gates }: ValidatedFinding): TestedHypothesisEntry {
+  const effect = effectOf(finding.numbers);
+  const insight = verdict === 'validated' && !gates?.fact;
   return {
     scope: source === 'investigator' ? 'user' : 'turn',
     text: finding.claim,
@@ -49,9 +76,10 @@ export function testedHypothesis({ finding, verdict, source }: ValidatedFinding)
       feature: finding.feature,
       target: finding.target,
       verdict,
-      effect: effectOf(finding.numbers),
+      effect,
       tested: testedKey(finding),
     },
+    ...(insight ? { insight: { text: insightText(finding, effect), confidence: CONFIDENCE[verdict] } } : {}),
   };
 }
 
@@ -60,6 +88,12 @@ export interface RememberTurnInput {
   userId: string;
   /** `context.include_memory`: false, and the extractor is not shown what memory holds. Absent: true. */
   includeMemory?: boolean;
+  /**
+   * The turn's memory summary, read once at its start ('' when none or `include_memory` is false): what
+   * the extractor is shown as already remembered. Absent only for turns started before it was passed,
+   * whose extractor reads the summary itself.
+   */
+  memory?: string;
   userMessage: string;
   /** The answer the user got; '' when there is none to learn from. */
   answer: string;
@@ -79,8 +113,10 @@ async function extractMemories(
   input: RememberTurnInput,
 ): Promise<{ entries: ExtractedMemory[]; costUsd: number }> {
   try {
-    // The extractor sees what is already remembered, unless the turn keeps memory out of every prompt.
-    const remembered = input.includeMemory === false ? '' : await memorySummary(deps.pool, input.userId);
+    // The extractor sees what is already remembered (the turn's snapshot), unless the turn keeps memory
+    // out of every prompt.
+    const remembered =
+      input.memory ?? (input.includeMemory === false ? '' : await memorySummary(deps.pool, input.userId));
     const inputs = { userMessage: input.userMessage, answer: input.answer, remembered };
     const response = await completeStep(deps, {
       turnId: input.turnId,
@@ -88,6 +124,8 @@ async function extractMemories(
       inputs,
       model: deps.models.fast,
       system: MEMORY_UPDATE_SYSTEM,
+      // Shown as ALREADY REMEMBERED in its user prompt instead: what not to write again.
+      memory: undefined,
       prompt: memoryExtractUserPrompt(inputs),
       maxTokens: 600,
     });
@@ -132,7 +170,8 @@ export function createRememberTurn(deps: StepDeps) {
     });
     const counts: Record<string, number> = {};
     for (const entry of written) counts[entry.category] = (counts[entry.category] ?? 0) + 1;
-    if (tested > 0) counts.tested_hypothesis = tested;
+    if (tested.insights > 0) counts.insight = (counts.insight ?? 0) + tested.insights;
+    if (tested.tested > 0) counts.tested_hypothesis = tested.tested;
     await announceAgentCompleted(deps.events, {
       turnId,
       agent: 'memory',
@@ -142,7 +181,7 @@ export function createRememberTurn(deps: StepDeps) {
       costUsd: extracted.costUsd,
       output: summariseAdded(counts),
     });
-    return { added: written.length + tested };
+    return { added: written.length + tested.insights + tested.tested };
   };
 }
 

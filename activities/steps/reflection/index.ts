@@ -17,6 +17,8 @@ export interface ReflectInput {
   userMessage: string;
   mainDraft: string;
   supportingInsights: string;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 export interface Reflection {
@@ -44,6 +46,7 @@ export function createReflect(deps: StepDeps) {
       },
       model: deps.models.fast,
       system: REFLECTION_SYSTEM,
+      memory: input.memory,
       prompt: reflectionUserPrompt(input),
       maxTokens: 400,
     });

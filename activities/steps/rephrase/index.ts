@@ -13,6 +13,8 @@ export interface RephraseInput {
   turnId: string;
   messages: Message[];
   routing: Routing;
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 /** The question each agent of the turn will be asked. */
@@ -24,7 +26,7 @@ const rephraseSchema = z.object({
 });
 
 /**
- * Step 2 (docs/design.md#step-2-rephrase-and-recall-memory). A reply that does not parse falls back
+ * Step 2 (docs/design.md#step-2-rephrase). A reply that does not parse falls back
  * to the user's own message for every agent: rephrasing sharpens questions, it never blocks a turn.
  */
 export function createRephraseQuestions(deps: StepDeps) {
@@ -41,6 +43,7 @@ export function createRephraseQuestions(deps: StepDeps) {
       inputs,
       model: deps.models.fast,
       system: QUESTION_REPHRASE_SYSTEM,
+      memory: input.memory,
       prompt: rephraseUserPrompt(inputs),
       maxTokens: 500,
     });

@@ -8,6 +8,8 @@ import type { StepDeps } from '../../runtime/step-deps';
 export interface RouteInput {
   turnId: string;
   messages: Message[];
+  /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
+  memory?: string;
 }
 
 /** Step 1b. Malformed JSON throws ModelOutputInvalidError, which Temporal retries up to the cap. */
@@ -19,6 +21,7 @@ export function createRoute(deps: StepDeps) {
       inputs: { messages: input.messages },
       model: deps.models.fast,
       system: ORCHESTRATOR_SYSTEM,
+      memory: input.memory,
       prompt: routingUserPrompt({ messages: input.messages }),
       maxTokens: 300,
     });

@@ -1,6 +1,6 @@
 /**
  * The one narrow computation the rephrase step hands the Data Science agent
- * (docs/design.md#step-2-rephrase-and-recall-memory), as a plain sentence a model or a person can read
+ * (docs/design.md#step-2-rephrase), as a plain sentence a model or a person can read
  * ("Compute the mean of deep_sleep_minutes over the last 30 days.", "Compute the weekly rate of running workouts
  * over the last 90 days.") and `readSpecSentence` reads back exactly:
  * the rephrase and Data Science rules pass a spec through the conversation without losing any of it.
