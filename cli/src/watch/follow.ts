@@ -35,7 +35,7 @@ export interface FollowOptions {
 export async function followTurn(options: FollowOptions): Promise<number> {
   const { amy, turnId, presenter, stderr } = options;
   const ctrlC = new CtrlC(options.signals, options.exitNow);
-  const onReconnect = ({ attempt, delayMs, cause }: ReconnectInfo) =>
+  const onReconnect = (_lastEventId: number, { attempt, delayMs, cause }: ReconnectInfo) =>
     presenter.notice(
       `connection lost (${networkReason(cause)}); reconnecting in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt})`,
     );
