@@ -10,10 +10,13 @@ type WritableCategory = (typeof MEMORY_CATEGORIES)[number];
 
 export const memoryList: Command = {
   name: 'memory list',
-  summary: 'list what Amy remembers about you (first page; --all for everything)',
+  alias: 'memory',
+  summary: 'list what Amy remembers about you (first page; --all for everything); `amy memory` alone too',
   help: `Usage: amy memory list [--category <category>] [--all] [--json]
+       amy memory [--category <category>] [--all] [--json]
 
-Lists memory entries, newest first: id, category, date and text.
+Lists memory entries, newest first: id, category, date and text. \`amy memory\` with no subcommand
+does the same.
 
 By default this is the first page (20 entries) of what Amy remembers for you: goals, insights,
 preferences and history. --all reads every page and includes the validator's bookkeeping

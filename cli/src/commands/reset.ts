@@ -7,12 +7,19 @@ import { everything } from './memory';
 
 export const reset: Command = {
   name: 'reset',
-  summary: 'delete everything Amy remembers about you (asks first; --yes to skip)',
+  summary:
+    'deletes all your memory entries, tested hypotheses included; turns, health data and API keys are kept (asks first)',
   help: `Usage: amy reset [--yes]
 
-Deletes every memory entry of your user, tested hypotheses included (what \`amy memory list --all\`
-lists): there is no bulk delete in the API, so amy lists them and deletes them one by one. Deletion
-is immediate and for good. Your turns and health data are not touched.
+Deletes every memory entry of the key's user: goals, insights, preferences, history and the
+validator's tested_hypothesis entries (exactly what \`amy memory list --all\` lists). Later turns
+start with no memory: no agent sees any, and the Investigator may propose hypotheses it had already
+tested. There is no bulk delete in the API, so amy lists them all first and then deletes them one by
+one; deletion is immediate and for good. Entries written after the listing (by a turn still running)
+are kept.
+
+Only memory is reset: your turns, health data (daily rows, workouts, labs), profile and
+API keys are not touched. \`amy account delete\` deletes everything.
 
 It asks for confirmation on the terminal first (exit 1 if you decline). Without a terminal it
 refuses (exit 2) unless --yes is given.
