@@ -14,6 +14,7 @@ import { turnsCancel, turnsGet } from './commands/turns';
 import { watch } from './commands/watch';
 import type { Command, CommandContext } from './context';
 import { describeError, EXIT, exitCodeFor } from './errors';
+import { terminalLine } from './terminal-text';
 
 const COMMANDS: Command[] = [
   ask,
@@ -86,7 +87,7 @@ export async function runAmy(argv: string[], ctx: CommandContext): Promise<numbe
       group.length > 0
         ? `amy ${first} takes one of: ${[...new Set(group.map((c) => c.name.split(' ')[1]))].join(', ')}`
         : `Unknown command ${JSON.stringify(first)}`;
-    ctx.stderr.write(`error: ${hint}. Run \`amy --help\` for the commands.\n`);
+    ctx.stderr.write(`error: ${terminalLine(hint)}. Run \`amy --help\` for the commands.\n`);
     return EXIT.usage;
   }
   const { command, args } = found;
@@ -102,7 +103,7 @@ export async function runAmy(argv: string[], ctx: CommandContext): Promise<numbe
     const config = ctx.config();
     if (code === EXIT.unreachable && config) {
       ctx.stderr.write(
-        `Is the API running at ${config.baseUrl} (${config.baseUrlSource})? \`npm start\` starts one.\n`,
+        `${terminalLine(`Is the API running at ${config.baseUrl} (${config.baseUrlSource})?`)} \`npm start\` starts one.\n`,
       );
     }
     return code;

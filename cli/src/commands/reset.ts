@@ -3,6 +3,7 @@ import { parseCommandLine } from '../args';
 import type { Command } from '../context';
 import { confirm } from '../confirm';
 import { EXIT, UsageError } from '../errors';
+import { terminalLine } from '../terminal-text';
 import { everything } from './memory';
 
 export const reset: Command = {
@@ -60,7 +61,7 @@ Options
 /** "12 memory entries (3 goal, 2 preference, 7 tested_hypothesis)" */
 function describeEntries(entries: Memory[]): string {
   const counts = new Map<string, number>();
-  for (const { category } of entries) counts.set(category, (counts.get(category) ?? 0) + 1);
+  for (const { category } of entries) counts.set(terminalLine(category), (counts.get(terminalLine(category)) ?? 0) + 1);
   const parts = [...counts].map(([category, n]) => `${n} ${category}`).join(', ');
   return `${entries.length} memory ${entries.length === 1 ? 'entry' : 'entries'} (${parts})`;
 }
