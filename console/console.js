@@ -108,7 +108,7 @@ async function openTurn(turnId) {
   recent.markCurrent(turnId);
   const stream = amy.turns.stream(turnId, {
     signal: controller.signal,
-    onReconnect: (info) => view.noteReconnect(info),
+    onReconnect: (_lastId, info) => view.noteReconnect(info),
   });
   view.open(turnId, stream, (findingId) => amy.turns.findingSeries(turnId, findingId, { signal: controller.signal }));
   els.cancel.hidden = true;

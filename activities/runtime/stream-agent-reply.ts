@@ -53,6 +53,15 @@ export async function announceAgentCompleted(
   ]);
 }
 
+/**
+ * What stands between the model's deltas and the log, for an agent that must not show some of what
+ * the model writes (the Domain Expert's URLs): `push` returns what may be written now, `end` the rest.
+ */
+export interface ThoughtFilter {
+  push(delta: string): string;
+  end(): string;
+}
+
 /** Past this much unwritten text, the model stream waits for the event log to catch up. */
 const MAX_UNWRITTEN_CHARS = 4096;
 
@@ -77,6 +86,8 @@ export async function streamThoughts<Call extends ModelCallId>(
     signal: AbortSignal;
     agent: StreamAgent;
     request: LlmRequest;
+    /** Passes the deltas through this before they are written; by default they are written as they come. */
+    filter?: ThoughtFilter;
   },
 ): Promise<LlmResponse> {
   const { turnId, agent, attempt } = call;
@@ -101,10 +112,11 @@ export async function streamThoughts<Call extends ModelCallId>(
   const response = await llm.stream(stream, call.request, async (delta) => {
     // Throwing here aborts the model call: a log that cannot be written cannot take more text.
     if (log.failed) throw log.failed.error;
-    log.unwritten += delta;
+    log.unwritten += call.filter ? call.filter.push(delta) : delta;
     const inFlight = startWriting();
     if (log.unwritten.length > MAX_UNWRITTEN_CHARS) await inFlight;
   });
+  if (call.filter) log.unwritten += call.filter.end();
   // Text can land just as a writer finishes, after its last look: keep writing until none is left.
   while (!log.failed && (log.writing || log.unwritten !== '')) await (log.writing ?? startWriting());
   if (log.failed) throw log.failed.error;

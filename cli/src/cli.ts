@@ -14,6 +14,7 @@ import { turnsCancel, turnsGet } from './commands/turns';
 import { watch } from './commands/watch';
 import type { Command, CommandContext } from './context';
 import { describeError, EXIT, exitCodeFor } from './errors';
+import { terminalLine } from './terminal-text';
 
 const COMMANDS: Command[] = [
   ask,
@@ -44,6 +45,8 @@ Usage: amy <command> [options]      amy <command> --help for its details
 
 ${COMMANDS.map((c) => `  ${c.name.padEnd(NAME_WIDTH)} ${c.summary}`).join('\n')}
 
+\`amy memory\` alone is \`amy memory list\`.
+
 A terminal shows the live view: the agents at work with their timers and thoughts, a line per
 finding (its gates ✓ passed, ✗ failed, – skipped, then the Critic's verdict), the answer, its
 fact sheet, agents, cost and duration. Piped, the same blocks come as plain text; NO_COLOR turns
@@ -52,9 +55,11 @@ colour off. --json prints the events themselves, one JSON object per line.
 amy data sends, lists, deletes and exports your own health data (daily summaries, workouts, lab
 results, the profile); \`amy data export <dir>\` writes files that \`amy data upload\` reads back.
 
-Configuration: AMY_API_KEY and AMY_BASE_URL; when unset, the .data/stack.json that \`npm start\`
-writes (looked for in this directory and its parents). AMY_MAX_RETRIES (default 5) and
-AMY_RETRY_DELAY_MS (default 1000) tune retries and stream reconnects.
+Configuration: AMY_API_KEY and AMY_BASE_URL; with AMY_API_KEY unset, the key and URL of the
+.data/stack.json that \`npm start\` writes (looked for in this directory and its parents, and
+ignored with a warning when other users can write it). A key from AMY_API_KEY is never sent to a
+stack file's URL: set AMY_BASE_URL with it. AMY_MAX_RETRIES (default 5) and AMY_RETRY_DELAY_MS
+(default 1000) tune retries and stream reconnects.
 
 Exit codes: 0 completed · 1 the turn failed, or the service did (a 5xx, 429) · 2 usage or
 configuration error (a bad key, a row the API refuses, no such turn or workout) · 3 the turn was
@@ -71,8 +76,8 @@ export async function runAmy(argv: string[], ctx: CommandContext): Promise<numbe
     ctx.stdout.write(`${HELP}\n`);
     return EXIT.completed;
   }
-  const command = findCommand(argv);
-  if (!command) {
+  const found = findCommand(argv);
+  if (!found) {
     const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
     if (group.length > 0 && wantsHelp(argv.slice(1))) {
       ctx.stdout.write(`${group.map((c) => `amy ${c.name.padEnd(NAME_WIDTH)} ${c.summary}`).join('\n')}\n`);
@@ -82,10 +87,10 @@ export async function runAmy(argv: string[], ctx: CommandContext): Promise<numbe
       group.length > 0
         ? `amy ${first} takes one of: ${[...new Set(group.map((c) => c.name.split(' ')[1]))].join(', ')}`
         : `Unknown command ${JSON.stringify(first)}`;
-    ctx.stderr.write(`error: ${hint}. Run \`amy --help\` for the commands.\n`);
+    ctx.stderr.write(`error: ${terminalLine(hint)}. Run \`amy --help\` for the commands.\n`);
     return EXIT.usage;
   }
-  const args = argv.slice(command.name.split(' ').length);
+  const { command, args } = found;
   if (wantsHelp(args)) {
     ctx.stdout.write(`${command.help}\n`);
     return EXIT.completed;
@@ -98,15 +103,25 @@ export async function runAmy(argv: string[], ctx: CommandContext): Promise<numbe
     const config = ctx.config();
     if (code === EXIT.unreachable && config) {
       ctx.stderr.write(
-        `Is the API running at ${config.baseUrl} (${config.baseUrlSource})? \`npm start\` starts one.\n`,
+        `${terminalLine(`Is the API running at ${config.baseUrl} (${config.baseUrlSource})?`)} \`npm start\` starts one.\n`,
       );
     }
     return code;
   }
 }
 
-function findCommand(argv: string[]): Command | undefined {
-  return COMMANDS.find((c) => c.name.split(' ').every((word, i) => argv[i] === word));
+/** The command the words name; else one whose alias they name, when what follows is options only. */
+function findCommand(argv: string[]): { command: Command; args: string[] } | undefined {
+  const named = COMMANDS.find((c) => c.name.split(' ').every((word, i) => argv[i] === word));
+  if (named) return { command: named, args: argv.slice(named.name.split(' ').length) };
+  for (const command of COMMANDS) {
+    const words = command.alias?.split(' ') ?? [];
+    if (words.length === 0 || !words.every((word, i) => argv[i] === word)) continue;
+    const args = argv.slice(words.length);
+    // `amy memory --help` is the group's help; `amy memory show` an unknown subcommand.
+    if (args[0] === undefined || (args[0].startsWith('-') && !wantsHelp(args))) return { command, args };
+  }
+  return undefined;
 }
 
 /** `--help` or `-h` anywhere before a `--` that ends the options. */

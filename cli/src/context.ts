@@ -25,6 +25,8 @@ export interface Command {
   summary: string;
   /** The text `amy <command> --help` prints. */
   help: string;
+  /** A shorter name it also answers to when no option-free word follows (`memory` for `memory list`). */
+  alias?: string;
   run(args: string[], ctx: CommandContext): Promise<number>;
 }
 
@@ -40,7 +42,7 @@ export function processContext(): CommandContext {
     signals: process,
     exit: (code) => process.exit(code),
     amy() {
-      config ??= resolveConfig(process.env, process.cwd());
+      config ??= resolveConfig(process.env, process.cwd(), (message) => process.stderr.write(`warning: ${message}\n`));
       client ??= new Amy({
         apiKey: config.apiKey,
         baseUrl: config.baseUrl,

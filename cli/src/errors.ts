@@ -1,6 +1,6 @@
 /**
  * What `amy` exits with, and how a failure reads: one line in plain words with the API's error code
- * and request id when there is one, never a stack trace.
+ * and request id when there is one, never a stack trace, and nothing in it that a terminal would act on.
  */
 import {
   APIConnectionError,
@@ -10,6 +10,7 @@ import {
   StreamDisconnectedError,
   TurnFailedError,
 } from '@amy/sdk';
+import { terminalLine } from './terminal-text';
 
 export const EXIT = {
   completed: 0,
@@ -57,7 +58,12 @@ export function exitCodeFor(err: unknown): number {
   return EXIT.failed;
 }
 
+/** The error as one terminal-safe line: its message may be the service's, or hold what it was sent. */
 export function describeError(err: unknown): string {
+  return terminalLine(errorText(err));
+}
+
+function errorText(err: unknown): string {
   if (err instanceof TurnFailedError) return `The turn failed: ${err.message} ${codeAndRequest(err)}`;
   if (err instanceof APIError) return `${err.message} ${codeAndRequest(err)}`;
   if (err instanceof APIConnectionError) {

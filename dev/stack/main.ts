@@ -157,7 +157,9 @@ async function run() {
       demo_api_key: demoKey,
       stream_turn_curl: curl,
     };
-    fs.writeFileSync(stackFile, JSON.stringify(stack, null, 2) + '\n');
+    // It holds the demo key: readable by this user alone (amy trusts it only if no one else can write it).
+    fs.writeFileSync(stackFile, JSON.stringify(stack, null, 2) + '\n', { mode: 0o600 });
+    fs.chmodSync(stackFile, 0o600);
     console.log(
       [
         '',

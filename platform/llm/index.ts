@@ -47,7 +47,7 @@ export function createAnthropicClient(config: Pick<Config, 'ANTHROPIC_API_KEY' |
  */
 export const isScriptedModel = (config: Pick<Config, 'ANTHROPIC_API_KEY'>): boolean => !config.ANTHROPIC_API_KEY;
 
-export interface LlmCallContext {
+interface LlmCallContext {
   turnId: string;
   /** Which model call this is: its step's id, or `<step>.<call>` for a step with several kinds of call. */
   step: ModelCallId;

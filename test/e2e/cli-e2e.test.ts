@@ -62,6 +62,35 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A `.data/stack.json` in a fresh directory (file 0644 and directory 0755 unless `modes` says otherwise); returns a directory below it. */
+function plantStackFile(stack: object, modes: { file?: number; dir?: number } = {}): string {
+  const root = tempDir();
+  const dir = path.join(root, '.data');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'stack.json'), JSON.stringify(stack));
+  fs.chmodSync(path.join(dir, 'stack.json'), modes.file ?? 0o644);
+  fs.chmodSync(dir, modes.dir ?? 0o755);
+  const nested = path.join(root, 'src');
+  fs.mkdirSync(nested);
+  return nested;
+}
+
+/** A port that counts the connections made to it: a key sent there would have to connect first. */
+async function recordingListener(): Promise<{ url: string; connections(): number; close(): Promise<void> }> {
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 /** Holds the fallback reply back long enough for the test to act on a running turn. */
 const holdSmallTalk = () =>
   demo.svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 60_000 });
@@ -200,6 +229,46 @@ describe('how a turn ends is the exit code', () => {
 });
 
 describe('memory', () => {
+  test('`amy memory` alone lists memory, as `amy memory list` does, with the same options', async () => {
+    const user = await demo.svc.createUser();
+    const mine = { AMY_API_KEY: user.apiKey, AMY_BASE_URL: demo.svc.url };
+    expect((await runAmy(['memory', 'add', 'goal', 'Sleep seven hours'], { env: mine })).code).toBe(0);
+    const alone = await runAmy(['memory'], { env: mine });
+    expect(alone.code).toBe(0);
+    expect(alone.stdout).toMatch(/^mem_\w+ +goal +\d{4}-\d\d-\d\d {2}Sleep seven hours\n$/);
+    expect(alone.stdout).toBe((await runAmy(['memory', 'list'], { env: mine })).stdout);
+    const json = await runAmy(['memory', '--json', '--category', 'goal'], { env: mine });
+    expect(ndjson(json.stdout)).toEqual([expect.objectContaining({ category: 'goal', text: 'Sleep seven hours' })]);
+    expect((await runAmy(['memory', '--all'], { env: mine })).stdout).toBe(alone.stdout);
+    // The group's help still lists its commands; an unknown subcommand is still an error.
+    const help = await runAmy(['memory', '--help'], { env: {} });
+    expect(help.stdout).toMatch(/^amy memory list /m);
+    expect(help.stdout).toMatch(/^amy memory rm /m);
+    const unknown = await runAmy(['memory', 'show'], { env: mine });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^error: amy memory takes one of: list, add, rm/);
+  });
+
+  test('`amy help` and `amy reset --help` say what reset deletes and what it keeps, as the docs do', async () => {
+    const help = await runAmy(['help'], { env: {} });
+    const line = /^ {2}reset +(.+)$/m.exec(help.stdout)?.[1] ?? '';
+    expect(line).toMatch(/deletes? all your memory entries/);
+    expect(line).toMatch(/tested hypotheses included/);
+    expect(line).toMatch(/turns, health data and API keys are kept/);
+    const own = await runAmy(['reset', '--help'], { env: {} });
+    for (const fact of [
+      /every memory entry of the key's user/,
+      /tested_hypothesis entries/,
+      /turns.*health data.*profile\s+and\s+API keys are not touched/s,
+      /written after the listing.*are kept/s,
+    ]) {
+      expect(own.stdout).toMatch(fact);
+    }
+    const docs = fs.readFileSync(path.join(REPO_ROOT, 'docs/cli-and-console.md'), 'utf8');
+    expect(docs).toMatch(/`amy memory`.*lists/);
+    expect(docs).toMatch(/`amy reset \[--yes\]` +\| deletes all your memory entries, tested hypotheses included/);
+  });
+
   test('add, list and rm; reset refuses without a terminal or --yes, and deletes everything with it', async () => {
     const user = await demo.svc.createUser();
     const mine = { AMY_API_KEY: user.apiKey, AMY_BASE_URL: demo.svc.url };
@@ -251,6 +320,56 @@ describe('configuration', () => {
     const run = await runAmy(['memory', 'add', 'history', 'Marathon runner for 8 years.'], { env: {}, cwd: nested });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Added mem_\w+ +history /);
+  });
+
+  test('AMY_API_KEY with a planted stack.json and no AMY_BASE_URL: exit 2 asking for AMY_BASE_URL, nothing sent to the file’s URL', async () => {
+    const listener = await recordingListener();
+    try {
+      const cwd = plantStackFile({ api_url: listener.url, demo_api_key: 'amy_planted' });
+      const run = await runAmy(['memory', 'list'], { env: { AMY_API_KEY: demo.user.apiKey }, cwd });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^error: AMY_API_KEY is set but AMY_BASE_URL is not: set AMY_BASE_URL/);
+      expect(run.stderr).not.toContain(demo.user.apiKey);
+      expect(listener.connections()).toBe(0);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  test.each([
+    ['the file', { file: 0o666 }],
+    ['its .data directory', { dir: 0o777 }],
+    ['the file, by its group', { file: 0o660 }],
+  ])(
+    'a stack.json when other users can write %s: ignored with a warning on stderr, its key sent nowhere',
+    async (_what, modes) => {
+      const listener = await recordingListener();
+      try {
+        const cwd = plantStackFile({ api_url: listener.url, demo_api_key: 'amy_planted_secret' }, modes);
+        const run = await runAmy(['memory', 'list'], { env: {}, cwd });
+        expect(run.code).toBe(2);
+        expect(run.stderr).toMatch(/^warning: ignoring .*\.data\/stack\.json: other users can write .*chmod go-w/m);
+        expect(run.stderr).toMatch(/^error: No API key/m);
+        expect(run.stderr).not.toContain('amy_planted_secret');
+        expect(listener.connections()).toBe(0);
+      } finally {
+        await listener.close();
+      }
+    },
+  );
+
+  test('a stack.json whose api_url carries credentials is refused before any request', async () => {
+    const listener = await recordingListener();
+    try {
+      const { port } = new URL(listener.url);
+      const cwd = plantStackFile({ api_url: `http://user:pw@127.0.0.1:${port}`, demo_api_key: demo.user.apiKey });
+      const run = await runAmy(['memory', 'list'], { env: {}, cwd });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^error: The api_url in .* must not hold a user name or password/);
+      expect(listener.connections()).toBe(0);
+    } finally {
+      await listener.close();
+    }
   });
 
   test('no key anywhere: exit 2 saying what to set', async () => {

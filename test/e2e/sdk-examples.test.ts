@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Amy } from '@amy/sdk';
+import { startChaosProxy } from '../support/chaos-proxy';
 import { ensureSdkBuilt, REPO_ROOT } from '../support/workspace-build';
 import { startDemoService, type DemoService } from '../support/service';
 
@@ -29,11 +30,11 @@ beforeAll(async () => {
 afterAll(() => demo?.close());
 
 /** Runs ES module code in a fresh `node` whose working directory is the repository root. */
-async function runModule(code: string): Promise<{ stdout: string; stderr: string }> {
+async function runModule(code: string, baseUrl = demo.svc.url): Promise<{ stdout: string; stderr: string }> {
   try {
     return await run(process.execPath, ['--input-type=module', '--eval', code], {
       cwd: REPO_ROOT,
-      env: { ...process.env, AMY_API_KEY: demo.user.apiKey, AMY_BASE_URL: demo.svc.url },
+      env: { ...process.env, AMY_API_KEY: demo.user.apiKey, AMY_BASE_URL: baseUrl },
       timeout: 120_000,
     });
   } catch (err) {
@@ -106,9 +107,11 @@ const REPORT_MARK = 'report: ';
 async function runExample(
   code: string,
   epilogue = '',
+  baseUrl?: string,
 ): Promise<{ lines: string[]; report: { deltas: string[]; results: unknown[] } }> {
   const { stdout } = await runModule(
     `${PRELUDE}\n${code}\n${epilogue}\nconsole.log(${JSON.stringify(REPORT_MARK)} + JSON.stringify(report));`,
+    baseUrl,
   );
   const lines = stdout.trim().split('\n');
   const report = JSON.parse(lines.pop()!.slice(REPORT_MARK.length)) as { deltas: string[]; results: unknown[] };
@@ -173,9 +176,29 @@ describe("docs/sdk.md's recipes, as written", () => {
 describe("docs/streaming.md's TypeScript clients, as written", () => {
   const streaming = page('streaming.md');
 
-  test('the SDK iterator with onReconnect reads the whole stream', async () => {
-    const { lines } = await runExample(example(streaming, '### The TypeScript SDK'));
-    expectWholeStream(lines);
+  test('the SDK iterator, its connection cut before the terminal event: onReconnect gets the last id, the stream goes on', async () => {
+    const code = example(streaming, '### The TypeScript SDK');
+    // The contract's own example (docs/streaming.md keeps it as written): the last id comes first.
+    expect(code).toContain("onReconnect: (lastId) => console.log('Reconnecting from', lastId)");
+    // Through a proxy that cuts the first event stream just before its terminal event: the example's
+    // callback has to run, and the reconnection brings the rest.
+    const proxy = await startChaosProxy(demo.svc.url, {
+      cutAfterBytes: () => null,
+      cutBefore: ({ requestLine }) =>
+        proxy.cuts() === 0 && /^GET \S+\/events/.test(requestLine) ? 'event: turn.completed' : null,
+    });
+    try {
+      const { lines } = await runExample(code, '', proxy.url);
+      expect(proxy.cuts()).toBe(1);
+      const at = lines.findIndex((line) => line.startsWith('Reconnecting from'));
+      expect(at).toBeGreaterThan(0);
+      const lastSeen = Number(lines[at - 1].split(' ')[0]);
+      expect(lines[at]).toBe(`Reconnecting from ${lastSeen}`);
+      expect(lines[at + 1]).toBe(`${lastSeen + 1} turn.completed`);
+      expectWholeStream(lines);
+    } finally {
+      await proxy.close();
+    }
   }, 120_000);
 
   test('React Native: the same iterator over an EventSource that takes headers', async () => {

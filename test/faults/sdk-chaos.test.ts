@@ -104,7 +104,7 @@ test('a cut between the last delta and the terminal event: the reconnection brin
     cutBefore: () => (proxy.cuts() === cutsBefore ? 'event: turn.completed' : null),
   });
   const resumedAfter: number[] = [];
-  const stream = throughProxy().turns.stream(turn.id, { onReconnect: (r) => resumedAfter.push(r.lastEventId) });
+  const stream = throughProxy().turns.stream(turn.id, { onReconnect: (lastId) => resumedAfter.push(lastId) });
   const result = await stream.finalResult();
   expect(proxy.cuts()).toBe(cutsBefore + 1);
   expect(stream.text('synthesis')).toBe(result.answer);

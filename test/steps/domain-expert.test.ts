@@ -25,7 +25,7 @@ import {
 } from '../../activities/agents/domain-expert/range-compare';
 import { ToolRequestError, type ToolContext } from '../../activities/agents/domain-expert/tool-contract';
 import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from '../../activities/agents/domain-expert/run-tool';
-import { guardUrls, urlsIn } from '../../activities/agents/domain-expert/url-guard';
+import { guardUrls, StreamingUrlGuard, urlsIn } from '../../activities/agents/domain-expert/url-guard';
 import { readUserProfile } from '../../activities/agents/domain-expert/user-profile';
 import { LITERATURE_PRIORS } from '../../activities/data/literature-priors';
 import { DOMAIN_EXPERT_LAST_ROUND } from '../../activities/agents/domain-expert/prompt';
@@ -50,14 +50,17 @@ const cannedDomainExpert: ScriptedRule = { step: 'domain_expert', respond: (req)
 
 let h: StepHarness;
 let canned: StepHarness;
+/** A model that pauses before each delta, as a real one does: each one reaches the log on its own. */
+let slow: StepHarness;
 beforeAll(async () => {
-  [h, canned] = await Promise.all([
+  [h, canned, slow] = await Promise.all([
     startStepHarness({ rules: [domainExpert] }),
     startStepHarness({ rules: [cannedDomainExpert] }),
+    startStepHarness({ rules: [domainExpert], streamChunkDelayMs: 30 }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([h?.close(), canned?.close()]);
+  await Promise.all([h?.close(), canned?.close(), slow?.close()]);
 });
 beforeEach(() => {
   h.scripted.requests.clear();
@@ -405,6 +408,31 @@ describe('URL guard', () => {
     expect(guarded.removed).toHaveLength(2);
   });
 
+  test('streamed in pieces of any size, the guarded text is the same, and no piece ever shows an invented URL', () => {
+    const texts = [
+      'See [the 2021 study](https://example.com/fake-study) and https://example.org/made-up. ' +
+        `Guideline: (${ATP_III_URL}). Steps: [Paluch 2022](https://doi.org/10.1016/S2468-2667(21)00302-9), ` +
+        '<https://example.net/angled>.',
+      `Above optimal (source: ${ATP_III_URL}). A trial agrees (https://example.com/fake), see [a review](https://example.org/r).`,
+      '[https://example.com/a](https://example.com/a) and [a "quoted" link](https://example.com/b "a title") ok',
+      'Source, https://example.com/x. Next\nline [note] and [unclosed text',
+    ];
+    for (const text of texts) {
+      const whole = guardUrls(text, allowed);
+      for (let size = 1; size <= text.length; size += size < 8 ? 1 : 7) {
+        const guard = new StreamingUrlGuard(allowed);
+        const pieces: string[] = [];
+        for (let at = 0; at < text.length; at += size) pieces.push(guard.push(text.slice(at, at + size)));
+        pieces.push(guard.end());
+        expect(pieces.join('')).toBe(whole.text.trim());
+        expect(guard.text).toBe(whole.text.trim());
+        expect(pieces.filter((piece) => /example\.(com|org|net)/.test(piece))).toEqual([]);
+        expect(guard.kept).toEqual(whole.kept);
+        expect(guard.removed).toEqual(whole.removed);
+      }
+    }
+  });
+
   test('URLs are read out of JSON tool results whole', () => {
     expect(urlsIn(JSON.stringify({ source: { url: 'https://doi.org/10.1016/S2468-2667(21)00302-9' } }))).toEqual([
       'https://doi.org/10.1016/S2468-2667(21)00302-9',
@@ -537,9 +565,9 @@ describe('consultDomainExpert', () => {
     const warnings = logged.filter((e) => e.level === 'WARN' && /URLs no tool returned/.test(e.message));
     expect(warnings).toHaveLength(1);
     expect(warnings[0].meta).toMatchObject({ turnId, removed: 2 });
-    // The narrated answer is the guarded one.
+    // The narrated answer is the guarded one: the invented URLs were never streamed.
     const thoughts = (await canned.deps.events.readAfter(turnId, 0)).filter((e) => e.type === 'agent.thought');
-    expect(thoughts.at(-1)?.data.delta).toBe(result.answer);
+    expect(thoughts.map((e) => e.data.delta).join('')).toBe(`[range_compare ldl 124]\n${result.answer}`);
   });
 
   test('a model that never stops calling tools gets exactly ten turns, then its text is the answer', async () => {
@@ -597,6 +625,47 @@ describe('consultDomainExpert', () => {
     expect(result).toMatchObject({ toolCalls: 3, urls: [ATP_III_URL] });
   });
 
+  test('the answer streams: several thoughts while the model writes, before agent.completed, that add up to the answer', async () => {
+    const { turnId, userId } = await turnWithHealthData(slow);
+    const result = await runConsultation(slow, consultationInput(turnId, userId));
+    const events = (await slow.deps.events.readAfter(turnId, 0)).filter((e) =>
+      ['agent.started', 'agent.thought', 'agent.completed'].includes(e.type),
+    );
+    expect(events.map((e) => e.type).filter((t) => t !== 'agent.thought')).toEqual([
+      'agent.started',
+      'agent.completed',
+    ]);
+    const thoughts = events.filter((e) => e.type === 'agent.thought');
+    expect(thoughts.every((e) => e.data.agent === 'domain_expert' && e.data.attempt === 1)).toBe(true);
+    // The tool calls first, a line each; then the answer as the model wrote it, in several deltas.
+    const calls = thoughts.filter((e) => /^\[\w+.*\]\n$/.test(String(e.data.delta))).length;
+    expect(calls).toBe(3);
+    const answerDeltas = thoughts.slice(calls).map((e) => e.data.delta);
+    expect(answerDeltas.length).toBeGreaterThan(3);
+    expect(answerDeltas.join('')).toBe(result.answer);
+    expect(thoughts.map((e) => e.data.delta).join('')).toBe(
+      `[user_profile]\n[range_compare ldl 124]\n[literature_priors ldl]\n${result.answer}`,
+    );
+  });
+
+  test('text the model writes before its tool calls streams too, and the calls follow on lines of their own', async () => {
+    cannedRespond = (req) =>
+      hasToolResult(req)
+        ? { text: `Against the guideline (${toolSourceUrl(req)}), 124 mg/dL is above optimal.` }
+        : {
+            text: 'Let me check the range, see https://example.com/invented.',
+            toolUse: [{ name: 'range_compare', input: { biomarker: 'ldl', value: 124 } }],
+          };
+    const turnId = await canned.newTurn();
+    const result = await runConsultation(canned, consultationInput(turnId, await userOf(canned, turnId)));
+    const thoughts = (await canned.deps.events.readAfter(turnId, 0)).filter((e) => e.type === 'agent.thought');
+    // The invented URL was never streamed: the guard holds a possible URL back until it can judge it.
+    expect(thoughts.map((e) => e.data.delta).join('')).toBe(
+      `Let me check the range, see.\n[range_compare ldl 124]\n${result.answer}`,
+    );
+    expect(result.answer).toBe(`Against the guideline (${ATP_III_URL}), 124 mg/dL is above optimal.`);
+  });
+
   test('narration: started once per invocation, a thought per tool call and for the answer, completed with the cost', async () => {
     const { turnId, userId } = await turnWithHealthData(h);
     const first = await runConsultation(h, consultationInput(turnId, userId));
@@ -616,16 +685,17 @@ describe('consultDomainExpert', () => {
     expect(completed).toHaveLength(2);
     expect(completed[0].data).toMatchObject({ cost_usd: first.costUsd, output_summary: first.answer.slice(0, 160) });
 
-    // The first run's narration, between its started and completed events.
+    // The first run's narration, between its started and completed events: the calls, then the answer.
     const firstRun = events.slice(0, events.indexOf(completed[0]) + 1);
-    expect(firstRun.map((e) => (e.type === 'agent.thought' ? e.data.delta : e.type))).toEqual([
+    const narration = firstRun.map((e) => (e.type === 'agent.thought' ? e.data.delta : e.type));
+    expect(narration.slice(0, 4)).toEqual([
       'agent.started',
       '[user_profile]\n',
       '[range_compare ldl 124]\n',
       '[literature_priors ldl]\n',
-      first.answer,
-      'agent.completed',
     ]);
+    expect(narration.at(-1)).toBe('agent.completed');
+    expect(narration.slice(4, -1).join('')).toBe(first.answer);
     expect(firstRun.filter((e) => e.type === 'agent.thought').every((e) => e.data.attempt === 1)).toBe(true);
   });
 

@@ -3,8 +3,10 @@
  * ten model turns over offline tools (reference ranges, literature priors, the user's profile and
  * labs). As main agent after supporting agents (Step 4) it gets their insights to interpret, not redo.
  *
- * Two guarantees do not rest on the prompt: the loop stops after ten model turns whatever the model
- * asks for, and no URL reaches the answer unless a tool of this consultation returned it.
+ * Each model turn's text is streamed as the agent's thoughts while the model writes it, then its tool
+ * calls, one line each. Two guarantees do not rest on the prompt: the loop stops after ten model turns
+ * whatever the model asks for, and no URL reaches the answer, or the thoughts, unless a tool of this
+ * consultation returned it (the stream is guarded as it goes, so the last turn's thoughts are the answer).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { withMemory } from '../../steps/memory/prompt';
@@ -15,14 +17,13 @@ import {
   domainExpertUserPrompt,
   type DomainExpertPromptInputs,
 } from './prompt';
-import type { LlmCallContext } from '../../../platform/llm';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt, type StepAttempt } from '../../runtime/step-attempt';
-import { announceAgentCompleted, announceAgentStarted } from '../../runtime/stream-agent-reply';
+import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 import type { ToolContext } from './tool-contract';
 import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from './run-tool';
-import { guardUrls, urlsIn } from './url-guard';
+import { StreamingUrlGuard, urlsIn } from './url-guard';
 
 export interface ConsultDomainExpertInput {
   turnId: string;
@@ -76,8 +77,6 @@ async function consult(
 ): Promise<ConsultDomainExpertOutput> {
   const { turnId } = input;
   const inputs: DomainExpertPromptInputs = { question: input.question, supportingInsights: input.supportingInsights };
-  // Every round of the loop is the same call: its tool results travel in the messages.
-  const ctx: LlmCallContext = { turnId, step: STEP, inputs, attempt, signal };
   const toolCtx: ToolContext = {
     pool: deps.pool,
     turnId,
@@ -94,14 +93,31 @@ async function consult(
   let toolCalls = 0;
 
   for (let turn = 1; ; turn++) {
-    const response = await deps.llm.complete(ctx, {
-      model: deps.models.main,
-      system: withMemory(DOMAIN_EXPERT_SYSTEM, input.memory),
-      messages,
-      tools: DOMAIN_EXPERT_TOOL_DEFINITIONS,
-      maxTokens: MAX_TOKENS,
+    // Every round of the loop is the same call: its tool results travel in the messages.
+    const guard = new StreamingUrlGuard(new Set(toolUrls));
+    const response = await streamThoughts(deps, {
+      turnId,
+      modelCall: STEP,
+      inputs,
+      attempt,
+      signal,
+      agent: AGENT,
+      request: {
+        model: deps.models.main,
+        system: withMemory(DOMAIN_EXPERT_SYSTEM, input.memory),
+        messages,
+        tools: DOMAIN_EXPERT_TOOL_DEFINITIONS,
+        maxTokens: MAX_TOKENS,
+      },
+      filter: guard,
     });
     costUsd += response.costUsd;
+    if (guard.removed.length > 0) {
+      log.warn('domain expert text cited URLs no tool returned; removed them', {
+        turnId,
+        removed: guard.removed.length,
+      });
+    }
     const calls = response.message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
 
     if (calls.length === 0 || turn === MAX_MODEL_TURNS) {
@@ -112,23 +128,18 @@ async function consult(
           toolCalls,
         });
       }
-      const guarded = guardUrls(response.text.trim(), toolUrls);
-      if (guarded.removed.length > 0) {
-        log.warn('domain expert answer cited URLs no tool returned; removed them', {
-          turnId,
-          removed: guarded.removed.length,
-        });
-      }
-      const answer = guarded.text.trim();
+      // What was streamed is the answer: guarded and trimmed as it went.
+      const answer = guard.text;
       if (answer === '') {
         throw new ModelOutputInvalidError(`the domain expert gave no answer text after ${turn} model turn(s)`, {
           requestId: response.requestId,
         });
       }
-      await think(answer);
-      return { answer, costUsd, toolCalls, urls: guarded.kept };
+      return { answer, costUsd, toolCalls, urls: guard.kept };
     }
 
+    // The tool calls are narrated on lines of their own, after whatever the model said first.
+    if (guard.text !== '') await think('\n');
     messages.push({ role: 'assistant', content: asParams(response.message.content) });
     const results: Anthropic.ContentBlockParam[] = [];
     for (const call of calls) {

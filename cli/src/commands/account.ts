@@ -3,6 +3,7 @@ import { parseCommandLine } from '../args';
 import { confirm } from '../confirm';
 import type { Command } from '../context';
 import { EXIT, UsageError } from '../errors';
+import { terminalText } from '../terminal-text';
 
 export const accountDelete: Command = {
   name: 'account delete',
@@ -33,7 +34,7 @@ Options
       ctx.stderr.write('Nothing was deleted.\n');
       return EXIT.failed;
     }
-    ctx.stdout.write(describeDeletion(await ctx.amy().account.delete()));
+    ctx.stdout.write(terminalText(describeDeletion(await ctx.amy().account.delete())));
     return EXIT.completed;
   },
 };

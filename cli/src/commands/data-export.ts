@@ -4,6 +4,7 @@ import type { Page } from '@amy/sdk';
 import { parseCommandLine } from '../args';
 import type { Command } from '../context';
 import { EXIT, UsageError } from '../errors';
+import { terminalJson } from '../terminal-text';
 import { AtomicFile } from '../data/atomic-file';
 import { Progress } from '../data/progress';
 import { readProfile } from './data';
@@ -104,10 +105,10 @@ Options
 
       const [dailyPath, workoutsPath, labsPath, profilePath] = targets;
       if (values.json) {
-        ctx.stdout.write(`${JSON.stringify({ file: dailyPath, rows: daily })}\n`);
-        ctx.stdout.write(`${JSON.stringify({ file: workoutsPath, rows: workouts })}\n`);
-        ctx.stdout.write(`${JSON.stringify({ file: labsPath, rows: labs })}\n`);
-        ctx.stdout.write(`${JSON.stringify({ file: profilePath, profile: profile !== null })}\n`);
+        ctx.stdout.write(`${terminalJson({ file: dailyPath, rows: daily })}\n`);
+        ctx.stdout.write(`${terminalJson({ file: workoutsPath, rows: workouts })}\n`);
+        ctx.stdout.write(`${terminalJson({ file: labsPath, rows: labs })}\n`);
+        ctx.stdout.write(`${terminalJson({ file: profilePath, profile: profile !== null })}\n`);
       } else {
         ctx.stdout.write(
           `Exported to ${dir}:\n` +

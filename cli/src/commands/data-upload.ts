@@ -14,6 +14,7 @@ import { MAX_DATA_ROWS_PER_REQUEST } from '../../../contracts/data';
 import { parseCommandLine } from '../args';
 import type { Command, CommandContext } from '../context';
 import { describeError, EXIT, exitCodeFor, UsageError } from '../errors';
+import { terminalJson, terminalLine } from '../terminal-text';
 import { parseRowsFile, type DataTable } from '../data/rows-file';
 import { batchesOf, locateRefusal, type Batch } from '../data/upload';
 import { Progress } from '../data/progress';
@@ -103,14 +104,14 @@ Options
         totals.updated += result.updated;
         if (values.json) {
           const lines = [batch.firstLine, batch.lastLine];
-          ctx.stdout.write(`${JSON.stringify({ lines, rows: batch.rows.length, ...result })}\n`);
+          ctx.stdout.write(`${terminalJson({ lines, rows: batch.rows.length, ...result })}\n`);
         }
       }
     } finally {
       ctx.signals.off('SIGINT', onInterrupt);
     }
     progress.clear();
-    if (values.json) ctx.stdout.write(`${JSON.stringify({ done: true, ...totals })}\n`);
+    if (values.json) ctx.stdout.write(`${terminalJson({ done: true, ...totals })}\n`);
     else {
       const requests = `${batches.length} request${batches.length === 1 ? '' : 's'}`;
       ctx.stdout.write(
@@ -171,10 +172,11 @@ function reportFailure(ctx: CommandContext, err: unknown, up: FailedUpload): num
 
   if (refusal && err instanceof APIError) {
     const request = err.requestId ? `, request ${err.requestId}` : '';
-    ctx.stderr.write(
-      `error: ${up.name} line ${refusal.line} was refused: ${refusal.detail} ` +
-        `(${err.field} of the request for ${span}; ${err.code}${request})\n`,
-    );
+    // The detail is the API's message, which may quote the row it refused.
+    const refused =
+      `${up.name} line ${refusal.line} was refused: ${refusal.detail} ` +
+      `(${err.field} of the request for ${span}; ${err.code}${request})`;
+    ctx.stderr.write(`error: ${terminalLine(refused)}\n`);
   } else {
     const smaller = err instanceof PayloadTooLargeError ? ' A smaller --batch-size sends less at once.' : '';
     ctx.stderr.write(`error: ${describeError(err)}${smaller}\n`);
@@ -186,7 +188,7 @@ function reportFailure(ctx: CommandContext, err: unknown, up: FailedUpload): num
         ? { code: err.code, message: err.message, field: err.field, request_id: err.requestId }
         : { code: err instanceof AmyError ? err.code : 'error', message: describeError(err) };
     const failure = { error, line: refusal?.line ?? null, lines: [batch.firstLine, batch.lastLine] };
-    ctx.stdout.write(`${JSON.stringify({ ...failure, stored_rows: up.stored, resume_line: batch.firstLine })}\n`);
+    ctx.stdout.write(`${terminalJson({ ...failure, stored_rows: up.stored, resume_line: batch.firstLine })}\n`);
   }
   return exitCodeFor(err);
 }

@@ -12,6 +12,7 @@ import { PROFILE_SPECS, WORKOUT_TYPES, type FieldSpec } from '../../../platform/
 import { parseCommandLine } from '../args';
 import type { Command, CommandContext } from '../context';
 import { UsageError } from '../errors';
+import { terminalJson, terminalLine } from '../terminal-text';
 import { parseCount, parseNumber, parseTable } from '../data/options';
 import { dailyTable, labTable, workoutTable, type RowTable } from '../data/table';
 
@@ -103,8 +104,8 @@ async function printRows<T>(
         more = true;
         break pages;
       }
-      if (json) ctx.stdout.write(`${JSON.stringify(row)}\n`);
-      else ctx.stdout.write(`${count === 0 ? `${table.header}\n` : ''}${table.format(row)}\n`);
+      if (json) ctx.stdout.write(`${terminalJson(row)}\n`);
+      else ctx.stdout.write(`${count === 0 ? `${table.header}\n` : ''}${terminalLine(table.format(row))}\n`);
       count++;
     }
     if (!page.hasNextPage()) break;
@@ -198,7 +199,7 @@ Options
       }
       await ctx.amy().data.workouts.delete(externalId);
       ctx.stdout.write(
-        values.json ? `${JSON.stringify({ deleted: externalId })}\n` : `Deleted workout ${externalId}.\n`,
+        values.json ? `${terminalJson({ deleted: externalId })}\n` : `Deleted workout ${terminalLine(externalId)}.\n`,
       );
       return 0;
     }
@@ -222,7 +223,7 @@ Options
   async run(args, ctx) {
     const { values } = parseCommandLine('data profile', args, { json: { type: 'boolean' } }, { names: [] });
     const profile = await readProfile(ctx);
-    if (values.json) ctx.stdout.write(`${JSON.stringify(profile)}\n`);
+    if (values.json) ctx.stdout.write(`${terminalJson(profile)}\n`);
     else if (profile) printProfile(ctx, profile);
     else ctx.stderr.write('No profile is stored; `amy data profile set` writes one.\n');
     return 0;
@@ -293,7 +294,7 @@ Options
     }
     // The API judges each value (sex included) and names the one it refuses.
     const written = await ctx.amy().data.profile.put(profile as Profile);
-    if (values.json) ctx.stdout.write(`${JSON.stringify(written)}\n`);
+    if (values.json) ctx.stdout.write(`${terminalJson(written)}\n`);
     else {
       ctx.stdout.write('Profile written.\n');
       printProfile(ctx, written);
@@ -334,5 +335,6 @@ export async function readProfile(ctx: CommandContext): Promise<Profile | null> 
 }
 
 function printProfile(ctx: CommandContext, profile: Profile): void {
-  for (const [field] of PROFILE_FLAGS) ctx.stdout.write(`${field.padEnd(10)}  ${profile[field]}\n`);
+  for (const [field] of PROFILE_FLAGS)
+    ctx.stdout.write(`${field.padEnd(10)}  ${terminalLine(String(profile[field]))}\n`);
 }

@@ -3,17 +3,20 @@ import { parseCommandLine } from '../args';
 import type { Command } from '../context';
 import { UsageError } from '../errors';
 import { ALL_MEMORY_CATEGORIES, MEMORY_CATEGORIES, TESTED_HYPOTHESIS } from '../../../contracts/memory';
-import { sanitize } from '../view/text';
+import { terminalJson, terminalLine } from '../terminal-text';
 
 type MemoryCategory = (typeof ALL_MEMORY_CATEGORIES)[number];
 type WritableCategory = (typeof MEMORY_CATEGORIES)[number];
 
 export const memoryList: Command = {
   name: 'memory list',
-  summary: 'list what Amy remembers about you (first page; --all for everything)',
+  alias: 'memory',
+  summary: 'list what Amy remembers about you (first page; --all for everything); `amy memory` alone too',
   help: `Usage: amy memory list [--category <category>] [--all] [--json]
+       amy memory [--category <category>] [--all] [--json]
 
-Lists memory entries, newest first: id, category, date and text.
+Lists memory entries, newest first: id, category, date and text. \`amy memory\` with no subcommand
+does the same.
 
 By default this is the first page (20 entries) of what Amy remembers for you: goals, insights,
 preferences and history. --all reads every page and includes the validator's bookkeeping
@@ -35,7 +38,7 @@ Options
     const category =
       values.category === undefined ? undefined : oneOf(ALL_MEMORY_CATEGORIES, values.category, 'memory list');
     const print = (memory: Memory) =>
-      ctx.stdout.write(values.json ? `${JSON.stringify(memory)}\n` : `${memoryLine(memory)}\n`);
+      ctx.stdout.write(values.json ? `${terminalJson(memory)}\n` : `${memoryLine(memory)}\n`);
     if (values.all) {
       let count = 0;
       for await (const memory of ctx.amy().memory.list(everything({ category }))) {
@@ -74,7 +77,7 @@ Options
     );
     const category: WritableCategory = oneOf(MEMORY_CATEGORIES, positionals[0], 'memory add');
     const memory = await ctx.amy().memory.create({ category, text: positionals[1] });
-    ctx.stdout.write(values.json ? `${JSON.stringify(memory)}\n` : `Added ${memoryLine(memory)}\n`);
+    ctx.stdout.write(values.json ? `${terminalJson(memory)}\n` : `Added ${memoryLine(memory)}\n`);
     return 0;
   },
 };
@@ -89,7 +92,7 @@ Deletes the entry at once and for good (there is no undo). \`amy memory list\` s
   async run(args, ctx) {
     const { positionals } = parseCommandLine('memory rm', args, {}, { names: ['memory_id'] });
     await ctx.amy().memory.delete(positionals[0]);
-    ctx.stdout.write(`Deleted ${positionals[0]}.\n`);
+    ctx.stdout.write(`Deleted ${terminalLine(positionals[0])}.\n`);
     return 0;
   },
 };
@@ -113,6 +116,6 @@ function oneOf<C extends string>(categories: readonly C[], value: string, comman
 const CATEGORY_WIDTH = Math.max(...ALL_MEMORY_CATEGORIES.map((c) => c.length));
 
 function memoryLine(memory: Memory): string {
-  const text = sanitize(memory.text).replace(/\s*\n\s*/g, ' ');
-  return `${memory.id}  ${memory.category.padEnd(CATEGORY_WIDTH)}  ${memory.created_at.slice(0, 10)}  ${text}`;
+  const [id, category, created, text] = [memory.id, memory.category, memory.created_at, memory.text].map(terminalLine);
+  return `${id}  ${category.padEnd(CATEGORY_WIDTH)}  ${created.slice(0, 10)}  ${text}`;
 }

@@ -3,16 +3,24 @@ import { parseCommandLine } from '../args';
 import type { Command } from '../context';
 import { confirm } from '../confirm';
 import { EXIT, UsageError } from '../errors';
+import { terminalLine } from '../terminal-text';
 import { everything } from './memory';
 
 export const reset: Command = {
   name: 'reset',
-  summary: 'delete everything Amy remembers about you (asks first; --yes to skip)',
+  summary:
+    'deletes all your memory entries, tested hypotheses included; turns, health data and API keys are kept (asks first)',
   help: `Usage: amy reset [--yes]
 
-Deletes every memory entry of your user, tested hypotheses included (what \`amy memory list --all\`
-lists): there is no bulk delete in the API, so amy lists them and deletes them one by one. Deletion
-is immediate and for good. Your turns and health data are not touched.
+Deletes every memory entry of the key's user: goals, insights, preferences, history and the
+validator's tested_hypothesis entries (exactly what \`amy memory list --all\` lists). Later turns
+start with no memory: no agent sees any, and the Investigator may propose hypotheses it had already
+tested. There is no bulk delete in the API, so amy lists them all first and then deletes them one by
+one; deletion is immediate and for good. Entries written after the listing (by a turn still running)
+are kept.
+
+Only memory is reset: your turns, health data (daily rows, workouts, labs), profile and
+API keys are not touched. \`amy account delete\` deletes everything.
 
 It asks for confirmation on the terminal first (exit 1 if you decline). Without a terminal it
 refuses (exit 2) unless --yes is given.
@@ -53,7 +61,7 @@ Options
 /** "12 memory entries (3 goal, 2 preference, 7 tested_hypothesis)" */
 function describeEntries(entries: Memory[]): string {
   const counts = new Map<string, number>();
-  for (const { category } of entries) counts.set(category, (counts.get(category) ?? 0) + 1);
+  for (const { category } of entries) counts.set(terminalLine(category), (counts.get(terminalLine(category)) ?? 0) + 1);
   const parts = [...counts].map(([category, n]) => `${n} ${category}`).join(', ');
   return `${entries.length} memory ${entries.length === 1 ? 'entry' : 'entries'} (${parts})`;
 }

@@ -2,7 +2,8 @@ import type { Turn } from '@amy/sdk';
 import { parseCommandLine } from '../args';
 import type { Command } from '../context';
 import { codeAndRequest } from '../errors';
-import { formatDuration, formatUsd, sanitize } from '../view/text';
+import { terminalJson, terminalLine, terminalText } from '../terminal-text';
+import { formatDuration, formatUsd } from '../view/text';
 
 export const turnsGet: Command = {
   name: 'turns get',
@@ -23,7 +24,7 @@ Options
       { names: ['turn_id'] },
     );
     const turn = await ctx.amy().turns.get(positionals[0]);
-    if (values.json) ctx.stdout.write(`${JSON.stringify(turn)}\n`);
+    if (values.json) ctx.stdout.write(`${terminalJson(turn)}\n`);
     else printTurn(ctx.stdout, turn);
     return 0;
   },
@@ -48,10 +49,11 @@ Options
       { names: ['turn_id'] },
     );
     const turn = await ctx.amy().turns.cancel(positionals[0]);
-    if (values.json) ctx.stdout.write(`${JSON.stringify(turn)}\n`);
+    const id = terminalLine(turn.id);
+    if (values.json) ctx.stdout.write(`${terminalJson(turn)}\n`);
     else if (turn.status === 'completed' || turn.status === 'failed') {
-      ctx.stdout.write(`${turn.id} had already ended (${turn.status}); nothing was cancelled.\n`);
-    } else ctx.stdout.write(`Cancelling ${turn.id}: it will end failed with code cancelled.\n`);
+      ctx.stdout.write(`${id} had already ended (${turn.status}); nothing was cancelled.\n`);
+    } else ctx.stdout.write(`Cancelling ${id}: it will end failed with code cancelled.\n`);
     return 0;
   },
 };
@@ -60,7 +62,7 @@ function printTurn(out: NodeJS.WritableStream, turn: Turn) {
   const question = turn.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
   const rows: Array<[string, string]> = [
     ['turn', `${turn.id} · ${turn.status}${turn.attempt > 1 ? ` · attempt ${turn.attempt}` : ''}`],
-    ['asked', `${turn.created_at} · ${oneLine(question)}`],
+    ['asked', `${turn.created_at} · ${question}`],
   ];
   if (turn.completed_at) rows.push(['ended', turn.completed_at]);
   if (turn.progress) {
@@ -78,11 +80,10 @@ function printTurn(out: NodeJS.WritableStream, turn: Turn) {
   if (turn.error)
     rows.push([
       'error',
-      `${oneLine(turn.error.message)} ${codeAndRequest({ code: turn.error.code, requestId: turn.error.request_id || undefined })}`,
+      `${turn.error.message} ${codeAndRequest({ code: turn.error.code, requestId: turn.error.request_id || undefined })}`,
     ]);
   rows.push(['events', `${turn.last_event_id} (watch from here: amy watch ${turn.id} --after ${turn.last_event_id})`]);
-  for (const [label, value] of rows) out.write(`${label.padEnd(7)} ${value}\n`);
-  if (turn.result) out.write(`\n${sanitize(turn.result.answer).trim()}\n`);
+  // Each row holds the service's strings (ids, steps, agents, the question): one safe line each.
+  for (const [label, value] of rows) out.write(`${label.padEnd(7)} ${terminalLine(value)}\n`);
+  if (turn.result) out.write(`\n${terminalText(turn.result.answer).trim()}\n`);
 }
-
-const oneLine = (text: string) => sanitize(text).replace(/\s*\n\s*/g, ' ');

@@ -1,12 +1,15 @@
 /**
  * Finished blocks as text, the same for a terminal and for plain output (colour aside): each block is
- * written once, so everything worth keeping in the scrollback or a log is here.
+ * written once, so everything worth keeping in the scrollback or a log is here. The model hands over
+ * blocks already terminal-safe (../terminal-text.ts); free text is passed through it here again, as
+ * one line where the layout needs one.
  */
 import type { FactEntry } from '@amy/sdk';
 import { GATE_NAMES } from '../../../contracts/findings';
 import { isRejected, type Block, type FindingCheck } from './model';
 import type { Style } from './style';
-import { formatDuration, formatUsd, sanitize } from './text';
+import { terminalLine, terminalText } from '../terminal-text';
+import { formatDuration, formatUsd } from './text';
 
 const INDENT = '  ';
 
@@ -15,11 +18,11 @@ export function formatBlock(block: Block, style: Style): string {
     case 'turn-started':
       return style.dim(`● ${block.turnId} started`);
     case 'agent-started':
-      return `${style.cyan('▸')} ${style.bold(block.agent)} ${sanitize(block.question)}`;
+      return `${style.cyan('▸')} ${style.bold(block.agent)} ${terminalLine(block.question)}`;
     case 'agent-completed':
       return agentCompleted(block, style);
     case 'step-retry':
-      return style.yellow(`↻ ${block.step} runs again (attempt ${block.attempt}): ${sanitize(block.reason)}`);
+      return style.yellow(`↻ ${block.step} runs again (attempt ${block.attempt}): ${terminalLine(block.reason)}`);
     case 'validator-started':
       return `${style.bold('validator')} ${style.dim(`gates: ${GATE_NAMES.map((g) => g.replaceAll('_', ' ')).join(' · ')}`)}`;
     case 'finding':
@@ -42,7 +45,7 @@ export function formatBlock(block: Block, style: Style): string {
       const what = error.code === 'cancelled' ? 'The turn was cancelled' : 'The turn failed';
       const request = error.request_id ? `, request ${error.request_id}` : '';
       return [
-        style.red(`✗ ${what}: ${sanitize(error.message)} (${error.code}${request})`),
+        style.red(`✗ ${what}: ${terminalLine(error.message)} (${error.code}${request})`),
         style.dim(
           `${block.turnId} · cost ${formatUsd(block.costUsd)}${block.fromSnapshot ? ' · from the stored turn' : ''}`,
         ),
@@ -51,7 +54,7 @@ export function formatBlock(block: Block, style: Style): string {
     case 'retried':
       return style.yellow(`↻ the turn was retried (attempt ${block.attempt}): it resumes at the step that failed`);
     case 'notice':
-      return style.dim(block.text);
+      return style.dim(terminalLine(block.text));
   }
 }
 
@@ -79,8 +82,8 @@ function agentCompleted(block: Extract<Block, { kind: 'agent-completed' }>, styl
   const header = `${style.green('✓')} ${style.bold(block.agent)} ${style.dim(`${formatDuration(block.durationMs)} · ${formatUsd(block.costUsd)}`)}`;
   // Synthesis narrates the answer itself, which the result shows; memory says what it wrote in its summary.
   if (block.agent === 'synthesis') return header;
-  const text = sanitize(block.text).trim();
-  if (text === '') return block.summary ? `${header} ${sanitize(block.summary)}` : header;
+  const text = terminalText(block.text).trim();
+  if (text === '') return block.summary ? `${header} ${terminalLine(block.summary)}` : header;
   return [header, ...text.split('\n').map((line) => (line ? INDENT + line : line))].join('\n');
 }
 
@@ -106,12 +109,12 @@ export function findingLine(finding: FindingCheck, style: Style, pending = false
           ? style.yellow('critic downgrade')
           : style.red('critic reject');
   const id = isRejected(finding) ? style.red(`${finding.findingId} rejected`) : style.bold(finding.findingId);
-  return `${INDENT}${id}  ${marks}  ${critic}  ${sanitize(finding.claim)}`;
+  return `${INDENT}${id}  ${marks}  ${critic}  ${terminalLine(finding.claim)}`;
 }
 
 function completed(block: Extract<Block, { kind: 'completed' }>, style: Style): string {
   const { result } = block;
-  const lines = ['', style.bold('Answer'), sanitize(result.answer).trim(), ''];
+  const lines = ['', style.bold('Answer'), terminalText(result.answer).trim(), ''];
   if (result.fact_sheet.length > 0) {
     lines.push(style.bold('Fact sheet'), ...factSheetTable(result.fact_sheet, style), '');
   }
@@ -139,11 +142,11 @@ const formatValue = (value: number) =>
 
 function factSheetTable(entries: FactEntry[], style: Style): string[] {
   const rows = entries.map((entry) => [
-    sanitize(entry.claim) + (entry.verdict === 'conditional' ? ' (conditional)' : ''),
+    terminalLine(entry.claim) + (entry.verdict === 'conditional' ? ' (conditional)' : ''),
     formatValue(entry.value),
-    entry.unit ?? '–',
+    terminalLine(entry.unit ?? '–'),
     entry.n === null ? '–' : String(entry.n),
-    entry.window ?? '–',
+    terminalLine(entry.window ?? '–'),
   ]);
   const widths = FACT_COLUMNS.map((name, i) => Math.max(name.length, ...rows.map((row) => [...row[i]].length)));
   const line = (cells: readonly string[]) =>

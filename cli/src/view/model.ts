@@ -14,9 +14,13 @@
  * Narration comes from the stream's transcripts (`TurnStream.text`), which drop the deltas of an
  * attempt that `step.retry` superseded: the retried text replaces the failed attempt's instead of
  * being appended to it.
+ *
+ * Everything the service sent enters through `apply` and `narration`, where it is made terminal-safe
+ * (../terminal-text.ts): no block or live state holds a control character or an escape sequence.
  */
 import type { ErrorBody, FactCheckOutcome, StreamAgent, TurnResult, TurnStreamEvent } from '@amy/sdk';
 import { HARD_GATES, type GateName } from '../../../contracts/findings';
+import { terminalSafe, terminalText } from '../terminal-text';
 
 type GateVerdict = 'passed' | 'failed' | 'skipped';
 type CriticVerdict = 'accept' | 'downgrade' | 'reject';
@@ -76,8 +80,9 @@ export class TurnView {
   ended: 'completed' | 'failed' | null = null;
 
   /** The blocks this event finishes. `transcripts` must already include the event, as a `TurnStream` does. */
-  apply(event: TurnStreamEvent, transcripts: Transcripts): Block[] {
+  apply(received: TurnStreamEvent, transcripts: Transcripts): Block[] {
     this.transcripts = transcripts;
+    const event = terminalSafe(received);
     switch (event.type) {
       case 'turn.started':
         return [{ kind: 'turn-started', turnId: event.turn_id }];
@@ -176,7 +181,7 @@ export class TurnView {
     const text = this.transcripts.text(agent);
     const start = this.running.get(agent)?.textStart ?? 0;
     // A resumed stream has a fresh transcript, shorter than where the text began in the old one.
-    return text.length >= start ? text.slice(start) : text;
+    return terminalText(text.length >= start ? text.slice(start) : text);
   }
 
   /** At the end, findings the Critic never reached are shown as far as their gates got; nothing runs on. */

@@ -6,7 +6,8 @@
 import { findingLine } from './blocks';
 import type { FindingCheck, RunningAgent } from './model';
 import type { Style } from './style';
-import { fitLine, lastRows, sanitize } from './text';
+import { terminalText } from '../terminal-text';
+import { fitLine, lastRows } from './text';
 
 const SPINNER = '⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏';
 const SPINNER_FRAME_MS = 100;
@@ -30,7 +31,7 @@ export function formatTail(
   const rows: string[] = [];
   for (const run of live.runningAgents()) {
     rows.push(`${style.cyan(spinner)} ${style.bold(run.agent)} ${style.dim(formatTimer(now - run.startedAt))}`);
-    for (const row of lastRows(sanitize(run.text), width - 4, TEXT_ROWS)) rows.push(style.dim(`    ${row}`));
+    for (const row of lastRows(terminalText(run.text), width - 4, TEXT_ROWS)) rows.push(style.dim(`    ${row}`));
   }
   for (const finding of live.pendingFindings()) rows.push(findingLine(finding, style, true));
   // Rows above the top of the screen cannot be reached by cursor-up: keep the newest that fit.

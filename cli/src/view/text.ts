@@ -3,17 +3,6 @@
 
 const SGR = /\x1b\[[0-9;]*m/y;
 
-/**
- * Model output is shown as it came, minus control characters: an escape sequence in an answer must
- * not move the cursor or recolour the terminal, and plain output carries none at all.
- */
-export function sanitize(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(/\t/g, '  ')
-    .replace(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/g, '');
-}
-
 /** Visible characters, colour codes not counted. */
 export function visibleLength(line: string): number {
   return [...line.replace(/\x1b\[[0-9;]*m/g, '')].length;

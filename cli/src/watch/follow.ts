@@ -12,6 +12,7 @@ import {
   type TurnStream,
 } from '@amy/sdk';
 import { EXIT, exitCodeFor, networkReason, StreamGaveUpError } from '../errors';
+import { terminalLine } from '../terminal-text';
 import { CANCEL_WINDOW_MS, CtrlC, type SignalSource } from './ctrl-c';
 import type { Outcome, TurnPresenter } from './presenter';
 
@@ -35,7 +36,7 @@ export interface FollowOptions {
 export async function followTurn(options: FollowOptions): Promise<number> {
   const { amy, turnId, presenter, stderr } = options;
   const ctrlC = new CtrlC(options.signals, options.exitNow);
-  const onReconnect = ({ attempt, delayMs, cause }: ReconnectInfo) =>
+  const onReconnect = (_lastEventId: number, { attempt, delayMs, cause }: ReconnectInfo) =>
     presenter.notice(
       `connection lost (${networkReason(cause)}); reconnecting in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt})`,
     );
@@ -50,11 +51,12 @@ export async function followTurn(options: FollowOptions): Promise<number> {
     if (!(err instanceof APIUserAbortError && ctrlC.detach.signal.aborted)) throw gaveUp(turnId, err, options);
     presenter.pause();
     stderr.write(
-      `\nDetached: ${turnId} keeps running. Resume watching with:\n  ${options.resumeCommand(stream.lastEventId)}\n` +
+      `\nDetached: ${terminalLine(turnId)} keeps running. Resume watching with:\n` +
+        `  ${terminalLine(options.resumeCommand(stream.lastEventId))}\n` +
         `Press Ctrl-C again within ${CANCEL_WINDOW_MS / 1000} s to cancel the turn.\n`,
     );
     if (!(await ctrlC.pressedAgainWithin(CANCEL_WINDOW_MS))) return EXIT.interrupted;
-    stderr.write(`Cancelling ${turnId}…\n`);
+    stderr.write(`Cancelling ${terminalLine(turnId)}…\n`);
     await amy.turns.cancel(turnId);
     // Watch it end from where the view stopped: it ends failed with code `cancelled`, or had just finished.
     const rest = amy.turns.stream(turnId, { lastEventId: stream.lastEventId, onReconnect });

@@ -5,6 +5,7 @@
 import type { TurnFailedError, TurnStreamEvent } from '@amy/sdk';
 import { codeAndRequest, describeError } from '../errors';
 import type { CommandContext } from '../context';
+import { terminalJson, terminalLine } from '../terminal-text';
 import { TurnView, type Transcripts } from '../view/model';
 import { PlainRenderer } from '../view/plain-renderer';
 import type { Renderer, TerminalOutput } from '../view/renderer';
@@ -66,11 +67,11 @@ class NdjsonPresenter implements TurnPresenter {
   ) {}
 
   event(event: TurnStreamEvent): void {
-    this.stdout.write(`${JSON.stringify(event)}\n`);
+    this.stdout.write(`${terminalJson(event)}\n`);
   }
 
   notice(text: string): void {
-    this.stderr.write(`${text}\n`);
+    this.stderr.write(`${terminalLine(text)}\n`);
   }
 
   tick(): void {}

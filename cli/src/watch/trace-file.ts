@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import type { TurnStreamEvent } from '@amy/sdk';
+import { terminalJson, terminalLine } from '../terminal-text';
 import { alreadyEnded, type Outcome, type TurnPresenter } from './presenter';
 
 export class TraceFile implements TurnPresenter {
@@ -20,14 +21,15 @@ export class TraceFile implements TurnPresenter {
 
   event(event: TurnStreamEvent): void {
     this.fd ??= fs.openSync(this.path, 'w');
-    fs.writeSync(this.fd, `${JSON.stringify(event)}\n`);
+    // The same lines as `--json`, so that `cat` of a trace is as safe as watching it.
+    fs.writeSync(this.fd, `${terminalJson(event)}\n`);
     this.written++;
     this.firstId ??= event.id;
     this.lastId = event.id;
   }
 
   notice(text: string): void {
-    this.stderr.write(`${text}\n`);
+    this.stderr.write(`${terminalLine(text)}\n`);
   }
 
   tick(): void {}

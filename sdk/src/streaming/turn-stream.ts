@@ -35,10 +35,11 @@ import type { SseMessage } from './sse-decoder';
 import type { StreamTransport } from './transport';
 import { AgentTranscripts } from './transcripts';
 
+/** The details `onReconnect` gets after the last event id. */
 export interface ReconnectInfo {
   /** 1 for the first reconnection after an event, 2 for the next failure in a row, … */
   attempt: number;
-  /** The reconnection resumes after this id. */
+  /** The reconnection resumes after this id (the callback's first argument too). */
   lastEventId: number;
   /** How long the stream waits before reconnecting. */
   delayMs: number;
@@ -49,8 +50,11 @@ export interface ReconnectInfo {
 export interface TurnStreamOptions {
   /** Resume after this event id, e.g. a Turn's `last_event_id` or the last id a previous stream saw. */
   lastEventId?: number;
-  /** Called before each reconnection. */
-  onReconnect?: (info: ReconnectInfo) => void;
+  /**
+   * Called before each reconnection with the id it resumes after, as the contract writes it
+   * (`onReconnect: (lastId) => …`), then the attempt, the delay and the cause.
+   */
+  onReconnect?: (lastEventId: number, info: ReconnectInfo) => void;
   /** Failed connections in a row (no event in between) before the stream gives up. Default 5. */
   maxRetries?: number;
   /** The first reconnection's backoff ceiling; it doubles with each failure in a row. Default 1,000. */
@@ -211,7 +215,7 @@ export class TurnStream implements AsyncIterable<TurnStreamEvent> {
           });
         }
         const delayMs = retryDelay(failures, backoff, retryAfterMs);
-        onReconnect?.({ attempt: failures, lastEventId: this.lastEventId, delayMs, cause });
+        onReconnect?.(this.lastEventId, { attempt: failures, lastEventId: this.lastEventId, delayMs, cause });
         await sleep(delayMs, signal, () => new APIUserAbortError());
       }
     } finally {

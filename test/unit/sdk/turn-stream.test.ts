@@ -70,8 +70,15 @@ describe('exactly once, in order', () => {
     ];
     const api = fakeApi(log, plans);
     const reconnects: ReconnectInfo[] = [];
+    const lastIds: number[] = [];
     const events = await collect(
-      client(api.fetch).turns.stream(TURN_ID, { onReconnect: (info) => reconnects.push(info) }),
+      client(api.fetch).turns.stream(TURN_ID, {
+        // The contract's form: the last id first, the details after it.
+        onReconnect: (lastId, info) => {
+          lastIds.push(lastId);
+          reconnects.push(info);
+        },
+      }),
     );
     expect(ids(events)).toEqual(oneToN(log.length));
     expect(api.streamRequests().map((r) => r.headers.get('last-event-id'))).toEqual([
@@ -81,7 +88,8 @@ describe('exactly once, in order', () => {
       '3',
       String(log.length - 1),
     ]);
-    expect(reconnects.map((r) => r.lastEventId)).toEqual([2, 3, 3, log.length - 1]);
+    expect(lastIds).toEqual([2, 3, 3, log.length - 1]);
+    expect(reconnects.map((r) => r.lastEventId)).toEqual(lastIds);
     // The count of failures in a row starts over whenever an event arrives.
     expect(reconnects.map((r) => r.attempt)).toEqual([1, 1, 2, 1]);
   });
@@ -256,7 +264,7 @@ describe('backoff per outage', () => {
     ]);
     const events = await collect(
       client(api.fetch, { retryDelayMs: 1, maxRetryDelayMs: 1000 }).turns.stream(TURN_ID, {
-        onReconnect: (r) => reconnects.push(r),
+        onReconnect: (_lastId, r) => reconnects.push(r),
       }),
     );
     expect(ids(events)).toEqual(oneToN(log.length));
@@ -276,7 +284,7 @@ describe('backoff per outage', () => {
       const reconnects: ReconnectInfo[] = [];
       const api = fakeApi(log, [{ events: 0, then: 'error' }]);
       const stream = client(api.fetch, { retryDelayMs: 2, maxRetryDelayMs: 10, maxRetries: 5 }).turns.stream(TURN_ID, {
-        onReconnect: (r) => reconnects.push(r),
+        onReconnect: (_lastId, r) => reconnects.push(r),
       });
       await expect(collect(stream)).rejects.toBeInstanceOf(StreamDisconnectedError);
       expect(reconnects.map((r) => r.delayMs)).toEqual([1, 3, 7, 9, 9]);
@@ -295,7 +303,7 @@ describe('the idle watchdog', () => {
     const reconnects: ReconnectInfo[] = [];
     const stream = client(api.fetch).turns.stream(TURN_ID, {
       idleTimeoutMs: 10_000,
-      onReconnect: (r) => reconnects.push(r),
+      onReconnect: (_lastId, r) => reconnects.push(r),
     });
     const iterator = stream[Symbol.asyncIterator]();
     expect((await iterator.next()).value.id).toBe(1);
