@@ -55,15 +55,19 @@ async function privacyProblem(dir: string): Promise<string | null> {
  * never repaired: someone else made it or opened it, and that is for an operator to look at.
  */
 export async function preparePrivateDir(dir: string): Promise<void> {
-  let created: string | undefined;
-  try {
-    created = await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    // A dangling symbolic link, or a file: judged below.
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  const existing = await fs.lstat(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+  if (!existing) {
+    // Nothing there, not even a dangling symbolic link: ours to make (with its missing parents).
+    const created = await fs.mkdir(dir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return undefined; // someone else's since: judged below
+      throw err;
+    });
+    // The umask may have taken bits from the mode: a directory made here is ours to set.
+    if (created !== undefined) await fs.chmod(dir, 0o700);
   }
-  // The umask may have taken bits from the mode: a directory made here is ours to set.
-  if (created !== undefined) await fs.chmod(dir, 0o700);
   const problem = await privacyProblem(dir);
   if (problem) throw new SandboxDirError(`the sandbox directory ${problem}`);
 }
