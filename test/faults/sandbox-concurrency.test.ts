@@ -139,7 +139,8 @@ describe('sandbox runs per worker are bounded, and contained from one another', 
 function watchRunCode(parent: string) {
   const seen = new Set<string>();
   const timer = setInterval(() => {
-    for (const name of fs.readdirSync(parent)) {
+    const names = fs.existsSync(parent) ? fs.readdirSync(parent) : [];
+    for (const name of names) {
       if (!name.startsWith(RUN_DIR_PREFIX)) continue;
       try {
         seen.add(fs.readFileSync(path.join(parent, name, 'input', 'code.py'), 'utf8'));
