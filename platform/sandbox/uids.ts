@@ -23,7 +23,7 @@ export interface UidLease {
 }
 
 /** The lock file for `uid` under the sandbox directory. */
-export const uidLockPath = (dir: string, uid: number) => path.join(dir, `uid-${uid}.lock`);
+const uidLockPath = (dir: string, uid: number) => path.join(dir, `uid-${uid}.lock`);
 
 /**
  * The first uid of the range, from `slot`'s own on, that no other run on the host holds; its lease
