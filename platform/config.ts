@@ -94,6 +94,11 @@ const configSchema = z.object({
   AMY_GATES_PROCESSES: z.coerce.number().int().min(1).max(64).default(DEFAULT_GATES_PROCESSES),
   /** Sandbox runs at once per worker (each up to a core and its memory limit); the rest wait their turn. */
   AMY_SANDBOX_CONCURRENCY: z.coerce.number().int().min(1).max(MAX_SANDBOX_SLOTS).default(DEFAULT_SANDBOX_CONCURRENCY),
+  /**
+   * The sandbox's directory: run directories and uid lock files; `<tmpdir>/amy-sandboxes-<uid>` when
+   * unset. Made 0700 when missing, refused unless private; every worker on a host must share it.
+   */
+  AMY_SANDBOX_DIR: z.string().min(1).optional(),
   /** bubblewrap's path; `bwrap` on PATH when unset. Read by the worker's sandbox and by /healthz. */
   AMY_BWRAP_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),

@@ -12,6 +12,10 @@
  * that outlives its timeout takes down only the process that ran it (the process is killed, since
  * Python cannot be interrupted mid-computation), fails only itself, and the queue goes on in the other
  * processes and in the one started to replace it. Processes start when there is work and none is free.
+ *
+ * A caller that gives up (its activity was cancelled, or timed out) passes an AbortSignal: a queued
+ * request then leaves the queue unsent, and one in a process's hands takes that process down with it,
+ * as a timeout does; either rejects with the signal's reason.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import os from 'node:os';
@@ -130,23 +134,25 @@ interface BuiltFindingSeries {
   missingColumns: string[];
 }
 
+/** Per request: its timeout (the runner's by default), and the caller's signal to give it up. */
+interface RequestOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 export interface GatesRunner {
   /**
    * Each series' gates outcome, in the order given. Data the gates cannot support (too few days, a
    * constant series, an empty window) is a rejected outcome; only a series breaking the contract throws.
    */
-  run(series: FindingSeries[], options?: { timeoutMs?: number }): Promise<GatesOutcome[]>;
+  run(series: FindingSeries[], options?: RequestOptions): Promise<GatesOutcome[]>;
   /**
    * Each spec's series, in the order given, from the same rows the sandbox's `summary_df` is built
    * from, so a finding may name any column the generated code saw (composite features included).
    * The rules (calendar, windows, trend halves) are in gates-py/gates/finding_series.py. Rows the
    * process cannot read (a malformed or repeated date) reject with `request_failed`.
    */
-  buildSeries(
-    data: SeriesData,
-    specs: FindingSeriesSpec[],
-    options?: { timeoutMs?: number },
-  ): Promise<BuiltFindingSeries[]>;
+  buildSeries(data: SeriesData, specs: FindingSeriesSpec[], options?: RequestOptions): Promise<BuiltFindingSeries[]>;
   /** Stops the processes; pending, queued and later runs reject with reason `closed`. */
   close(): Promise<void>;
   /** The live Python processes' pids, busy or idle (for logs and tests). */
@@ -194,8 +200,10 @@ function invalidInput(what: string, error: z.ZodError): GatesRunnerError {
 interface Job {
   message: { id: string; [field: string]: unknown };
   timeoutMs: number;
+  signal?: AbortSignal;
   accept(answer: Answer): void;
-  reject(err: GatesRunnerError): void;
+  /** A GatesRunnerError, or the signal's reason. */
+  reject(err: unknown): void;
 }
 
 export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
@@ -235,12 +243,12 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
         if (!taken.running) live.delete(taken);
         if (!closed) dispatch();
       };
-      taken.request(job.message, job.timeoutMs).then(
+      taken.request(job.message, job.timeoutMs, job.signal).then(
         (answer) => {
           done();
           job.accept(answer);
         },
-        (err: GatesRunnerError) => {
+        (err: unknown) => {
           done();
           job.reject(err);
         },
@@ -251,22 +259,40 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
   const send = <T>(
     op: 'gates' | 'series',
     body: Record<string, unknown>,
-    timeoutMs: number | undefined,
+    { timeoutMs, signal }: RequestOptions = {},
     read: (answer: Answer) => T,
   ): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      queue.push({
+      if (signal?.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      // While queued, an abort takes the job out unsent; once a process has it, GatesProcess handles it.
+      const onAbort = () => {
+        const at = queue.indexOf(job);
+        if (at < 0) return;
+        queue.splice(at, 1);
+        reject(signal!.reason as Error);
+      };
+      const job: Job = {
         message: { id: `${op}_${++nextId}`, op, ...body },
         timeoutMs: timeoutMs ?? defaultTimeoutMs,
+        signal,
         accept: (answer) => {
+          signal?.removeEventListener('abort', onAbort);
           try {
             resolve(read(answer));
           } catch (err) {
             reject(err);
           }
         },
-        reject,
-      });
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.push(job);
       dispatch();
     });
 
@@ -280,7 +306,7 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
       const parsed = z.array(findingSeriesSchema).safeParse(series);
       if (!parsed.success) throw invalidInput('finding series', parsed.error);
       if (parsed.data.length === 0) return [];
-      return send('gates', { findings: parsed.data }, runOptions?.timeoutMs, (answer) => {
+      return send('gates', { findings: parsed.data }, runOptions, (answer) => {
         if (!('results' in answer)) throw new GatesRunnerError('gates answer has no results', 'protocol');
         const answeredIds = answer.results.map((outcome) => outcome.finding_id);
         assertAnswersFindings(answeredIds, parsed.data);
@@ -301,7 +327,7 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
         ...(spec.workoutType ? { workout_type: spec.workoutType } : {}),
       }));
       const request = { summary: data.daily, workouts: data.workouts ?? [], labs: data.labs ?? [], specs: wireSpecs };
-      return send('series', request, seriesOptions?.timeoutMs, (answer) => {
+      return send('series', request, seriesOptions, (answer) => {
         if (!('series' in answer)) throw new GatesRunnerError('gates answer has no series', 'protocol');
         const answeredIds = answer.series.map((built) => built.series.finding.id);
         assertAnswersFindings(answeredIds, parsed.data);
@@ -321,8 +347,10 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
 
 interface PendingRequest {
   accept(answer: Answer): void;
-  reject(err: GatesRunnerError): void;
+  reject(err: unknown): void;
   timer: NodeJS.Timeout;
+  /** Stops listening to the caller's signal. */
+  unlisten(): void;
 }
 
 /**
@@ -371,20 +399,34 @@ class GatesProcess {
     return this.child.pid ?? null;
   }
 
-  /** Sends one request line and resolves with the process's answer to it. */
-  request(message: { id: string; [field: string]: unknown }, timeoutMs: number): Promise<Answer> {
+  /**
+   * Sends one request line and resolves with the process's answer to it. An abort of `signal` fails
+   * the request with the signal's reason and, like a timeout, the process.
+   */
+  request(message: { id: string; [field: string]: unknown }, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
     const { id } = message;
     return new Promise((resolve, reject) => {
       if (!this.alive) {
         reject(new GatesRunnerError('gates process ended before the request was sent', 'process_exited'));
         return;
       }
-      const timer = setTimeout(() => {
-        this.settle(id)?.reject(new GatesRunnerError(`gates request timed out after ${timeoutMs} ms`, 'timeout'));
-        // Python cannot be interrupted mid-computation: the process goes, and the pool replaces it.
-        this.fail(new GatesRunnerError(`gates process killed after request ${id} timed out`, 'process_exited'));
-      }, timeoutMs);
-      this.pending.set(id, { accept: resolve, reject, timer });
+      if (signal?.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      // Python cannot be interrupted mid-computation: the process goes, and the pool replaces it.
+      const giveUp = (err: unknown, why: string) => {
+        this.settle(id)?.reject(err);
+        this.fail(new GatesRunnerError(`gates process killed after request ${id} ${why}`, 'process_exited'));
+      };
+      const timer = setTimeout(
+        () => giveUp(new GatesRunnerError(`gates request timed out after ${timeoutMs} ms`, 'timeout'), 'timed out'),
+        timeoutMs,
+      );
+      const onAbort = () => giveUp(signal!.reason, 'was given up by its caller');
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const unlisten = () => signal?.removeEventListener('abort', onAbort);
+      this.pending.set(id, { accept: resolve, reject, timer, unlisten });
       this.child.stdin.write(`${JSON.stringify(message)}\n`);
     });
   }
@@ -426,6 +468,7 @@ class GatesProcess {
     const request = this.pending.get(id);
     if (request) {
       clearTimeout(request.timer);
+      request.unlisten();
       this.pending.delete(id);
     }
     return request;

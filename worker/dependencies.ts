@@ -56,6 +56,7 @@ export function createStepDeps(
       limits: { maxOutputBytes: 256 * 1024 },
       concurrency: config.AMY_SANDBOX_CONCURRENCY,
       bwrap: config.AMY_BWRAP_PATH,
+      runDirParent: config.AMY_SANDBOX_DIR,
     }),
     gates,
     clock,

@@ -1,12 +1,17 @@
 import { Context } from '@temporalio/activity';
 import type { StepId } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
+import { startAttempt } from './superseded-attempts';
 
 const HEARTBEAT_EVERY_MS = 2_000;
 
 export interface StepAttempt {
   attempt: number;
-  /** Aborted when Temporal cancels the activity (turn cancelled, or heartbeats lost). */
+  /**
+   * Aborted when Temporal cancels the activity (turn cancelled, attempt timed out, heartbeats lost) or
+   * when the activity's next attempt starts in this worker (superseded-attempts.ts). Steps pass it to
+   * whatever they wait on: the model call, the sandbox, the gates.
+   */
   signal: AbortSignal;
 }
 
@@ -15,7 +20,9 @@ export interface StepAttempt {
  * - a retry is announced on the event stream (`step.retry`, once per attempt), which tells clients
  *   that token deltas from earlier attempts of this step are void;
  * - the activity heartbeats while the step works, so a dead worker is noticed within the heartbeat
- *   timeout (not the whole start-to-close timeout) and cancellation reaches the step.
+ *   timeout (not the whole start-to-close timeout) and cancellation reaches the step (Temporal delivers
+ *   it only to an activity that heartbeats: the workflow's activity options set a heartbeat timeout);
+ * - an earlier attempt of the same activity still running in this worker is aborted first.
  */
 export async function runStepAttempt<T>(
   events: EventLog,
@@ -24,22 +31,29 @@ export async function runStepAttempt<T>(
   work: (attempt: StepAttempt) => Promise<T>,
 ): Promise<T> {
   const ctx = Context.current();
-  const { attempt } = ctx.info;
-  if (attempt > 1) {
-    await events.append(turnId, [
-      {
-        type: 'step.retry',
-        data: { step, attempt, reason: 'previous attempt failed', at: new Date().toISOString() },
-        // Keyed by the scheduled activity, so two findings' critic calls retrying in one turn are both announced.
-        dedupeKey: `step.retry:${ctx.info.activityId}:${attempt}`,
-      },
-    ]);
-  }
-  ctx.heartbeat();
-  const ticker = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  const { attempt, activityId, workflowExecution } = ctx.info;
+  // An activity outside a workflow (none of ours) has no retries of its own to supersede.
+  const own = workflowExecution
+    ? startAttempt(`${workflowExecution.workflowId}/${workflowExecution.runId}/${activityId}`, attempt)
+    : null;
+  const signal = own ? AbortSignal.any([ctx.cancellationSignal, own.signal]) : ctx.cancellationSignal;
+  let ticker: NodeJS.Timeout | undefined;
   try {
-    return await work({ attempt, signal: ctx.cancellationSignal });
+    if (attempt > 1) {
+      await events.append(turnId, [
+        {
+          type: 'step.retry',
+          data: { step, attempt, reason: 'previous attempt failed', at: new Date().toISOString() },
+          // Keyed by the scheduled activity, so two findings' critic calls retrying in one turn are both announced.
+          dedupeKey: `step.retry:${activityId}:${attempt}`,
+        },
+      ]);
+    }
+    ctx.heartbeat();
+    ticker = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    return await work({ attempt, signal });
   } finally {
     clearInterval(ticker);
+    own?.end();
   }
 }

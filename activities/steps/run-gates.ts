@@ -87,9 +87,10 @@ export function createRunGates(deps: StepDeps) {
   return async function runGates(input: RunGatesInput): Promise<GatesOutcome[]> {
     const { turnId, findings } = input;
     if (findings.length === 0) return [];
-    return runStepAttempt(deps.events, turnId, 'gates', async () => {
+    return runStepAttempt(deps.events, turnId, 'gates', async ({ signal }) => {
       const data = await readTurnHealthData(deps.pool, { turnId, userId: input.userId });
-      const built = await deps.gates.buildSeries(data, findings.map(seriesSpec));
+      // The attempt's signal: a cancelled or timed-out attempt leaves the gates' queue, or its process.
+      const built = await deps.gates.buildSeries(data, findings.map(seriesSpec), { signal });
       const reproductions = findings.map((agentFinding, i) => {
         const { series, missingColumns } = built[i];
         if (missingColumns.length > 0) {
@@ -107,7 +108,10 @@ export function createRunGates(deps: StepDeps) {
       const judgedIndexes = findings.flatMap((_, i) =>
         reproductions[i].reproduction.status === 'mismatch' || reproductions[i].fact ? [] : [i],
       );
-      const judged = await deps.gates.run(judgedIndexes.map((i) => built[i].series));
+      const judged = await deps.gates.run(
+        judgedIndexes.map((i) => built[i].series),
+        { signal },
+      );
       const sevenOf = new Map(judgedIndexes.map((findingIndex, k) => [findingIndex, judged[k]]));
       const outcomes = findings.map(({ finding }, i) =>
         combine(reproductions[i].reproduction, reproductions[i].fact, finding.id, sevenOf.get(i) ?? null),

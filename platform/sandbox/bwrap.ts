@@ -20,17 +20,17 @@ import { z } from 'zod';
 export const SANDBOX_UID = 65534;
 const SANDBOX_GID = 65534;
 /**
- * When the worker is root, the first of the host uids (and gids) runs are given, one per concurrency
- * slot: 0x70000000, above what systemd hands out to users, dynamic users and containers, so no real
- * account owns them.
+ * When the worker is root, the first of the host uids (and gids) runs are given, each run one of its
+ * own on the whole host (uids.ts): 0x70000000, above what systemd hands out to users, dynamic users
+ * and containers, so no real account owns them.
  */
 export const SANDBOX_ROOT_UID_BASE = 0x7000_0000;
-/** The most concurrency slots, so the uid range above stays bounded. */
+/** The most concurrency slots, and the size of the uid range above: the most runs at once on one host. */
 export const MAX_SANDBOX_SLOTS = 1024;
 
 const isRoot = () => process.getuid?.() === 0;
 
-/** The uid a run in concurrency slot `slot` has: on the host as root, inside its user namespace otherwise. */
+/** The `slot`-th uid of the range as root (uids.ts leases them); inside its user namespace otherwise, 65534. */
 export function sandboxUid(slot: number, asRoot = isRoot()): number {
   if (!Number.isInteger(slot) || slot < 0 || slot >= MAX_SANDBOX_SLOTS) throw new RangeError(`no sandbox slot ${slot}`);
   return asRoot ? SANDBOX_ROOT_UID_BASE + slot : SANDBOX_UID;
@@ -154,8 +154,8 @@ function pythonMounts(python: PythonLayout): string[] {
  *
  * - As root, bwrap runs without a user namespace: an unprivileged one would leave the code's real uid
  *   at 0 on the host, where RLIMIT_NPROC is not enforced at all, and root cannot map another outer uid
- *   through bwrap. setpriv, given just enough capability, drops to the slot's own host uid
- *   (`sandboxUid`) for good. The concurrency slots make that uid the run's alone.
+ *   through bwrap. setpriv, given just enough capability, drops to the run's own host uid for good:
+ *   one it leases for as long as it runs, so no other run on the host, in any worker, has it (uids.ts).
  * - Otherwise bwrap creates an unprivileged user namespace per run, and the kernel (5.14 and later)
  *   counts RLIMIT_NPROC per namespace, so uid 65534 inside is every run's own; bwrap forbids nesting
  *   another namespace.
@@ -163,8 +163,7 @@ function pythonMounts(python: PythonLayout): string[] {
  * A pids cgroup per run would do too, but needs a writable, delegated cgroup tree, which neither a
  * non-root worker nor root in a container usually has.
  */
-function identity(asRoot: boolean, slot: number): { args: string[]; prefix: string[] } {
-  const uid = sandboxUid(slot, asRoot);
+function identity(asRoot: boolean, uid: number): { args: string[]; prefix: string[] } {
   if (asRoot) {
     return {
       args: ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'],
@@ -180,21 +179,21 @@ function identity(asRoot: boolean, slot: number): { args: string[]; prefix: stri
     };
   }
   return {
-    args: ['--unshare-user', '--disable-userns', '--uid', String(uid), '--gid', String(SANDBOX_GID)],
+    args: ['--unshare-user', '--disable-userns', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_GID)],
     prefix: [],
   };
 }
 
 /**
- * bwrap's arguments to run `command` (an absolute path inside the sandbox, then its arguments) in
- * concurrency slot `slot`.
+ * bwrap's arguments to run `command` (an absolute path inside the sandbox, then its arguments), as root
+ * as host uid `uid` (the run's lease, uids.ts; ignored without root).
  */
 export function bwrapArgs(
   mounts: SandboxMounts,
   command: string[],
-  { asRoot = isRoot(), slot = 0 }: { asRoot?: boolean; slot?: number } = {},
+  { asRoot = isRoot(), uid = sandboxUid(0, asRoot) }: { asRoot?: boolean; uid?: number } = {},
 ): string[] {
-  const { args: identityArgs, prefix } = identity(asRoot, slot);
+  const { args: identityArgs, prefix } = identity(asRoot, uid);
   const env = Object.entries(SANDBOX_ENV).flatMap(([name, value]) => ['--setenv', name, value]);
   const input = mounts.inputDir ? ['--ro-bind', mounts.inputDir, SANDBOX_INPUT_DIR] : [];
   return [
@@ -262,9 +261,9 @@ export async function checkBwrap(env: NodeJS.ProcessEnv = process.env): Promise<
     '--unshare-pid',
     '--die-with-parent',
     ...systemMounts(),
-    ...identity(asRoot, 0).args,
+    ...identity(asRoot, sandboxUid(0, asRoot)).args,
     '--',
-    ...identity(asRoot, 0).prefix,
+    ...identity(asRoot, sandboxUid(0, asRoot)).prefix,
     '/usr/bin/true',
   ];
   try {

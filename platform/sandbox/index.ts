@@ -9,8 +9,14 @@
  * wall-clock limit and the output cap. Without bubblewrap no code runs: `SandboxUnavailableError`.
  *
  * At most `concurrency` runs (preflights included) go at once in one sandbox, that is one worker; the
- * rest wait their turn (sandbox-slots.ts). Each run's process limit is its own (see `identity` in
- * sandbox-bwrap.ts), and its directory on the host is its own by lock (sandbox-run-dir.ts).
+ * rest wait their turn (slots.ts). Each run's process limit is its own (see `identity` in bwrap.ts):
+ * as root its uid is leased host-wide (uids.ts). Its directory on the host is its own by lock, under
+ * a private directory every worker on the host shares (run-dir.ts).
+ *
+ * A caller that gives up passes an AbortSignal (the activity's cancellation: the turn was cancelled,
+ * or the attempt timed out or was superseded by its retry): a waiting run leaves the queue without
+ * ever starting, a running one is killed and its directory removed, and the call rejects with the
+ * signal's reason.
  *
  * Nothing here logs: the code, the data and the output are the user's.
  */
@@ -25,13 +31,15 @@ import {
   MAX_SANDBOX_SLOTS,
   pythonLayout,
   SANDBOX_INPUT_DIR,
+  sandboxUid,
   SANDBOX_RUNNER_DIR,
   type PythonLayout,
   type SandboxMounts,
 } from './bwrap';
 import { runConfined, type ConfinedExit } from './process';
-import { createRunDir, sweepStaleRunDirs } from './run-dir';
+import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } from './run-dir';
 import { Slots, type SlotsLoad } from './slots';
+import { leaseSandboxUid } from './uids';
 
 export { sweepStaleRunDirs } from './run-dir';
 
@@ -63,6 +71,15 @@ const RUNNER_DIR = path.resolve(__dirname, '../../gates-py/sandbox');
 export const DEFAULT_SANDBOX_CONCURRENCY = os.availableParallelism();
 const ENVELOPE_MARKER = '\n@@amy-sandbox-envelope@@\n';
 
+/**
+ * The sandbox directory when `AMY_SANDBOX_DIR` is unset: one per user in the temporary directory, the
+ * same for every worker of that user on the host (which is what makes uid leases host-wide). Its name
+ * does not start with RUN_DIR_PREFIX, so no sweeper of a run directory parent takes it for a run's.
+ */
+export function defaultSandboxDir(): string {
+  return path.join(os.tmpdir(), `amy-sandboxes-${process.getuid?.() ?? 'user'}`);
+}
+
 export interface SandboxOptions {
   /** The project's interpreter, e.g. `.venv/bin/python` (numpy, pandas, scipy). */
   python: string;
@@ -71,7 +88,11 @@ export interface SandboxOptions {
   bwrap?: string;
   /** The most runs at once (`AMY_SANDBOX_CONCURRENCY`); `DEFAULT_SANDBOX_CONCURRENCY` by default. */
   concurrency?: number;
-  /** Where run directories are made (and stale ones swept); the system's temporary directory by default. */
+  /**
+   * The sandbox directory (`AMY_SANDBOX_DIR`): the run directories and the uid lock files, made 0700
+   * when missing, refused unless private (run-dir.ts); `defaultSandboxDir()` by default. Every worker
+   * on a host must share it, or their uids may meet.
+   */
   runDirParent?: string;
 }
 
@@ -105,8 +126,8 @@ type PreflightResult =
 
 export interface Sandbox {
   /** Syntax check, repairing the commonest indentation slip; run `code` from the answer. */
-  preflight(code: string): Promise<PreflightResult>;
-  run(input: { code: string; data: SandboxData }): Promise<SandboxResult>;
+  preflight(code: string, options?: { signal?: AbortSignal }): Promise<PreflightResult>;
+  run(input: { code: string; data: SandboxData; signal?: AbortSignal }): Promise<SandboxResult>;
   /** Runs in progress and waiting, against the bound, and the most at once so far (for logs and tests). */
   readonly load: SlotsLoad;
 }
@@ -198,7 +219,8 @@ interface Mechanism {
 
 export function createSandbox(options: SandboxOptions): Sandbox {
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
-  const runDirParent = options.runDirParent ?? os.tmpdir();
+  const runDirParent = options.runDirParent ?? defaultSandboxDir();
+  const asRoot = process.getuid?.() === 0;
   const slots = new Slots(Math.min(options.concurrency ?? DEFAULT_SANDBOX_CONCURRENCY, MAX_SANDBOX_SLOTS));
   let available: Promise<Mechanism> | null = null;
 
@@ -206,8 +228,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     mechanism: Mechanism,
     command: string[],
     commandLimits: SandboxLimits,
-    slot: number,
-    inputDir?: string,
+    { uid, inputDir, signal }: { uid: number; inputDir?: string; signal?: AbortSignal },
   ): Promise<ConfinedExit> {
     const mounts: SandboxMounts = {
       python: mechanism.python,
@@ -225,15 +246,25 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       `--memory-mb=${commandLimits.memoryMb}`,
       `--max-output-bytes=${commandLimits.maxOutputBytes}`,
     ];
-    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner, { slot }), {
+    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner, { asRoot, uid }), {
       wallMs: commandLimits.wallMs,
       maxStdoutBytes: commandLimits.maxOutputBytes + ENVELOPE_SLACK_BYTES,
+      signal,
     });
   }
 
   /** Proves, once, that the whole chain works here: bwrap, the uid switch, seccomp, pandas under the limits. */
   async function probe(): Promise<Mechanism> {
-    await sweepStaleRunDirs(runDirParent);
+    try {
+      await preparePrivateDir(runDirParent);
+      await sweepStaleRunDirs(runDirParent);
+    } catch (err) {
+      if (!(err instanceof SandboxDirError)) throw err;
+      // No path in the message: it reaches the user's stream as the analysis's failure.
+      throw new SandboxUnavailableError(
+        `${err.message}: AMY_SANDBOX_DIR must be a directory of the worker's own user, mode 0700, not a symbolic link`,
+      );
+    }
     const bwrap = findBwrap(options.bwrap ? { AMY_BWRAP_PATH: options.bwrap } : process.env);
     if (!bwrap) {
       // No path in the message: it reaches the user's stream as the analysis's failure.
@@ -261,7 +292,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const mechanism = { bwrap, python };
     let exit: ConfinedExit;
     try {
-      exit = await slots.with((slot) => confined(mechanism, ['probe'], limits, slot));
+      exit = await inSlot({}, (uid) => confined(mechanism, ['probe'], limits, { uid }));
     } catch (err) {
       throw new SandboxUnavailableError(`bubblewrap (${bwrap}) cannot be started: ${String(err)}`);
     }
@@ -284,30 +315,39 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   }
 
   /**
-   * Runs `use` in a slot with the run's input files in a directory of its own. The run directory is
-   * private (0700); only its input subdirectory, bound read-only, is readable by the sandbox uid, and
-   * it is removed whatever happens to the run. The run holds its lock for its whole life, so a sweeper
-   * in another worker never takes it for stale.
+   * Runs `use` in a slot, as a uid no other run on the host has (as root), with the run's input files
+   * in a directory of its own. The run directory is private (0700); only its input subdirectory, bound
+   * read-only, is readable by the sandbox uid, and it is removed whatever happens to the run. The run
+   * holds its lock for its whole life, so a sweeper in another worker never takes it for stale. An
+   * abort of `signal` before the slot is free means none of this happens at all.
    */
   async function inSlot<T>(
     files: Record<string, string>,
-    use: (slot: number, inputDir: string) => Promise<T>,
+    use: (uid: number, inputDir: string) => Promise<T>,
+    signal?: AbortSignal,
   ): Promise<T> {
     return slots.with(async (slot) => {
-      const { dir: runDir, lock } = await createRunDir(runDirParent);
+      signal?.throwIfAborted();
+      const lease = asRoot ? await leaseSandboxUid(runDirParent, slot) : null;
       try {
-        const inputDir = path.join(runDir, 'input');
-        await fs.mkdir(inputDir, { mode: 0o755 });
-        await fs.chmod(inputDir, 0o755);
-        for (const [name, content] of Object.entries(files)) {
-          await fs.writeFile(path.join(inputDir, name), content, { mode: 0o644 });
+        const { dir: runDir, lock } = await createRunDir(runDirParent);
+        try {
+          const inputDir = path.join(runDir, 'input');
+          await fs.mkdir(inputDir, { mode: 0o755 });
+          await fs.chmod(inputDir, 0o755);
+          for (const [name, content] of Object.entries(files)) {
+            await fs.writeFile(path.join(inputDir, name), content, { mode: 0o644 });
+          }
+          return await use(lease?.uid ?? sandboxUid(slot, false), inputDir);
+        } finally {
+          await fs.rm(runDir, { recursive: true, force: true });
+          await lock.release();
         }
-        return await use(slot, inputDir);
       } finally {
-        await fs.rm(runDir, { recursive: true, force: true });
-        await lock.release();
+        // After the process is gone (runConfined settles on its close): the uid is free for another run.
+        await lease?.release();
       }
-    });
+    }, signal);
   }
 
   return {
@@ -315,23 +355,25 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       return slots.load;
     },
 
-    async preflight(code) {
+    async preflight(code, { signal } = {}) {
       const mechanism = await ensureAvailable();
-      return inSlot({ 'code.py': code }, async (slot, inputDir) => {
-        const exit = await confined(
-          mechanism,
-          ['preflight', `${SANDBOX_INPUT_DIR}/code.py`],
-          PREFLIGHT_LIMITS,
-          slot,
-          inputDir,
-        );
-        const result = outcome(exit, PREFLIGHT_LIMITS);
-        if (result.status === 'ok') return preflightSchema.parse(result.result);
-        return { ok: false, error: { line: 1, col: 1, message: `the syntax check failed: ${result.message}` } };
-      });
+      return inSlot(
+        { 'code.py': code },
+        async (uid, inputDir) => {
+          const exit = await confined(mechanism, ['preflight', `${SANDBOX_INPUT_DIR}/code.py`], PREFLIGHT_LIMITS, {
+            uid,
+            inputDir,
+            signal,
+          });
+          const result = outcome(exit, PREFLIGHT_LIMITS);
+          if (result.status === 'ok') return preflightSchema.parse(result.result);
+          return { ok: false, error: { line: 1, col: 1, message: `the syntax check failed: ${result.message}` } };
+        },
+        signal,
+      );
     },
 
-    async run({ code, data }) {
+    async run({ code, data, signal }) {
       const mechanism = await ensureAvailable();
       const files = {
         'code.py': code,
@@ -340,10 +382,12 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         'labs.json': JSON.stringify(data.labs ?? []),
         'profile.json': JSON.stringify(data.profile),
       };
-      return inSlot(files, async (slot, inputDir) => {
-        const exit = await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, slot, inputDir);
-        return outcome(exit, limits);
-      });
+      return inSlot(
+        files,
+        async (uid, inputDir) =>
+          outcome(await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, { uid, inputDir, signal }), limits),
+        signal,
+      );
     },
   };
 }

@@ -5,6 +5,9 @@
  * bwrap is started as the leader of a process group of its own. Killing that group kills bwrap;
  * `--die-with-parent` then kills the sandbox's init, and the kernel kills every process left in a
  * pid namespace whose init has died. Nothing the generated code started can outlive the kill.
+ *
+ * The same kill ends a run whose caller gives up (`signal`: its activity was cancelled or timed out);
+ * the promise then rejects with the signal's reason, once the process is gone.
  */
 import { spawn } from 'node:child_process';
 
@@ -26,9 +29,13 @@ const CLOSE_GRACE_MS = 2_000;
 export function runConfined(
   file: string,
   args: string[],
-  { wallMs, maxStdoutBytes }: { wallMs: number; maxStdoutBytes: number },
+  { wallMs, maxStdoutBytes, signal }: { wallMs: number; maxStdoutBytes: number; signal?: AbortSignal },
 ): Promise<ConfinedExit> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
     const started = performance.now();
     // An empty environment: bwrap needs none, and its own environ would be readable from inside.
     const child = spawn(file, args, { env: {}, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -55,6 +62,8 @@ export function runConfined(
       timedOut = true;
       killGroup();
     }, wallMs);
+    const onAbort = () => killGroup();
+    signal?.addEventListener('abort', onAbort, { once: true });
 
     child.stdout.on('data', (chunk: Buffer) => {
       if (outputExceeded) return;
@@ -71,17 +80,24 @@ export function runConfined(
       stderr.push(chunk.subarray(0, STDERR_LIMIT - stderrBytes));
       stderrBytes += chunk.length;
     });
-    child.once('error', (err) => {
+    const settled = () => {
       clearTimeout(deadline);
       clearTimeout(graceTimer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    child.once('error', (err) => {
+      settled();
       reject(err);
     });
-    child.once('close', (code, signal) => {
-      clearTimeout(deadline);
-      clearTimeout(graceTimer);
+    child.once('close', (code, exitSignal) => {
+      settled();
+      if (signal?.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
       resolve({
         code,
-        signal,
+        signal: exitSignal,
         stdout: Buffer.concat(stdout).toString('utf8'),
         stderr: Buffer.concat(stderr).toString('utf8'),
         timedOut,

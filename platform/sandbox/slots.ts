@@ -3,8 +3,11 @@
  *
  * Temporal would start up to 100 activities at once, each sandbox run may take a GiB of memory and a
  * core; past the bound, runs wait here in order of arrival. The slot's number is the run's identity on
- * the host (see sandboxUid in sandbox-bwrap.ts): two runs never hold the same slot at once, so a
- * per-uid limit applied to one run is that run's own.
+ * the worker (see uids.ts for the host uid it runs as): two runs never hold the same slot at once.
+ *
+ * A caller that gives up (its activity was cancelled or timed out) passes an AbortSignal: while it
+ * waits, the abort takes it out of the queue at once, so a cancelled turn's run never starts and never
+ * holds up the runs behind it.
  */
 export interface SlotsLoad {
   /** The bound. */
@@ -27,9 +30,13 @@ export class Slots {
     this.free = Array.from({ length: limit }, (_, slot) => slot);
   }
 
-  /** Runs `use` holding a slot, waiting for one if all are taken. */
-  async with<T>(use: (slot: number) => Promise<T>): Promise<T> {
-    const slot = await this.acquire();
+  /**
+   * Runs `use` holding a slot, waiting for one if all are taken. When `signal` aborts before the slot is
+   * handed over, `use` never runs and the promise rejects with the signal's reason; once `use` runs,
+   * stopping on an abort is its job.
+   */
+  async with<T>(use: (slot: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const slot = await this.acquire(signal);
     try {
       return await use(slot);
     } finally {
@@ -41,9 +48,23 @@ export class Slots {
     return { limit: this.limit, running: this.running, waiting: this.waiters.length, peak: this.peak };
   }
 
-  private acquire(): Promise<number> {
+  private acquire(signal?: AbortSignal): Promise<number> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     const slot = this.free.shift();
-    if (slot === undefined) return new Promise((resolve) => this.waiters.push(resolve));
+    if (slot === undefined) {
+      return new Promise((resolve, reject) => {
+        const onAbort = () => {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          reject(signal!.reason as Error);
+        };
+        const waiter = (handed: number) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(handed);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        this.waiters.push(waiter);
+      });
+    }
     this.running++;
     this.peak = Math.max(this.peak, this.running);
     return Promise.resolve(slot);

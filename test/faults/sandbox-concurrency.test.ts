@@ -1,13 +1,17 @@
 /**
  * One slow user must not fail others, in the sandbox: a worker runs at most its
- * bound of sandboxes at once, and each run's process limit is its own. Real bubblewrap, real Python.
+ * bound of sandboxes at once, and each run's process limit is its own; a run whose caller gives up
+ * leaves the queue, or is killed; two workers on one host never share a uid. Real bubblewrap, real
+ * Python, real worker-like processes.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { createSandbox, type SandboxData, type SandboxResult } from '../../platform/sandbox';
-import { sandboxProcessWhere, sandboxPids, survivors } from '../support/sandbox-processes';
+import { RUN_DIR_PREFIX } from '../../platform/sandbox/run-dir';
+import { sandboxProcessesOf, sandboxProcessWhere, sandboxPids, survivors } from '../support/sandbox-processes';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
@@ -50,6 +54,8 @@ function hostile(name: string): { code: string; expected: string } {
   return { code: source, expected };
 }
 
+const runDirs = (parent: string) => fs.readdirSync(parent).filter((name) => name.startsWith(RUN_DIR_PREFIX));
+
 function expectOk(result: SandboxResult): unknown {
   if (result.status !== 'ok') throw new Error(`expected a result, got ${JSON.stringify(result)}`);
   return result.result;
@@ -85,7 +91,8 @@ describe('sandbox runs per worker are bounded, and contained from one another', 
     // The bound was reached (twenty-one runs queued at once) and never passed.
     expect(sandbox.load).toEqual({ limit: BOUND, running: 0, waiting: 0, peak: BOUND });
     expect(await survivors(before)).toEqual([]);
-    expect(fs.readdirSync(runDirParent)).toEqual([]);
+    // No run directory is left; the uid lock files stay (removing a lock file is a race with its next taker).
+    expect(runDirs(runDirParent)).toEqual([]);
   }, 300_000);
 
   test("a run that takes every thread it may does not take another run's: each run's process limit is its own", async () => {
@@ -126,4 +133,168 @@ describe('sandbox runs per worker are bounded, and contained from one another', 
     expect(expectOk(await sandbox.run({ code: threaded, data: DATA }))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(await hogging).toMatchObject({ status: 'error', kind: 'timeout' });
   }, 180_000);
+});
+
+/** The code of every run seen in `parent` while `watch` runs: each run's input/code.py, polled. */
+function watchRunCode(parent: string) {
+  const seen = new Set<string>();
+  const timer = setInterval(() => {
+    const names = fs.existsSync(parent) ? fs.readdirSync(parent) : [];
+    for (const name of names) {
+      if (!name.startsWith(RUN_DIR_PREFIX)) continue;
+      try {
+        seen.add(fs.readFileSync(path.join(parent, name, 'input', 'code.py'), 'utf8'));
+      } catch {
+        // not written yet, or already removed
+      }
+    }
+  }, 10);
+  return {
+    seen,
+    stop: () => clearInterval(timer),
+  };
+}
+
+describe('a run whose caller gives up (cancelled, timed out) leaves the sandbox', () => {
+  const runDirParent = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-abort-runs-'));
+  afterAll(() => fs.rmSync(runDirParent, { recursive: true, force: true }));
+  const SLOW = 'import time\ntime.sleep(600)\nreturn 1';
+
+  /** A sandbox of one slot whose start-up (the probe, in a slot of its own) is over. */
+  async function warmSandbox() {
+    const sandbox = createSandbox({ python: PYTHON, concurrency: 1, runDirParent, limits: { wallMs: 120_000 } });
+    expectOk(await sandbox.run({ code: BENIGN, data: DATA }));
+    return sandbox;
+  }
+
+  async function until(condition: () => boolean) {
+    const deadline = Date.now() + 30_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error('the sandbox never got there');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  test('a queued run aborted while it waits never runs: it rejects with the reason, and the run behind it takes its place', async () => {
+    const sandbox = await warmSandbox();
+    const watcher = watchRunCode(runDirParent);
+    const holding = new AbortController();
+    try {
+      const before = new Set(sandboxPids());
+      const held = sandbox.run({ code: SLOW, data: DATA, signal: holding.signal }).catch((err: unknown) => err);
+      await sandboxProcessWhere((info) => info.comm.startsWith('python'), before);
+
+      // Slow too: had it ever started, the watcher could not miss its code.
+      const cancelledCode = "import time\ntime.sleep(3)\nreturn 'the cancelled turn ran'";
+      const cancelling = new AbortController();
+      const cancelled = sandbox.run({ code: cancelledCode, data: DATA, signal: cancelling.signal });
+      const behind = sandbox.run({ code: BENIGN, data: DATA });
+      await until(() => sandbox.load.waiting === 2);
+      expect(sandbox.load).toMatchObject({ running: 1, waiting: 2 });
+
+      const reason = new Error('the turn was cancelled');
+      cancelling.abort(reason);
+      await expect(cancelled).rejects.toBe(reason);
+      expect(sandbox.load).toMatchObject({ running: 1, waiting: 1 });
+
+      holding.abort(new Error('done holding'));
+      expect(await held).toMatchObject({ message: 'done holding' });
+      expect(expectOk(await behind)).toBeCloseTo(MEAN_STEPS, 9);
+      expect(sandbox.load).toMatchObject({ running: 0, waiting: 0 });
+    } finally {
+      holding.abort();
+      watcher.stop();
+    }
+    expect([...watcher.seen].some((code) => code.includes('the cancelled turn ran'))).toBe(false);
+    expect([...watcher.seen].some((code) => code.includes(BENIGN))).toBe(true);
+  }, 120_000);
+
+  test('a running run aborted is killed with everything it started, its directory removed, and its slot freed', async () => {
+    const sandbox = await warmSandbox();
+    const before = new Set(sandboxPids());
+    const controller = new AbortController();
+    // Threads that sleep too: the kill must take all of it.
+    const threaded = [
+      'import threading, time',
+      'for _ in range(3):',
+      '    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()',
+      'time.sleep(600)',
+    ].join('\n');
+    const running = sandbox.run({ code: threaded, data: DATA, signal: controller.signal });
+    await sandboxProcessWhere((info) => info.comm.startsWith('python') && info.threads >= 4, before);
+    expect(runDirs(runDirParent)).toHaveLength(1);
+
+    const reason = new Error('the attempt timed out');
+    controller.abort(reason);
+    await expect(running).rejects.toBe(reason);
+    expect(await survivors(before)).toEqual([]);
+    expect(runDirs(runDirParent)).toEqual([]);
+    expect(expectOk(await sandbox.run({ code: BENIGN, data: DATA }))).toBeCloseTo(MEAN_STEPS, 9);
+  }, 120_000);
+
+  test('a signal aborted before the call: nothing is started at all', async () => {
+    const sandbox = createSandbox({ python: PYTHON, concurrency: 1, runDirParent });
+    const reason = new Error('already cancelled');
+    await expect(sandbox.run({ code: BENIGN, data: DATA, signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(sandbox.preflight(BENIGN, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(sandbox.load).toMatchObject({ running: 0, waiting: 0 });
+  });
+});
+
+describe('sandbox uids are unique across the workers of one host', () => {
+  const sandboxDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-shared-sandbox-'));
+  const holders: ChildProcess[] = [];
+  afterAll(async () => {
+    await Promise.all(
+      holders.map(
+        (holder) =>
+          new Promise<void>((resolve) => {
+            if (holder.exitCode !== null || holder.signalCode !== null) resolve();
+            else {
+              holder.once('exit', () => resolve());
+              holder.kill('SIGKILL');
+            }
+          }),
+      ),
+    );
+    fs.rmSync(sandboxDir, { recursive: true, force: true });
+  });
+
+  /** A worker-like process whose sandbox holds `runs` runs at once, each sleeping; resolves once all run. */
+  function startHolder(runs: number): Promise<ChildProcess> {
+    const holder = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'test', 'support', 'sandbox-run-holder.ts'), sandboxDir, String(runs)],
+      { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    holders.push(holder);
+    return new Promise((resolve, reject) => {
+      let running = 0;
+      holder.stdout.setEncoding('utf8').on('data', (text: string) => {
+        running += text.split('\n').filter((line) => line.startsWith('running ')).length;
+        if (running === runs) resolve(holder);
+      });
+      holder.once('exit', (code) => reject(new Error(`the run holder exited (${code})`)));
+    });
+  }
+
+  test('two worker processes, three runs each at once, sharing the sandbox directory: no uid is used by both', async () => {
+    expect(process.getuid?.()).toBe(0); // host uids are the worker's to hand out only as root
+    const RUNS = 3;
+    const [first, second] = await Promise.all([startHolder(RUNS), startHolder(RUNS)]);
+    const launchers = [first!.pid!, second!.pid!];
+    // Barrier: all six runs' interpreters are up (each run is one python process, as its own uid).
+    const deadline = Date.now() + 60_000;
+    let processes = sandboxProcessesOf(launchers);
+    while (processes.length < 2 * RUNS && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      processes = sandboxProcessesOf(launchers);
+    }
+    const uidsOf = (launcher: number) => new Set(processes.filter((p) => p.launcher === launcher).map((p) => p.uid));
+    const [a, b] = launchers.map(uidsOf);
+    expect(processes).toHaveLength(2 * RUNS);
+    expect(a!.size).toBe(RUNS);
+    expect(b!.size).toBe(RUNS);
+    expect([...a!].filter((uid) => b!.has(uid))).toEqual([]);
+  }, 120_000);
 });

@@ -13,6 +13,7 @@ import { generateHealthData } from '../../dev/synthetic-data/generate';
 import type { DailyRow, DailyMetric } from '../../platform/health-data/records';
 import {
   createSandbox,
+  defaultSandboxDir,
   SandboxUnavailableError,
   type SandboxData,
   type SandboxResult,
@@ -20,7 +21,7 @@ import {
 } from '../../platform/sandbox';
 import { bwrapArgs, findBwrap, pythonLayout, sandboxUid } from '../../platform/sandbox/bwrap';
 import { runConfined } from '../../platform/sandbox/process';
-import { tryLockDir } from '../../platform/sandbox/run-dir';
+import { tryLock } from '../../platform/sandbox/run-dir';
 import { sandboxPids, survivors } from '../support/sandbox-processes';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -405,7 +406,7 @@ describe('sandbox: hostile programs', () => {
     async () => {
       await Promise.allSettled(outcomes.values());
       expect(await survivors(new Set())).toEqual([]);
-      expect(fs.readdirSync(runDirParent)).toEqual([]);
+      expect(fs.readdirSync(runDirParent).filter((name) => !name.startsWith('uid-'))).toEqual([]);
     },
     QUEUED_TEST_TIMEOUT_MS,
   );
@@ -507,6 +508,67 @@ describe('sandbox: unavailable', () => {
   });
 });
 
+describe('the sandbox directory is private to the worker', () => {
+  const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-sandbox-dirs-'));
+  afterAll(() => fs.rmSync(ROOT, { recursive: true, force: true }));
+  const FOREIGN_UID = 54_321;
+
+  async function refusal(dir: string): Promise<Error> {
+    const sandbox = createSandbox({ python: PYTHON, runDirParent: dir });
+    const err: unknown = await sandbox.run({ code: BENIGN, data: DATA }).catch((e: unknown) => e);
+    if (!(err instanceof SandboxUnavailableError)) throw new Error(`expected a refusal, got ${JSON.stringify(err)}`);
+    // Named by its setting, never by its path (the message reaches the user's stream).
+    expect(err.message).toMatch(/AMY_SANDBOX_DIR/);
+    expect(err.message).not.toContain(ROOT);
+    return err;
+  }
+
+  test('a missing directory is made, mode 0700, and the run works in it; by default one per user in the temporary directory', async () => {
+    const dir = path.join(ROOT, 'missing', 'sandbox');
+    const sandbox = createSandbox({ python: PYTHON, runDirParent: dir });
+    expect(expectOk(await sandbox.run({ code: BENIGN, data: DATA }))).toBeCloseTo(MEAN_STEPS, 9);
+    const stat = fs.lstatSync(dir);
+    expect(stat.isDirectory()).toBe(true);
+    expect(stat.mode & 0o777).toBe(0o700);
+    expect(stat.uid).toBe(process.getuid!());
+
+    expect(path.dirname(defaultSandboxDir())).toBe(os.tmpdir());
+    await createSandbox({ python: PYTHON }).run({ code: BENIGN, data: DATA });
+    const byDefault = fs.lstatSync(defaultSandboxDir());
+    expect({ mode: byDefault.mode & 0o777, uid: byDefault.uid }).toEqual({ mode: 0o700, uid: process.getuid!() });
+  });
+
+  test('refused, with nothing run in it: a directory open to others, a symbolic link, another user’s directory', async () => {
+    const open = path.join(ROOT, 'open');
+    fs.mkdirSync(open);
+    fs.chmodSync(open, 0o755);
+    expect((await refusal(open)).message).toMatch(/open to other users \(mode 755/);
+
+    const target = fs.mkdtempSync(path.join(ROOT, 'target-'));
+    const link = path.join(ROOT, 'link');
+    fs.symlinkSync(target, link);
+    expect((await refusal(link)).message).toMatch(/symbolic link/);
+    const dangling = path.join(ROOT, 'dangling');
+    fs.symlinkSync(path.join(ROOT, 'nowhere'), dangling);
+    expect((await refusal(dangling)).message).toMatch(/symbolic link/);
+    expect(fs.existsSync(path.join(ROOT, 'nowhere'))).toBe(false);
+
+    const foreign = fs.mkdtempSync(path.join(ROOT, 'foreign-'));
+    fs.chownSync(foreign, FOREIGN_UID, FOREIGN_UID);
+    expect((await refusal(foreign)).message).toMatch(/not owned by the worker's user/);
+
+    for (const dir of [open, target, foreign]) expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  test('the sweeper refuses a parent that is not private, and removes nothing in it', async () => {
+    const open = fs.mkdtempSync(path.join(ROOT, 'sweep-open-'));
+    fs.chmodSync(open, 0o770);
+    fs.mkdirSync(path.join(open, 'amy-sandbox-stale'));
+    await expect(sweepStaleRunDirs(open)).rejects.toThrow(/open to other users/);
+    expect(fs.existsSync(path.join(open, 'amy-sandbox-stale'))).toBe(true);
+  });
+});
+
 describe('stale run directories: ownership is a lock, not a process id', () => {
   const PARENT = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-sweep-'));
   afterAll(() => fs.rmSync(PARENT, { recursive: true, force: true }));
@@ -531,10 +593,31 @@ describe('stale run directories: ownership is a lock, not a process id', () => {
     fs.rmSync(unrelated, { recursive: true });
   });
 
+  test('only its own user’s real directories are swept: never another user’s, never through a symbolic link', async () => {
+    const foreign = makeRunDir('amy-sandbox-foreign');
+    fs.chownSync(foreign, 54_321, 54_321);
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-sweep-target-'));
+    fs.writeFileSync(path.join(elsewhere, 'precious'), 'not the sweeper’s');
+    const link = path.join(PARENT, 'amy-sandbox-link');
+    fs.symlinkSync(elsewhere, link);
+    const own = makeRunDir('amy-sandbox-own');
+    try {
+      await sweepStaleRunDirs(PARENT);
+      expect(fs.existsSync(own)).toBe(false);
+      expect(fs.existsSync(path.join(foreign, 'input', 'summary.json'))).toBe(true);
+      expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(fs.readFileSync(path.join(elsewhere, 'precious'), 'utf8')).toBe('not the sweeper’s');
+    } finally {
+      fs.rmSync(foreign, { recursive: true, force: true });
+      fs.rmSync(link);
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   test('a directory whose lock is held is kept, whatever pid its name carries (another pid namespace)', async () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     const held = makeRunDir(`amy-sandbox-${dead}-def456`);
-    const lock = await tryLockDir(held);
+    const lock = await tryLock(held);
     expect(lock).not.toBeNull();
     try {
       await sweepStaleRunDirs(PARENT);

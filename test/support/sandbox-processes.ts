@@ -22,23 +22,37 @@ export function processInfo(pid: string): { comm: string; uid: string; ppid: str
 }
 
 /**
- * Processes running as a sandbox uid that this test process could have started: sandboxes that
- * other processes on the machine run at the same time (a developer's second test run) are left out.
- * Walking up from a sandboxed process through its bwrap processes ends at whoever started them; a
- * sandbox that outlived its bwrap ends at init instead.
+ * Who started a sandboxed process: walking up from it through its bwrap processes ends at whoever
+ * started them; a sandbox that outlived its bwrap ends at init instead ('1', or '0' once it is gone).
  */
-export function sandboxPids(): string[] {
-  const launcher = (pid: string): string | null => {
-    for (let info = processInfo(pid); info; info = processInfo(pid)) {
-      if (info.comm !== 'bwrap' && !isSandboxUid(info.uid)) return pid;
-      pid = info.ppid;
-    }
-    return null;
-  };
-  return fs
-    .readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry) && isSandboxUid(processInfo(entry)?.uid ?? ''))
-    .filter((pid) => ['0', '1', String(process.pid)].includes(launcher(pid) ?? '1'));
+function launcherOf(pid: string): string | null {
+  for (let info = processInfo(pid); info; info = processInfo(pid)) {
+    if (info.comm !== 'bwrap' && !isSandboxUid(info.uid)) return pid;
+    pid = info.ppid;
+  }
+  return null;
+}
+
+const allSandboxed = () =>
+  fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && isSandboxUid(processInfo(entry)?.uid ?? ''));
+
+/**
+ * Processes running as a sandbox uid that this test process (or one of `launchers`, processes it
+ * started) could have started: sandboxes that other processes on the machine run at the same time (a
+ * developer's second test run) are left out.
+ */
+export function sandboxPids(launchers: number[] = []): string[] {
+  const ours = ['0', '1', String(process.pid), ...launchers.map(String)];
+  return allSandboxed().filter((pid) => ours.includes(launcherOf(pid) ?? '1'));
+}
+
+/** Each of `launchers`' sandboxed processes: its pid, its uid on the host and which launcher started it. */
+export function sandboxProcessesOf(launchers: number[]): Array<{ pid: string; uid: number; launcher: number }> {
+  return allSandboxed().flatMap((pid) => {
+    const launcher = Number(launcherOf(pid));
+    const uid = Number(processInfo(pid)?.uid);
+    return launchers.includes(launcher) && Number.isInteger(uid) ? [{ pid, uid, launcher }] : [];
+  });
 }
 
 /**
@@ -55,14 +69,19 @@ export async function survivors(before: Set<string>, graceMs = 2_000): Promise<s
   }
 }
 
-/** Waits (polling /proc, up to `timeoutMs`) until one of this process's sandboxes satisfies `test`. */
+/**
+ * Waits (polling /proc, up to `timeoutMs`) until one of this process's sandboxes, not one of `except`
+ * (processes seen earlier), satisfies `test`.
+ */
 export async function sandboxProcessWhere(
   test: (info: NonNullable<ReturnType<typeof processInfo>>) => boolean,
+  except: Set<string> = new Set(),
   timeoutMs = 60_000,
 ): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = sandboxPids().find((pid) => {
+      if (except.has(pid)) return false;
       const info = processInfo(pid);
       return info !== null && test(info);
     });

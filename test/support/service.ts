@@ -129,7 +129,9 @@ export interface DemoService {
   close(): Promise<void>;
 }
 
-export async function startDemoService(opts: { scripted?: ScriptedModelServerOptions } = {}): Promise<DemoService> {
+export async function startDemoService(
+  opts: { scripted?: ScriptedModelServerOptions; env?: Partial<Record<keyof Config, string>> } = {},
+): Promise<DemoService> {
   const svc = await startTestService(opts);
   const user = await svc.createUser();
   await seedDemoHealthData(svc.database.pool, user.userId);

@@ -74,3 +74,70 @@ describe('a gates request that times out fails only itself', () => {
     expect(seen.size).toBeLessThanOrEqual(2);
   });
 });
+
+describe('a gates request whose caller gives up (cancelled, timed out) leaves the pool', () => {
+  let runner: GatesRunner | undefined;
+  afterEach(async () => {
+    await runner?.close();
+    runner = undefined;
+  });
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  test('queued: it rejects with the reason at once, unsent, and the request behind it is answered in its turn', async () => {
+    runner = createGatesRunner({ python: defaultPythonPath(), processes: 1 });
+    const holding = new AbortController();
+    const slow = runner.run(PATHOLOGICAL, { timeoutMs: 120_000, signal: holding.signal }).catch((err: unknown) => err);
+    const cancelling = new AbortController();
+    const cancelled = runner.run(NORMAL, { signal: cancelling.signal });
+    const behind = runner.run([series('behind', 120, 5)]);
+
+    const reason = new Error('the turn was cancelled');
+    cancelling.abort(reason);
+    await expect(cancelled).rejects.toBe(reason);
+    // The slow request is still in its process's hands; then it is given up too, and the queue goes on.
+    expect(runner.pids).toHaveLength(1);
+    holding.abort(new Error('done holding'));
+    expect(await slow).toMatchObject({ message: 'done holding' });
+    const [outcome] = await behind;
+    expect(outcome).toMatchObject({ finding_id: 'behind' });
+  });
+
+  test('in a process’s hands: the process is killed (Python cannot be interrupted), the request rejects with the reason, a new process takes the next', async () => {
+    runner = createGatesRunner({ python: defaultPythonPath(), processes: 1 });
+    const controller = new AbortController();
+    const slow = runner.run(PATHOLOGICAL, { timeoutMs: 120_000, signal: controller.signal });
+    const [busy] = runner.pids;
+    expect(busy).toBeDefined();
+
+    const reason = new Error('the attempt timed out');
+    controller.abort(reason);
+    await expect(slow).rejects.toBe(reason);
+    const deadline = Date.now() + 10_000;
+    while (alive(busy!) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(alive(busy!)).toBe(false);
+
+    const [outcome] = await runner.run(NORMAL);
+    expect(outcome).toMatchObject({ finding_id: 'normal' });
+    expect(runner.pids).not.toContain(busy);
+  });
+
+  test('a signal aborted before the call: nothing is sent, no process is started', async () => {
+    runner = createGatesRunner({ python: defaultPythonPath(), processes: 1 });
+    const reason = new Error('already cancelled');
+    await expect(runner.run(NORMAL, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(
+      runner.buildSeries({ daily: [] }, [{ finding: NORMAL[0]!.finding, windowDays: null }], {
+        signal: AbortSignal.abort(reason),
+      }),
+    ).rejects.toBe(reason);
+    expect(runner.pids).toEqual([]);
+  });
+});

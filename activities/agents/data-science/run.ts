@@ -34,7 +34,8 @@ export interface RunAnalysisInput {
   code: string;
 }
 
-async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<AnalysisRun> {
+/** `signal` is the attempt's: a cancelled or timed-out attempt leaves the sandbox's queue, or is killed. */
+async function runOnce(deps: StepDeps, input: RunAnalysisInput, signal: AbortSignal): Promise<AnalysisRun> {
   const data = await readTurnHealthData(deps.pool, { turnId: input.turnId, userId: input.userId });
   if (lacksData(turnDataCounts(data), ANALYSED_TABLES)) {
     // No rewrite of the code can help: the agent fails, and synthesis answers with the no-data reply.
@@ -45,7 +46,7 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<Analysi
       debuggable: false,
     };
   }
-  const checked = await deps.sandbox.preflight(input.code);
+  const checked = await deps.sandbox.preflight(input.code, { signal });
   if (!checked.ok) {
     const { line, col, message } = checked.error;
     return {
@@ -58,6 +59,7 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput): Promise<Analysi
   const run = await deps.sandbox.run({
     code: checked.code,
     data: { summary: data.daily, activities: data.workouts, labs: data.labs, profile: data.profile },
+    signal,
   });
   if (run.status === 'error') {
     const error = [run.message, run.traceback].filter(Boolean).join('\n');
@@ -92,10 +94,10 @@ function narration(run: AnalysisRun): string {
 export function createRunAnalysis(deps: StepDeps) {
   return async function runAnalysis(input: RunAnalysisInput): Promise<AnalysisRun> {
     const step = 'ds_run';
-    return runStepAttempt(deps.events, input.turnId, step, async ({ attempt }) => {
+    return runStepAttempt(deps.events, input.turnId, step, async ({ attempt, signal }) => {
       let run: AnalysisRun;
       try {
-        run = await runOnce(deps, input);
+        run = await runOnce(deps, input, signal);
       } catch (err) {
         if (!(err instanceof SandboxUnavailableError)) throw err;
         // No code is ever run unconfined: the agent fails, honestly, and synthesis is told so.
