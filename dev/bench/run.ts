@@ -132,6 +132,9 @@ async function run(): Promise<number> {
       ANTHROPIC_BASE_URL: scripted.url,
       PORT: '0',
       LOG_LEVEL: 'error',
+      // The bench starts its turns back to back, faster than a person would: the per-user creation rate
+      // limit is for clients, not for measuring the service.
+      AMY_MAX_TURNS_PER_MINUTE: '100000',
     });
     const bareTaskQueue = `amy-bench-bare-${suffix}`;
 
