@@ -50,6 +50,7 @@ function clientGone(res: Response): AbortSignal {
 const turnIdFrom = (req: Request) => {
   const id = String(req.params.id);
   if (!isTurnId(id)) throw notFound('Turn');
+  // The request's span names the turn it is about (docs/operations.md#traces).
   tagTurn(id);
   return id;
 };
