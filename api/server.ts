@@ -13,6 +13,8 @@ import { parseCodecOperators } from './codec-server';
 import { startEventHub } from './event-hub';
 import { createEventStreamRoute } from './event-stream';
 import { createLogger, type Logger } from '../platform/logger';
+import { workflowClientTracing } from '../platform/temporal/tracing';
+import { traceRequests } from './request-tracing';
 
 export interface ApiServer {
   url: string;
@@ -52,7 +54,12 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const keys = createDataKeyStore(pool, loadMasterKeyring());
   const dataConverter = createDataConverter(pool, keys);
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
+  const temporal = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter,
+    interceptors: workflowClientTracing(),
+  });
   const hub = await startEventHub({ databaseUrl: config.DATABASE_URL, events: createEventLog(pool), logger });
   // For a finding's chart (GET …/findings/:finding_id/series) only: one process, started on the first such
   // request, since the worker's pool does the gating itself.
@@ -89,9 +96,12 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     maxStreamsPerKey: config.AMY_MAX_STREAMS_PER_KEY,
     maxBufferedBytes: config.AMY_STREAM_MAX_BUFFERED_BYTES,
   });
-  const server = http.createServer(receiveBounds(config), (req, res) => {
-    if (!eventStreamRoute(req, res)) app(req, res);
-  });
+  const server = http.createServer(
+    receiveBounds(config),
+    traceRequests((req, res) => {
+      if (!eventStreamRoute(req, res)) app(req, res);
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const { port } = server.address() as { port: number };
   const url = `http://${config.HOST}:${port}`;

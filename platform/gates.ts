@@ -34,6 +34,7 @@ import {
   type GatesOutcome,
 } from '../contracts/findings';
 import type { BiomarkerRow, DailyRow, WorkoutRow } from './health-data/records';
+import { traceGates } from './gates-tracing';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -296,7 +297,7 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
       dispatch();
     });
 
-  return {
+  return traceGates({
     get pids() {
       return [...live].filter((p) => p.running && p.pid !== null).map((p) => p.pid!);
     },
@@ -342,7 +343,7 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
       await Promise.all([...live].map((p) => p.stop()));
       live.clear();
     },
-  };
+  });
 }
 
 interface PendingRequest {

@@ -11,7 +11,8 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { loadConfig } from '../platform/config';
-import { workflowsPath } from '../worker/create-worker';
+import { workflowTracingSinks } from '../platform/temporal/tracing';
+import { workflowInterceptorModules, workflowsPath } from '../worker/create-worker';
 import { CliError, failCommand, masterKeyEnv, resolveDatabaseUrl } from './cli-env';
 
 const USAGE = 'usage: npm run turn:replay -- <turn_id>';
@@ -49,11 +50,11 @@ async function run() {
   }
   const workflowCode = config.WORKFLOW_BUNDLE_PATH
     ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } }
-    : { workflowsPath };
+    : { workflowsPath, interceptors: { workflowModules: workflowInterceptorModules } };
   // The replay worker's lifecycle and bundling chatter would bury the verdict; warnings still show.
   Runtime.install({ logger: new DefaultLogger('WARN') });
   try {
-    await Worker.runReplayHistory({ ...workflowCode, dataConverter }, history, turnId);
+    await Worker.runReplayHistory({ ...workflowCode, dataConverter, sinks: workflowTracingSinks() }, history, turnId);
   } catch (err) {
     if (!(err instanceof DeterminismViolationError)) throw err;
     console.log(`turn ${turnId} does NOT replay against the current workflow code:\n${err.message}`);

@@ -8,10 +8,21 @@ import {
 } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type StepDeps } from '../activities';
+import {
+  activityTracingInterceptors,
+  WORKFLOW_TRACING_MODULES,
+  workflowTracingSinks,
+} from '../platform/temporal/tracing';
 import { turnRunInterceptors } from './turn-run-interceptor';
 import { upstreamFailureInterceptors } from './upstream-failure-interceptor';
 
 export const workflowsPath = require.resolve('../workflows');
+/**
+ * The workflow interceptors every bundle of workflowsPath is built with (bundleWorkflowCode's
+ * `workflowInterceptorModules`): OpenTelemetry's (platform/temporal/tracing.ts). A worker running such
+ * a bundle, a replaying one too, registers `workflowTracingSinks()`.
+ */
+export const workflowInterceptorModules = WORKFLOW_TRACING_MODULES;
 
 /** For bundling workflow code where webpack's progress would bury the output (tests, benchmarks). */
 export const quietBundlerLogger = {
@@ -46,7 +57,11 @@ function bundlerLogger(logger: TemporalLogger): TemporalLogger {
  */
 async function bundleWorkflows(): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
   const logger = Runtime.instance().logger;
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: bundlerLogger(logger) });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules,
+    logger: bundlerLogger(logger),
+  });
   logger.info('workflow bundle built', { size_mb: Number((code.length / 2 ** 20).toFixed(2)) });
   return { code };
 }
@@ -70,7 +85,11 @@ export async function createTurnWorker(opts: {
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: createActivities(opts.deps),
-    interceptors: { activity: [turnRunInterceptors(opts.deps), upstreamFailureInterceptors] },
+    // The activity's span first, so that it covers (and records the failure of) the others.
+    interceptors: {
+      activity: [activityTracingInterceptors, turnRunInterceptors(opts.deps), upstreamFailureInterceptors],
+    },
+    sinks: workflowTracingSinks(),
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()),
   });
 }

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
+import { startTracing } from '../platform/tracing';
 import { createStepDeps } from './dependencies';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { installWorkerLogging, runTurnWorker } from './run-worker';
@@ -8,6 +9,7 @@ import { installWorkerLogging, runTurnWorker } from './run-worker';
 async function run() {
   const config = loadConfig();
   const logger = installWorkerLogging(config);
+  const tracing = startTracing({ defaultServiceName: 'amy-worker', logger });
   const deps = createStepDeps(config, logger);
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   try {
@@ -24,6 +26,8 @@ async function run() {
     await clientConnection.close();
   }
   await runTurnWorker(config, deps, logger);
+  // What the last activities traced is still batched.
+  await tracing.shutdown();
 }
 
 run().catch((err: unknown) => {

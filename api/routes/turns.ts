@@ -23,6 +23,7 @@ import {
 import { createTurnWorkflows, type TurnWorkflowsDeps } from '../services/turn-workflows';
 import { parseRequest } from '../parse-request';
 import type { CostCapDefaults } from '../../platform/cost-caps';
+import { tagTurn, traceLogFields } from '../../platform/spans';
 
 export interface TurnRoutesDeps extends TurnWorkflowsDeps {
   maxInFlightTurns: number;
@@ -49,6 +50,8 @@ function clientGone(res: Response): AbortSignal {
 const turnIdFrom = (req: Request) => {
   const id = String(req.params.id);
   if (!isTurnId(id)) throw notFound('Turn');
+  // The request's span names the turn it is about (docs/operations.md#traces).
+  tagTurn(id);
   return id;
 };
 
@@ -84,6 +87,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       idempotency:
         idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: hashCreateTurnRequest(body) },
     });
+    tagTurn(turn.id);
     if (replayed) {
       // The request that created the turn started its workflow; this one answers as that one did.
       logger.info('turn request replayed', { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream });
@@ -107,7 +111,12 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       messages: body.messages,
       context: body.context,
     });
-    logger.info('turn started', { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream });
+    logger.info('turn started', {
+      turn_id: turn.id,
+      request_id: res.locals.requestId,
+      stream: body.stream,
+      ...traceLogFields(),
+    });
     if (body.stream) {
       res.status(201).json(toTurnResource(turn));
       return;

@@ -16,6 +16,7 @@ import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './err
 import type { CostCapGuard } from '../cost-caps';
 import { resolveModel, type ModelOverrides } from './models';
 import { costUsd } from './prices';
+import { traceModelCalls } from './tracing';
 
 const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -296,7 +297,7 @@ export function createLlm({
     return { text: textOf(message), message, costUsd: cost, requestId };
   }
 
-  return {
+  return traceModelCalls(modelOverrides, {
     async complete(ctx, requested) {
       const req = await prepare(ctx, requested);
       const startedAt = Date.now();
@@ -333,7 +334,7 @@ export function createLlm({
       }
       return recordSuccess(ctx, req, startedAt, ending.message, stream.request_id ?? null);
     },
-  };
+  });
 }
 
 /**

@@ -39,6 +39,7 @@ import {
 import { runConfined, type ConfinedExit } from './process';
 import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } from './run-dir';
 import { Slots, type SlotsLoad } from './slots';
+import { traceSandbox } from './tracing';
 import { leaseSandboxUid } from './uids';
 
 export { sweepStaleRunDirs } from './run-dir';
@@ -350,7 +351,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }, signal);
   }
 
-  return {
+  return traceSandbox({
     get load() {
       return slots.load;
     },
@@ -389,5 +390,5 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         signal,
       );
     },
-  };
+  });
 }

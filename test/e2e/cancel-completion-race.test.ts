@@ -8,6 +8,7 @@
  */
 import { NativeConnection, Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { workflowTracingSinks } from '../../platform/temporal/tracing';
 import { turnSchema } from '../../contracts/turn';
 import { createStepDeps } from '../../worker/dependencies';
 import { turnRunInterceptors } from '../../worker/turn-run-interceptor';
@@ -97,6 +98,7 @@ test('cancel while the completion is recorded: the row and the last event agree,
     dataConverter: deps.dataConverter,
     interceptors: { activity: [turnRunInterceptors(deps), holdCompletion] },
     workflowBundle: { codePath: readTestEnv().workflowBundlePath },
+    sinks: workflowTracingSinks(),
   });
   const running = worker.run();
   try {

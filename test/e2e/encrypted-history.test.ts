@@ -11,6 +11,7 @@ import { Pool } from 'pg';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { turnSchema } from '../../contracts/turn';
 import { ENCRYPTED_ENCODING } from '../../platform/temporal/encryption-codec';
+import { workflowTracingSinks } from '../../platform/temporal/tracing';
 import { runCli } from '../support/cli';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
@@ -83,7 +84,11 @@ test("a finished turn's raw history holds none of its message, answer or memory;
   // With it: the history reads back and replays against the workflow code, in-process and by the script.
   const decoded = await svc.temporal.workflow.getHandle(turnId).fetchHistory();
   await Worker.runReplayHistory(
-    { workflowBundle: { codePath: readTestEnv().workflowBundlePath }, dataConverter: svc.dataConverter },
+    {
+      workflowBundle: { codePath: readTestEnv().workflowBundlePath },
+      dataConverter: svc.dataConverter,
+      sinks: workflowTracingSinks(),
+    },
     decoded,
     turnId,
   );

@@ -11,7 +11,7 @@ import { Client } from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startLocalServices } from '../../dev/stack/local-services';
 import { applyMigrations } from '../../scripts/migrate';
-import { quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
+import { quietBundlerLogger, workflowInterceptorModules, workflowsPath } from '../../worker/create-worker';
 import { TEMPLATE_DB, TEST_ENV_VAR, type TestEnv } from './test-env';
 
 export default async function globalSetup() {
@@ -37,7 +37,11 @@ export default async function globalSetup() {
     const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-test-bundle-'));
     stoppers.push(async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
     const workflowBundlePath = path.join(bundleDir, 'workflows.js');
-    const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath,
+      workflowInterceptorModules,
+      logger: quietBundlerLogger,
+    });
     fs.writeFileSync(workflowBundlePath, code);
 
     const env: TestEnv = { adminUrl, temporalAddress: services.temporalAddress, workflowBundlePath };
