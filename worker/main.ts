@@ -3,11 +3,11 @@ import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createStepDeps } from './dependencies';
 import { ensureRetentionSchedule } from './retention-schedule';
-import { installWorkerLogging, runTurnWorker } from './run-worker';
+import { installWorkerRuntime, runTurnWorker } from './run-worker';
 
 async function run() {
   const config = loadConfig();
-  const logger = installWorkerLogging(config);
+  const logger = installWorkerRuntime(config);
   const deps = createStepDeps(config, logger);
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   try {
