@@ -13,6 +13,7 @@ import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';
 import type { Logger } from '../platform/logger';
+import { metrics } from '../platform/metrics';
 import { createKeyedSlots } from './keyed-slots';
 import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
 import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
@@ -107,6 +108,7 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
    */
   function stream(res: ServerResponse, at: { turnId: string; afterId: number; loggedUpTo: number; requestId: string }) {
     openSseStream(res, at.requestId);
+    res.on('close', metrics.sseStreamOpened());
     let finished = false;
     const stop = () => {
       finished = true;

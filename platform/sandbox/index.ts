@@ -40,6 +40,7 @@ import { runConfined, type ConfinedExit } from './process';
 import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } from './run-dir';
 import { Slots, type SlotsLoad } from './slots';
 import { leaseSandboxUid } from './uids';
+import { metrics } from '../metrics';
 
 export { sweepStaleRunDirs } from './run-dir';
 
@@ -217,6 +218,53 @@ interface Mechanism {
   python: PythonLayout;
 }
 
+/**
+ * Times a sandbox call, its wait for a slot included, and counts how it ended (platform/metrics.ts): what
+ * `outcomeOf` says of its result, or `aborted` (the caller gave up), `unavailable` (no sandbox here) or
+ * `failed` (anything else thrown).
+ */
+function measured<T>(
+  operation: 'run' | 'preflight',
+  signal: AbortSignal | undefined,
+  call: () => Promise<T>,
+  outcomeOf: (result: T) => string,
+): Promise<T> {
+  const ended = metrics.sandboxStarted(operation);
+  return call().then(
+    (result) => {
+      ended(outcomeOf(result));
+      return result;
+    },
+    (err: unknown) => {
+      ended(signal?.aborted ? 'aborted' : err instanceof SandboxUnavailableError ? 'unavailable' : 'failed');
+      throw err;
+    },
+  );
+}
+
+/** The sandbox with each call measured: a run by its result's status or error kind, a syntax check by its verdict. */
+function measuredSandbox(sandbox: Sandbox): Sandbox {
+  return {
+    get load() {
+      return sandbox.load;
+    },
+    preflight: (code, options) =>
+      measured(
+        'preflight',
+        options?.signal,
+        () => sandbox.preflight(code, options),
+        (result) => (result.ok ? 'ok' : 'syntax_error'),
+      ),
+    run: (input) =>
+      measured(
+        'run',
+        input.signal,
+        () => sandbox.run(input),
+        (result) => (result.status === 'ok' ? 'ok' : result.kind),
+      ),
+  };
+}
+
 export function createSandbox(options: SandboxOptions): Sandbox {
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
   const runDirParent = options.runDirParent ?? defaultSandboxDir();
@@ -350,7 +398,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }, signal);
   }
 
-  return {
+  return measuredSandbox({
     get load() {
       return slots.load;
     },
@@ -389,5 +437,5 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         signal,
       );
     },
-  };
+  });
 }
