@@ -3,15 +3,17 @@
  * record, defined here and nowhere else, and the registry a process serves them from.
  *
  * Labels are bounded sets and nothing else: step and model-call ids (contracts/steps.ts), model ids
- * (the configured ones), a turn's path, outcomes and error codes from closed lists. A turn id, a user
- * id, an API key, a message or any health data is never a label: they would leak what Postgres keeps,
- * and make a series per turn.
+ * (the configured ones), a turn's path, outcomes and error codes from closed lists, HTTP methods and
+ * statuses, and the API's route templates (`/v1/turns/:id`, never the path a request named). A turn id,
+ * a user id, an API key, a message or any health data is never a label: they would leak what Postgres
+ * keeps, and make a series per turn.
  *
  * Recording is synchronous and costs a map lookup and an addition, so the call sites (a model call, a
  * token delta's append, a sandbox run) stay one line and nothing waits on it. The metrics live in this
  * module, one set per process; a process serves them from `processRegistry()`, with Node's own.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import type { ApiErrorCode } from '../contracts/errors';
 import type { ModelCallId, StepId, TurnPath } from '../contracts/steps';
 
 /** How long things take, in seconds: from an event append (milliseconds) to an agent's whole step (minutes). */
@@ -19,6 +21,8 @@ const STEP_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600
 const MODEL_CALL_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
 const STORE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const PYTHON_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** From a health check's milliseconds to a blocking `POST /v1/turns`, which lasts as long as its turn. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
 const turnsStarted = new Counter({
   name: 'amy_turns_started_total',
@@ -90,6 +94,43 @@ const sseStreamsOpen = new Gauge({
   registers: [],
 });
 
+const sseRequests = new Counter({
+  name: 'amy_sse_requests_total',
+  help:
+    'Requests to the event stream route (GET /v1/turns/:id/events, served apart from the amy_http_* routes), by ' +
+    'outcome: opened (a stream held open), json (the turn, for a client not asking for text/event-stream), ' +
+    'already_ended (nothing left to send: opened and closed at once), client_left (before it could be answered), ' +
+    'or the error code that refused it.',
+  labelNames: ['outcome'] as const,
+  registers: [],
+});
+
+const httpRequests = new Counter({
+  name: 'amy_http_requests_total',
+  help:
+    "API requests answered, by method, route template (Express's, as /v1/turns/:id; unmatched when no route takes " +
+    'the path) and status (499: the client left before the answer). The event stream route is amy_sse_*.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [],
+});
+
+const httpRequestDuration = new Histogram({
+  name: 'amy_http_request_duration_seconds',
+  help: 'API requests from their arrival to the last byte of the answer (or the client leaving), by method and route template.',
+  labelNames: ['method', 'route'] as const,
+  buckets: HTTP_BUCKETS,
+  registers: [],
+});
+
+const apiErrors = new Counter({
+  name: 'amy_api_errors_total',
+  help:
+    'Error answers of the API, its event stream route included, by error code (contracts/errors.ts: ' +
+    'authentication_required, concurrency_limit_exceeded, rate_limited, cost_cap_exceeded, internal_error, …).',
+  labelNames: ['code'] as const,
+  registers: [],
+});
+
 const sandboxRunDuration = new Histogram({
   name: 'amy_sandbox_run_duration_seconds',
   help:
@@ -121,6 +162,10 @@ const SERVICE_METRICS: Metric[] = [
   modelCost,
   eventAppendDuration,
   sseStreamsOpen,
+  sseRequests,
+  httpRequests,
+  httpRequestDuration,
+  apiErrors,
   sandboxRunDuration,
   gatesRequestDuration,
 ];
@@ -146,6 +191,16 @@ export interface ModelCallRecord {
 
 /** A closed list of strings chosen by the call site: a sandbox result kind, a gates runner failure. */
 type Outcome = string;
+
+/** How the event stream route answered a request: see `amy_sse_requests_total`. */
+export type SseRequestOutcome = 'opened' | 'json' | 'already_ended' | 'client_left' | ApiErrorCode;
+
+/** An API request as its metrics label it; `route` is a template or `unmatched`, never a request's path. */
+export interface HttpRequestLabels {
+  method: string;
+  route: string;
+  status: number;
+}
 
 export const metrics = {
   turnStarted(): void {
@@ -199,6 +254,24 @@ export const metrics = {
       open = false;
       sseStreamsOpen.dec();
     };
+  },
+
+  sseRequestAnswered(outcome: SseRequestOutcome): void {
+    sseRequests.inc({ outcome });
+  },
+
+  /** Starts timing a request; call the result once, when it has been answered or its client has left. */
+  httpRequestStarted(): (labels: HttpRequestLabels) => void {
+    const end = httpRequestDuration.startTimer();
+    return ({ method, route, status }) => {
+      end({ method, route });
+      httpRequests.inc({ method, route, status: String(status) });
+    };
+  },
+
+  /** An error answer in the documented envelope, by its code: what alerts on refusals key on. */
+  apiErrorAnswered(code: ApiErrorCode): void {
+    apiErrors.inc({ code });
   },
 
   sandboxStarted(operation: 'run' | 'preflight'): (outcome: Outcome) => void {

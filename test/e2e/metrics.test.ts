@@ -4,7 +4,8 @@
  * so the sandbox and the gates run, and a conversational one whose routing is retried once). The worker's
  * counters agree with what the turns did (the ledger row by row for model calls, tokens and cost), its
  * one endpoint carries Temporal's own worker metrics, the API's open event streams are counted while
- * they are open, and no label anywhere carries an id, a key or what the user asked.
+ * they are open, its requests by route template and status and its refusals by error code, and no label
+ * anywhere carries an id, a key or what the user asked.
  */
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../../dev/stack/ports';
@@ -31,6 +32,8 @@ let workerMetrics: string;
 let apiMetrics: string;
 let user: { userId: string; apiKey: string };
 const turnIds: string[] = [];
+/** Other users' ids and keys, which no label may carry either. */
+const otherSecrets: string[] = [];
 
 async function ask(content: string): Promise<string> {
   const created = await api(apiProcess!.url, 'POST', '/v1/turns', {
@@ -161,18 +164,18 @@ describe('the worker’s /metrics after a data turn and a conversational turn', 
   });
 });
 
-describe('the API’s /metrics', () => {
-  /** A running turn of the user with no workflow behind it: its stream stays open until the test ends the turn. */
-  async function insertRunningTurn(): Promise<string> {
-    const turnId = newId('turn');
-    turnIds.push(turnId);
-    await svc.database.pool.query(
-      `INSERT INTO turns (id, user_id, status, messages, context, started_at) VALUES ($1, $2, 'running', $3, $4, now())`,
-      [turnId, user.userId, JSON.stringify([{ role: 'user', content: 'hi' }]), JSON.stringify({})],
-    );
-    return turnId;
-  }
+/** A running turn with no workflow behind it: its stream stays open until the test ends the turn. */
+async function insertRunningTurn(userId = user.userId): Promise<string> {
+  const turnId = newId('turn');
+  turnIds.push(turnId);
+  await svc.database.pool.query(
+    `INSERT INTO turns (id, user_id, status, messages, context, started_at) VALUES ($1, $2, 'running', $3, $4, now())`,
+    [turnId, userId, JSON.stringify([{ role: 'user', content: 'hi' }]), JSON.stringify({})],
+  );
+  return turnId;
+}
 
+describe('the API’s /metrics', () => {
   const openStreams = async () => total(await scrape(apiMetrics), 'amy_sse_streams_open');
 
   /** Scrapes until the gauge reads `value`: a stream's close reaches the server a moment after the client's. */
@@ -219,12 +222,115 @@ describe('the API’s /metrics', () => {
   });
 });
 
+describe('the API’s requests and refusals', () => {
+  /** What the API's scrape moved by while `act` ran, series by series. */
+  async function measure(act: () => Promise<unknown>) {
+    const before = await scrape(apiMetrics);
+    await act();
+    const after = await scrape(apiMetrics);
+    return {
+      after,
+      moved: (name: string, labels: Record<string, string> = {}) =>
+        total(after, name, labels) - total(before, name, labels),
+    };
+  }
+
+  const requests = 'amy_http_requests_total';
+  const durations = 'amy_http_request_duration_seconds_count';
+  const turnRoute = '/v1/turns/:id';
+
+  test('counts the turns created, by method, route template and status', async () => {
+    const samples = await scrape(apiMetrics);
+    expect(total(samples, requests, { method: 'POST', route: '/v1/turns', status: '201' })).toBe(2);
+    expect(total(samples, durations, { method: 'POST', route: '/v1/turns' })).toBeGreaterThanOrEqual(2);
+  });
+
+  test('labels a request by its route’s template: a 404 with an id in its path, a 401 refused before routing', async () => {
+    const unknownTurn = newId('turn');
+    const { moved, after } = await measure(async () => {
+      expect((await api(apiProcess!.url, 'GET', `/v1/turns/${turnIds[0]}`, { key: user.apiKey })).status).toBe(200);
+      const missing = await api(apiProcess!.url, 'GET', `/v1/turns/${unknownTurn}`, { key: user.apiKey });
+      expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
+      const keyless = await api(apiProcess!.url, 'GET', `/v1/turns/${unknownTurn}`);
+      expect([keyless.status, keyless.body.error.code]).toEqual([401, 'authentication_required']);
+      const noRoute = await api(apiProcess!.url, 'GET', `/v1/no-such-route/${unknownTurn}`, { key: user.apiKey });
+      expect(noRoute.status).toBe(404);
+    });
+    expect(moved(requests, { method: 'GET', route: turnRoute, status: '200' })).toBe(1);
+    expect(moved(requests, { method: 'GET', route: turnRoute, status: '404' })).toBe(1);
+    expect(moved(requests, { method: 'GET', route: turnRoute, status: '401' })).toBe(1);
+    expect(moved(durations, { method: 'GET', route: turnRoute })).toBe(3);
+    expect(moved(requests, { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+    expect(moved(durations, { method: 'GET', route: 'unmatched' })).toBe(1);
+    expect(moved(requests)).toBe(4);
+    expect(moved('amy_api_errors_total', { code: 'not_found' })).toBe(2);
+    expect(moved('amy_api_errors_total', { code: 'authentication_required' })).toBe(1);
+    expect(moved('amy_api_errors_total')).toBe(3);
+    const routes = after.filter((s) => s.name.startsWith('amy_http_')).map((s) => s.labels.route);
+    expect(routes.filter((route) => route.includes(unknownTurn) || route.includes(turnIds[0]))).toEqual([]);
+  });
+
+  test('counts a refused turn by its error code', async () => {
+    const limited = await svc.createUser();
+    otherSecrets.push(limited.userId, limited.apiKey);
+    for (let i = 0; i < svc.config.AMY_MAX_INFLIGHT_TURNS; i++) await insertRunningTurn(limited.userId);
+    const { moved } = await measure(async () => {
+      const refused = await api(apiProcess!.url, 'POST', '/v1/turns', {
+        key: limited.apiKey,
+        body: { messages: [{ role: 'user', content: THANKS }] },
+      });
+      expect([refused.status, refused.body.error.code]).toEqual([429, 'concurrency_limit_exceeded']);
+    });
+    expect(moved('amy_api_errors_total', { code: 'concurrency_limit_exceeded' })).toBe(1);
+    expect(moved('amy_api_errors_total')).toBe(1);
+    expect(moved(requests, { method: 'POST', route: '/v1/turns', status: '429' })).toBe(1);
+    expect(moved(requests)).toBe(1);
+  });
+
+  test('counts event stream requests by outcome, apart from the request metrics', async () => {
+    const running = await insertRunningTurn();
+    const { moved, after } = await measure(async () => {
+      const stream = openEventStream(`${apiProcess!.url}/v1/turns/${running}/events`, { apiKey: user.apiKey });
+      await stream.responseHeaders;
+      stream.close();
+      // Without Accept: text/event-stream, the turn as JSON.
+      expect((await api(apiProcess!.url, 'GET', `/v1/turns/${turnIds[0]}/events`, { key: user.apiKey })).status).toBe(
+        200,
+      );
+      // A client that has every event of an ended turn: the stream opens and closes at once.
+      const caughtUp = await fetch(`${apiProcess!.url}/v1/turns/${turnIds[0]}/events`, {
+        headers: { authorization: `Bearer ${user.apiKey}`, accept: 'text/event-stream', 'last-event-id': '1000000' },
+      });
+      expect([caughtUp.status, await caughtUp.text()]).toEqual([200, '']);
+      const missing = await api(apiProcess!.url, 'GET', `/v1/turns/${newId('turn')}/events`, { key: user.apiKey });
+      expect(missing.status).toBe(404);
+    });
+    expect(moved('amy_sse_requests_total', { outcome: 'opened' })).toBe(1);
+    expect(moved('amy_sse_requests_total', { outcome: 'json' })).toBe(1);
+    expect(moved('amy_sse_requests_total', { outcome: 'already_ended' })).toBe(1);
+    expect(moved('amy_sse_requests_total', { outcome: 'not_found' })).toBe(1);
+    expect(moved('amy_api_errors_total', { code: 'not_found' })).toBe(1);
+    // Held open for a whole turn, a stream would swamp the latency of every other route: none is in amy_http_*.
+    expect(moved(requests)).toBe(0);
+    expect(after.filter((s) => s.name.startsWith('amy_http_') && s.labels.route?.includes('events'))).toEqual([]);
+  });
+});
+
 test('no label of either process carries an id, a key or what the user asked', async () => {
   const labelValues = [...(await scrape(workerMetrics)), ...(await scrape(apiMetrics))].flatMap((s) =>
     Object.values(s.labels),
   );
   expect(labelValues.length).toBeGreaterThan(100);
-  const secrets = [...turnIds, user.userId, user.apiKey, DATA_QUESTION, THANKS, 'resting heart rate', 'thanks'];
+  const secrets = [
+    ...turnIds,
+    ...otherSecrets,
+    user.userId,
+    user.apiKey,
+    DATA_QUESTION,
+    THANKS,
+    'resting heart rate',
+    'thanks',
+  ];
   for (const value of labelValues) {
     for (const secret of secrets) expect(value).not.toContain(secret);
     // No id of any kind: ours are a prefix and a ULID.
