@@ -3,6 +3,7 @@ import type { GatesRunner } from '../platform/gates';
 import { newId } from '../platform/ids';
 import { refuseApiKeyInUrl, requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
+import { httpMetrics } from './http-metrics';
 import { buildOpenApiDocument } from './openapi';
 import { accountRoutes, type AccountRoutesDeps } from './routes/account';
 import { codecServerRoutes, type CodecServerOptions } from './codec-server';
@@ -25,6 +26,7 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(httpMetrics());
   app.use((_req, res, next) => {
     res.locals.requestId = newId('request');
     res.set('X-Request-Id', res.locals.requestId as string);

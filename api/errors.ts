@@ -5,6 +5,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { ERROR_STATUS, docsUrl, type ApiErrorCode, type ErrorBody } from '../contracts/errors';
 import type { Logger } from '../platform/logger';
+import { metrics } from '../platform/metrics';
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -53,21 +54,27 @@ function fromBodyParser(err: { type?: string; limit?: number }): ApiError | null
   }
 }
 
-/** Any thrown value as the documented envelope; unknown errors become a 500 that leaks nothing. */
+/**
+ * Any thrown value as the documented envelope; unknown errors become a 500 that leaks nothing. Every error
+ * answer of the API passes here, so here each is counted by its code (`amy_api_errors_total`).
+ */
 export function errorResponse(
   err: unknown,
   requestId: string,
   logger: Logger,
   where: { method?: string; path?: string } = {},
-): { status: number; headers: Record<string, string>; body: { error: ErrorBody } } {
+): { status: number; code: ApiErrorCode; headers: Record<string, string>; body: { error: ErrorBody } } {
   const apiError = err instanceof ApiError ? err : fromBodyParser(err as { type?: string });
   if (apiError) {
+    metrics.apiErrorAnswered(apiError.code);
     return {
       status: apiError.status,
+      code: apiError.code,
       headers: apiError.headers,
       body: { error: errorBody(apiError.code, apiError.message, requestId, apiError.field) },
     };
   }
+  metrics.apiErrorAnswered('internal_error');
   logger.error('unhandled error', {
     request_id: requestId,
     ...where,
@@ -75,6 +82,7 @@ export function errorResponse(
   });
   return {
     status: 500,
+    code: 'internal_error',
     headers: {},
     body: { error: errorBody('internal_error', 'Something went wrong on our side.', requestId) },
   };

@@ -13,6 +13,7 @@ import { authenticate } from './auth';
 import { ApiError, errorResponse, notFound } from './errors';
 import type { EventHub } from './event-hub';
 import type { Logger } from '../platform/logger';
+import { metrics } from '../platform/metrics';
 import { createKeyedSlots } from './keyed-slots';
 import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
 import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
@@ -54,6 +55,7 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
       const turn = await getTurnForUserOrThrow(pool, userId, rawTurnId);
       if (!(req.headers.accept ?? '').includes('text/event-stream')) {
         sendJson(res, 200, toTurnResource(turn));
+        metrics.sseRequestAnswered('json');
         return;
       }
       if (turn.completed_at && Date.now() - turn.completed_at.getTime() > deps.replayWindowSeconds * 1000) {
@@ -74,11 +76,15 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
         // closes, so it gets the close again at once rather than a subscription that never ends.
         openSseStream(res, requestId);
         res.end();
+        metrics.sseRequestAnswered('already_ended');
         return;
       }
       // The client left while the turn was looked up: its 'close' has come and gone, so a slot taken
       // or a subscription made now would never be released.
-      if (res.destroyed) return;
+      if (res.destroyed) {
+        metrics.sseRequestAnswered('client_left');
+        return;
+      }
       // Taken after the last await, so two requests racing for the last slot cannot both pass.
       const release = quota.tryAcquire(apiKeyId);
       if (!release) {
@@ -91,11 +97,13 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
       }
       res.on('close', release);
       stream(res, { turnId: turn.id, afterId: lastEventId, loggedUpTo: turn.last_event_id, requestId });
+      metrics.sseRequestAnswered('opened');
     } catch (err) {
       // The path only: the query string may hold the key, and nothing in it is worth a log line.
       const where = { method: 'GET', path: url.pathname };
-      const { status, headers, body } = errorResponse(err, requestId, logger, where);
+      const { status, code, headers, body } = errorResponse(err, requestId, logger, where);
       sendJson(res, status, body, headers);
+      metrics.sseRequestAnswered(code);
     }
   }
 
@@ -107,6 +115,7 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
    */
   function stream(res: ServerResponse, at: { turnId: string; afterId: number; loggedUpTo: number; requestId: string }) {
     openSseStream(res, at.requestId);
+    res.on('close', metrics.sseStreamOpened());
     let finished = false;
     const stop = () => {
       finished = true;

@@ -15,6 +15,8 @@ import { createEventStreamRoute } from './event-stream';
 import { createLogger, type Logger } from '../platform/logger';
 import { workflowClientTracing } from '../platform/temporal/tracing';
 import { traceRequests } from './request-tracing';
+import { startMetricsEndpoint } from '../platform/metrics-endpoint';
+import { processRegistry } from '../platform/metrics';
 
 export interface ApiServer {
   url: string;
@@ -105,6 +107,16 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const { port } = server.address() as { port: number };
   const url = `http://${config.HOST}:${port}`;
+  // Metrics on a listener of their own, never on the public port (docs/operations.md#metrics).
+  const metrics =
+    config.AMY_METRICS_PORT === undefined
+      ? null
+      : await startMetricsEndpoint({
+          host: config.AMY_METRICS_HOST ?? config.HOST,
+          port: config.AMY_METRICS_PORT,
+          registry: processRegistry(),
+          logger,
+        });
   logger.info('api listening', { url });
   return {
     url,
@@ -113,7 +125,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await hub.close();
-      await Promise.allSettled([pool.end(), connection.close(), gates.close()]);
+      await Promise.allSettled([pool.end(), connection.close(), gates.close(), metrics?.close()]);
     },
   } satisfies ApiServer;
 }

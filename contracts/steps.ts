@@ -37,6 +37,13 @@ export const ROUTABLE_AGENTS = [
 ] as const satisfies readonly AgentName[];
 export type RoutableAgent = (typeof ROUTABLE_AGENTS)[number];
 
+/**
+ * Which way a turn went (docs/design.md#the-pipeline): the Investigator (a vague question), the
+ * conversational fallback (routing named no agent), or the main agent routing chose. The metrics count
+ * turns by it (`amy_turns_ended_total`).
+ */
+export type TurnPath = 'investigator' | 'conversation' | RoutableAgent;
+
 /** An agent's role in a turn: it names the agent's started/completed events, once per role. */
 export const INVOCATIONS = ['supporting', 'main', 'reflection'] as const;
 export type Invocation = (typeof INVOCATIONS)[number];

@@ -21,6 +21,17 @@ const configSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('amy-turns'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
+  /**
+   * Where the process serves Prometheus metrics (`GET /metrics`, docs/operations.md#metrics): a listener of
+   * its own, apart from the API's public port, with no API key. Unset: no metrics endpoint. Every process
+   * on a host needs its own port.
+   */
+  AMY_METRICS_PORT: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().int().min(0).max(65535).optional(),
+  ),
+  /** The metrics listener's address; HOST's when unset. */
+  AMY_METRICS_HOST: z.string().min(1).optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Real Anthropic when set; otherwise the scripted model server at ANTHROPIC_BASE_URL. */
   ANTHROPIC_API_KEY: z.string().min(1).optional(),

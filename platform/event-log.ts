@@ -12,6 +12,7 @@
  * The commit notifies `turn_events` with `<turn_id>:<last_id>`; API processes LISTEN and fan out.
  */
 import type { Pool, PoolClient } from 'pg';
+import { metrics } from './metrics';
 import { inTransaction } from './pg-pool';
 import { TERMINAL_EVENTS, type TurnEvent, type TurnEventData, type TurnEventType } from '../contracts/events';
 
@@ -103,7 +104,8 @@ export function createEventLog(pool: Pool): EventLog {
   return {
     async append(turnId, events) {
       if (events.length === 0) return [];
-      return inTransaction(pool, (client) => appendTurnEvents(client, turnId, events));
+      const appended = metrics.eventAppendStarted();
+      return inTransaction(pool, (client) => appendTurnEvents(client, turnId, events)).finally(appended);
     },
 
     async readAfter(turnId, afterId, limit = 1000) {

@@ -35,6 +35,7 @@ import {
 } from '../contracts/findings';
 import type { BiomarkerRow, DailyRow, WorkoutRow } from './health-data/records';
 import { traceGates } from './gates-tracing';
+import { metrics } from './metrics';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -268,11 +269,13 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
         reject(signal.reason as Error);
         return;
       }
+      const ended = metrics.gatesRequestStarted(op);
       // While queued, an abort takes the job out unsent; once a process has it, GatesProcess handles it.
       const onAbort = () => {
         const at = queue.indexOf(job);
         if (at < 0) return;
         queue.splice(at, 1);
+        ended('aborted');
         reject(signal!.reason as Error);
       };
       const job: Job = {
@@ -283,12 +286,15 @@ export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
           signal?.removeEventListener('abort', onAbort);
           try {
             resolve(read(answer));
+            ended('ok');
           } catch (err) {
+            ended('protocol');
             reject(err);
           }
         },
         reject: (err) => {
           signal?.removeEventListener('abort', onAbort);
+          ended(err instanceof GatesRunnerError ? err.reason : signal?.aborted ? 'aborted' : 'failed');
           reject(err);
         },
       };

@@ -13,8 +13,10 @@
 import type { Pool, PoolClient } from 'pg';
 import { docsUrl, type ErrorBody } from '../contracts/errors';
 import type { TurnResult } from '../contracts/turn';
+import type { TurnPath } from '../contracts/steps';
 import { appendTurnEvents, TurnNotFoundError, type NewTurnEvent } from './event-log';
 import { newId } from './ids';
+import { metrics } from './metrics';
 import { inTransaction } from './pg-pool';
 
 export type TurnEnding = { status: 'completed'; result: TurnResult } | { status: 'failed'; error: ErrorBody };
@@ -38,9 +40,18 @@ export function turnAbandoned(message: string): ErrorBody {
   return { code: 'turn_abandoned', message, request_id: newId('request'), docs_url: docsUrl('turn_abandoned') };
 }
 
-/** Ends the turn with `ending` unless it has already ended; `at` is its completed_at. */
-export async function endTurn(pool: Pool, turnId: string, ending: TurnEnding, at: Date): Promise<EndedTurn> {
-  return inTransaction(pool, async (client) => {
+/**
+ * Ends the turn with `ending` unless it has already ended; `at` is its completed_at. `path` is the way
+ * the turn went, for the metrics, when the writer knows it (the workflow does, the reconciler does not).
+ */
+export async function endTurn(
+  pool: Pool,
+  turnId: string,
+  ending: TurnEnding,
+  at: Date,
+  path: TurnPath | 'unknown' = 'unknown',
+): Promise<EndedTurn> {
+  const end = await inTransaction(pool, async (client) => {
     const locked = await client.query<{ status: string }>('SELECT status FROM turns WHERE id = $1 FOR UPDATE', [
       turnId,
     ]);
@@ -54,6 +65,9 @@ export async function endTurn(pool: Pool, turnId: string, ending: TurnEnding, at
     await appendTurnEvents(client, turnId, [await terminalEvent(client, turnId, row)]);
     return { ended: updated, status: row.status, result: row.result, error: row.error };
   });
+  // Counted once per turn, by the writer whose transition committed.
+  if (end.ended) metrics.turnEnded({ status: end.status, path, code: end.error?.code });
+  return end;
 }
 
 async function setTerminalStatus(client: PoolClient, turnId: string, ending: TurnEnding, at: Date): Promise<boolean> {

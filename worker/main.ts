@@ -4,11 +4,11 @@ import { createLogger } from '../platform/logger';
 import { startTracing } from '../platform/tracing';
 import { createStepDeps } from './dependencies';
 import { ensureRetentionSchedule } from './retention-schedule';
-import { installWorkerLogging, runTurnWorker } from './run-worker';
+import { installWorkerRuntime, runTurnWorker } from './run-worker';
 
 async function run() {
   const config = loadConfig();
-  const logger = installWorkerLogging(config);
+  const logger = installWorkerRuntime(config);
   const tracing = startTracing({ defaultServiceName: 'amy-worker', logger });
   const deps = createStepDeps(config, logger);
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });

@@ -2,17 +2,22 @@ import type { DataConverter } from '@temporalio/common';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Config } from '../platform/config';
 import { createLogger, temporalLogger, type Logger } from '../platform/logger';
+import { startMetricsEndpoint, type MetricsEndpoint } from '../platform/metrics-endpoint';
+import { processRegistry } from '../platform/metrics';
 import type { StepDeps } from '../activities';
 import { createTurnWorker } from './create-worker';
+import { temporalMetrics } from './temporal-metrics';
 
 const TEMPORAL_LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
 
 /**
- * The worker's logger, installed as the Temporal Runtime's: the SDK's own lines, the Workflow and
- * Activity context loggers' and Core's (forwarded from the native side) all come out in our format.
- * Call it before anything creates the Runtime (a NativeConnection, a Worker): its logger is fixed then.
+ * The worker's Temporal Runtime, installed once per process before anything creates it (a
+ * NativeConnection, a Worker), since its logger and its metrics are fixed then:
+ * - our logger is the Runtime's: the SDK's own lines, the Workflow and Activity context loggers' and
+ *   Core's (forwarded from the native side) all come out in our format;
+ * - with a metrics endpoint (AMY_METRICS_PORT), Core's metrics are buffered for it (temporal-metrics.ts).
  */
-export function installWorkerLogging(config: Pick<Config, 'LOG_LEVEL'>): Logger {
+export function installWorkerRuntime(config: Pick<Config, 'LOG_LEVEL' | 'AMY_METRICS_PORT'>): Logger {
   const logger = createLogger('worker', config.LOG_LEVEL);
   Runtime.install({
     logger: temporalLogger(logger),
@@ -22,9 +27,31 @@ export function installWorkerLogging(config: Pick<Config, 'LOG_LEVEL'>): Logger 
         filter: makeTelemetryFilterString({ core: TEMPORAL_LEVELS[config.LOG_LEVEL], other: 'ERROR' }),
         forward: {},
       },
+      ...(config.AMY_METRICS_PORT === undefined ? {} : { metrics: { buffer: temporalMetrics.buffer } }),
     },
   });
   return logger;
+}
+
+/** The worker's `/metrics` (the service's metrics, Node's and Temporal's), when AMY_METRICS_PORT asks for one. */
+async function startWorkerMetrics(config: Config, logger: Logger): Promise<MetricsEndpoint | null> {
+  if (config.AMY_METRICS_PORT === undefined) return null;
+  const registry = processRegistry();
+  const stopDraining = temporalMetrics.serveFrom(registry);
+  const endpoint = await startMetricsEndpoint({
+    host: config.AMY_METRICS_HOST ?? config.HOST,
+    port: config.AMY_METRICS_PORT,
+    registry,
+    logger,
+    beforeScrape: () => temporalMetrics.drain(),
+  });
+  return {
+    url: endpoint.url,
+    async close() {
+      stopDraining();
+      await endpoint.close();
+    },
+  };
 }
 
 /**
@@ -36,6 +63,7 @@ export async function runTurnWorker(
   deps: StepDeps & { dataConverter: DataConverter; close(): Promise<void> },
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
 ): Promise<void> {
+  const metrics = await startWorkerMetrics(config, logger);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   try {
     const worker = await createTurnWorker({
@@ -52,5 +80,6 @@ export async function runTurnWorker(
   } finally {
     await deps.close();
     await connection.close();
+    await metrics?.close();
   }
 }

@@ -61,6 +61,7 @@ export async function investigatorTurn(
       agentsUsed: ['investigator'],
       validator: validatorCounts(validated),
       factCheck: checked.factCheck,
+      path: 'investigator',
     }),
   );
 }

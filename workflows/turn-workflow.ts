@@ -19,6 +19,7 @@ import {
   type AgentName,
   type Invocation,
   type RoutableAgent,
+  type TurnPath,
 } from '../contracts/steps';
 import type { TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
@@ -85,6 +86,8 @@ const requestIdOf = (details: unknown): string => {
 export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult> {
   const { turnId, messages } = input;
   const step = trackProgress();
+  // Which way the turn went, once it is known: its ending is counted by it (platform/metrics.ts).
+  let path: TurnPath | undefined;
   try {
     await step('start_turn', () => bookkeeping.startTurn({ turnId }));
     // Read once, before the first model call: every agent of the turn, the Critic and the extractor
@@ -94,6 +97,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
       modelSteps.classifyVagueness({ turnId, messages, memory }),
     );
     if (vagueness === 'high') {
+      path = 'investigator';
       return await investigatorTurn(step, input, memory, (answer, validated, snapshot) =>
         rememberTurn({
           turnId,
@@ -107,6 +111,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
       );
     }
     const routing = withAgentIds(await step('route', () => modelSteps.route({ turnId, messages, memory })));
+    path = routing.main_agent === '' ? 'conversation' : (routing.main_agent as RoutableAgent);
     if (routing.main_agent === '') {
       const { answer, factCheck } = await step('fallback_reply', () =>
         modelSteps.replyConversationally({ turnId, messages, memory }),
@@ -132,6 +137,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
           agentsUsed: [],
           validator: validatorCounts([]),
           factCheck,
+          path: 'conversation',
         }),
       );
     }
@@ -139,7 +145,9 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
   } catch (err) {
     const error = turnError(err);
     // Recording the failure must survive the cancellation that may have caused it.
-    await CancellationScope.nonCancellable(() => bookkeeping.failTurn({ turnId, error: publicTurnError(error) }));
+    await CancellationScope.nonCancellable(() =>
+      bookkeeping.failTurn({ turnId, error: publicTurnError(error), ...(path ? { path } : {}) }),
+    );
     throw ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true });
   }
 }
@@ -336,6 +344,7 @@ async function specialistTurn(
       agentsUsed: AGENT_ORDER.filter((agent) => agentsUsed.has(agent)),
       validator: validatorCounts(validated),
       factCheck: synthesis.factCheck,
+      path: mainAgent,
     }),
   );
 }

@@ -6,8 +6,10 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ErrorBody } from '../../contracts/errors';
+import type { TurnPath } from '../../contracts/steps';
 import type { AgentName, FactCheckOutcome, FactEntry, TurnResult, ValidatorCounts } from '../../contracts/turn';
 import { newId } from '../../platform/ids';
+import { metrics } from '../../platform/metrics';
 import { endTurn } from '../../platform/turn-ending';
 import type { StepDeps } from '../runtime/step-deps';
 
@@ -19,11 +21,15 @@ export interface CompleteTurnInput {
   validator: ValidatorCounts;
   /** The fact-check's outcome (step 7b); absent when a history recorded before the check was binding replays. */
   factCheck?: FactCheckOutcome;
+  /** Which way the turn went, for the metrics; absent from a turn whose workflow code predates it. */
+  path?: TurnPath;
 }
 
 export interface FailTurnInput {
   turnId: string;
   error: ErrorBody;
+  /** Which way the turn went, for the metrics; absent when it failed before its path was chosen. */
+  path?: TurnPath;
 }
 
 type Deps = Pick<StepDeps, 'pool' | 'events' | 'clock'>;
@@ -40,10 +46,12 @@ async function turnCostUsd(pool: Deps['pool'], turnId: string): Promise<number> 
 export function createTurnLifecycle({ pool, events, clock }: Deps) {
   async function startTurn({ turnId }: { turnId: string }): Promise<void> {
     const now = clock();
-    await pool.query(
+    const started = await pool.query(
       `UPDATE turns SET status = 'running', started_at = COALESCE(started_at, $2) WHERE id = $1 AND status = 'queued'`,
       [turnId, now],
     );
+    // Counted by the attempt that moved it out of the queue, not by a retry that finds it running.
+    if (started.rowCount === 1) metrics.turnStarted();
     const row = await pool.query<{ started_at: Date }>('SELECT started_at FROM turns WHERE id = $1', [turnId]);
     const startedAt = row.rows[0]?.started_at ?? now;
     await events.append(turnId, [
@@ -67,7 +75,7 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
       duration_ms: now.getTime() - startedAt.getTime(),
       ...(input.factCheck ? { fact_check: input.factCheck } : {}),
     };
-    const end = await endTurn(pool, turnId, { status: 'completed', result }, now);
+    const end = await endTurn(pool, turnId, { status: 'completed', result }, now, input.path);
     // A retry after this activity's own commit finds the completion it wrote.
     if (end.status === 'completed' && end.result) return end.result;
     // The turn failed first (a cancellation won the race): its failure stands, on the row and the stream.
@@ -77,7 +85,7 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
     );
   }
 
-  async function failTurn({ turnId, error }: FailTurnInput): Promise<void> {
+  async function failTurn({ turnId, error, path }: FailTurnInput): Promise<void> {
     const lastFailedCall = await pool.query<{ request_id: string }>(
       `SELECT request_id FROM llm_calls WHERE turn_id = $1 AND outcome <> 'success' AND request_id IS NOT NULL
        ORDER BY created_at DESC LIMIT 1`,
@@ -85,7 +93,7 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
     );
     const requestId = error.request_id || lastFailedCall.rows[0]?.request_id || newId('request');
     // A turn that already completed keeps its completion, and its log keeps turn.completed.
-    await endTurn(pool, turnId, { status: 'failed', error: { ...error, request_id: requestId } }, clock());
+    await endTurn(pool, turnId, { status: 'failed', error: { ...error, request_id: requestId } }, clock(), path);
   }
 
   return { startTurn, completeTurn, failTurn };

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { StepId } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
+import { metrics } from '../../platform/metrics';
 import { startAttempt } from './superseded-attempts';
 
 const HEARTBEAT_EVERY_MS = 2_000;
@@ -22,7 +23,8 @@ export interface StepAttempt {
  * - the activity heartbeats while the step works, so a dead worker is noticed within the heartbeat
  *   timeout (not the whole start-to-close timeout) and cancellation reaches the step (Temporal delivers
  *   it only to an activity that heartbeats: the workflow's activity options set a heartbeat timeout);
- * - an earlier attempt of the same activity still running in this worker is aborted first.
+ * - an earlier attempt of the same activity still running in this worker is aborted first;
+ * - the attempt is timed and counted (platform/metrics.ts), a retry as such.
  */
 export async function runStepAttempt<T>(
   events: EventLog,
@@ -51,7 +53,7 @@ export async function runStepAttempt<T>(
     }
     ctx.heartbeat();
     ticker = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-    return await work({ attempt, signal });
+    return await metrics.timeStepAttempt(step, attempt, signal, () => work({ attempt, signal }));
   } finally {
     clearInterval(ticker);
     own?.end();

@@ -1,7 +1,8 @@
 /**
  * The LLM layer: every model call of a turn goes through here, so every call is refused once the turn's
  * user has reached a cost cap, is made with its model resolved (an alias to its model id), is billed to
- * the turn in `llm_calls` when it ends under that resolved id (failed attempts included), the turn's
+ * the turn in `llm_calls` when it ends under that resolved id (failed attempts included) and counted in
+ * the metrics (calls, tokens and cost by model and call id, platform/metrics.ts), the turn's
  * cost warning fires once, and SDK errors reach the workflow as errors its retry policy understands.
  */
 import Anthropic from '@anthropic-ai/sdk';
@@ -12,6 +13,7 @@ import { ConfigError, type Config } from '../config';
 import type { Pool } from 'pg';
 import type { EventLog } from '../event-log';
 import { createLogger, type Logger } from '../logger';
+import { metrics } from '../metrics';
 import { mapLlmError, ModelOutputInvalidError, type LlmCallOutcome } from './errors';
 import type { CostCapGuard } from '../cost-caps';
 import { resolveModel, type ModelOverrides } from './models';
@@ -247,7 +249,7 @@ export function createLlm({
   /** Writes the ledger row for a call that has ended; returns what it cost. */
   async function recordCall(ctx: LlmCallContext, model: string, startedAt: number, ending: CallEnding) {
     const cost = costUsd(model, ending.usage.input_tokens, ending.usage.output_tokens);
-    const written = await writeLedger({
+    const row: LlmCallRow = {
       id: `llm_${ulid()}`,
       turnId: ctx.turnId,
       step: ctx.step,
@@ -262,7 +264,9 @@ export function createLlm({
       errorMessage: ending.errorMessage ?? null,
       // When the call ended, not when a delayed row reached Postgres.
       createdAt: new Date(),
-    });
+    };
+    metrics.modelCallEnded(row);
+    const written = await writeLedger(row);
     if (written) await warnIfOverBudget(ctx.turnId);
     return cost;
   }

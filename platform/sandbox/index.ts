@@ -41,6 +41,7 @@ import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } f
 import { Slots, type SlotsLoad } from './slots';
 import { traceSandbox } from './tracing';
 import { leaseSandboxUid } from './uids';
+import { metrics } from '../metrics';
 
 export { sweepStaleRunDirs } from './run-dir';
 
@@ -218,6 +219,53 @@ interface Mechanism {
   python: PythonLayout;
 }
 
+/**
+ * Times a sandbox call, its wait for a slot included, and counts how it ended (platform/metrics.ts): what
+ * `outcomeOf` says of its result, or `aborted` (the caller gave up), `unavailable` (no sandbox here) or
+ * `failed` (anything else thrown).
+ */
+function measured<T>(
+  operation: 'run' | 'preflight',
+  signal: AbortSignal | undefined,
+  call: () => Promise<T>,
+  outcomeOf: (result: T) => string,
+): Promise<T> {
+  const ended = metrics.sandboxStarted(operation);
+  return call().then(
+    (result) => {
+      ended(outcomeOf(result));
+      return result;
+    },
+    (err: unknown) => {
+      ended(signal?.aborted ? 'aborted' : err instanceof SandboxUnavailableError ? 'unavailable' : 'failed');
+      throw err;
+    },
+  );
+}
+
+/** The sandbox with each call measured: a run by its result's status or error kind, a syntax check by its verdict. */
+function measuredSandbox(sandbox: Sandbox): Sandbox {
+  return {
+    get load() {
+      return sandbox.load;
+    },
+    preflight: (code, options) =>
+      measured(
+        'preflight',
+        options?.signal,
+        () => sandbox.preflight(code, options),
+        (result) => (result.ok ? 'ok' : 'syntax_error'),
+      ),
+    run: (input) =>
+      measured(
+        'run',
+        input.signal,
+        () => sandbox.run(input),
+        (result) => (result.status === 'ok' ? 'ok' : result.kind),
+      ),
+  };
+}
+
 export function createSandbox(options: SandboxOptions): Sandbox {
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
   const runDirParent = options.runDirParent ?? defaultSandboxDir();
@@ -351,44 +399,47 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }, signal);
   }
 
-  return traceSandbox({
-    get load() {
-      return slots.load;
-    },
+  // Traced outside, measured inside: the span covers the same run the histogram does.
+  return traceSandbox(
+    measuredSandbox({
+      get load() {
+        return slots.load;
+      },
 
-    async preflight(code, { signal } = {}) {
-      const mechanism = await ensureAvailable();
-      return inSlot(
-        { 'code.py': code },
-        async (uid, inputDir) => {
-          const exit = await confined(mechanism, ['preflight', `${SANDBOX_INPUT_DIR}/code.py`], PREFLIGHT_LIMITS, {
-            uid,
-            inputDir,
-            signal,
-          });
-          const result = outcome(exit, PREFLIGHT_LIMITS);
-          if (result.status === 'ok') return preflightSchema.parse(result.result);
-          return { ok: false, error: { line: 1, col: 1, message: `the syntax check failed: ${result.message}` } };
-        },
-        signal,
-      );
-    },
+      async preflight(code, { signal } = {}) {
+        const mechanism = await ensureAvailable();
+        return inSlot(
+          { 'code.py': code },
+          async (uid, inputDir) => {
+            const exit = await confined(mechanism, ['preflight', `${SANDBOX_INPUT_DIR}/code.py`], PREFLIGHT_LIMITS, {
+              uid,
+              inputDir,
+              signal,
+            });
+            const result = outcome(exit, PREFLIGHT_LIMITS);
+            if (result.status === 'ok') return preflightSchema.parse(result.result);
+            return { ok: false, error: { line: 1, col: 1, message: `the syntax check failed: ${result.message}` } };
+          },
+          signal,
+        );
+      },
 
-    async run({ code, data, signal }) {
-      const mechanism = await ensureAvailable();
-      const files = {
-        'code.py': code,
-        'summary.json': JSON.stringify(data.summary),
-        'activities.json': JSON.stringify(data.activities),
-        'labs.json': JSON.stringify(data.labs ?? []),
-        'profile.json': JSON.stringify(data.profile),
-      };
-      return inSlot(
-        files,
-        async (uid, inputDir) =>
-          outcome(await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, { uid, inputDir, signal }), limits),
-        signal,
-      );
-    },
-  });
+      async run({ code, data, signal }) {
+        const mechanism = await ensureAvailable();
+        const files = {
+          'code.py': code,
+          'summary.json': JSON.stringify(data.summary),
+          'activities.json': JSON.stringify(data.activities),
+          'labs.json': JSON.stringify(data.labs ?? []),
+          'profile.json': JSON.stringify(data.profile),
+        };
+        return inSlot(
+          files,
+          async (uid, inputDir) =>
+            outcome(await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, { uid, inputDir, signal }), limits),
+          signal,
+        );
+      },
+    }),
+  );
 }
