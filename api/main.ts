@@ -1,18 +1,25 @@
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
+import { shutdownSignal } from '../platform/shutdown-signal';
 import { startApiServer } from './server';
 
 async function run() {
   const config = loadConfig();
-  const api = await startApiServer(config, createLogger('api', config.LOG_LEVEL));
-  const shutdown = () => {
-    api.close().then(
+  const logger = createLogger('api', config.LOG_LEVEL);
+  // Listened for before start-up, so that a stop during it still drains (at once) rather than kills.
+  const stop = shutdownSignal(logger);
+  const api = await startApiServer(config, logger);
+  const drain = () => {
+    api.drain(config.AMY_SHUTDOWN_GRACE_SECONDS * 1000).then(
       () => process.exit(0),
-      () => process.exit(1),
+      (err: unknown) => {
+        logger.error('api drain failed', { error: err });
+        process.exit(1);
+      },
     );
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  if (stop.aborted) drain();
+  else stop.addEventListener('abort', drain, { once: true });
 }
 
 run().catch((err: unknown) => {
