@@ -183,3 +183,13 @@ export function loadCostCapConfig(
 export function loadShutdownConfig(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'AMY_SHUTDOWN_GRACE_SECONDS'> {
   return parseEnvironment(configSchema.pick({ AMY_SHUTDOWN_GRACE_SECONDS: true }), env);
 }
+
+/** Where Temporal is and the deployment's name, for the release commands (`npm run deploy:*`). */
+export function loadDeploymentConfig(
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'AMY_DEPLOYMENT_NAME'> {
+  return parseEnvironment(
+    configSchema.pick({ TEMPORAL_ADDRESS: true, TEMPORAL_NAMESPACE: true, AMY_DEPLOYMENT_NAME: true }),
+    env,
+  );
+}

@@ -11,10 +11,11 @@
  * Without versioning a v1 turn would have met v2's code: the test replays one against it to show the
  * change really is breaking.
  */
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -70,6 +71,23 @@ async function startRelease(version: DeploymentVersion, workflowBundlePath?: str
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   return { child, exited };
+}
+
+/** `npm run deploy:<command> -- <args>`, as an operator runs it. */
+async function deployCommand(command: 'promote' | 'status', ...args: string[]) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', path.resolve(__dirname, '../../scripts/deploy.ts'), command, ...args],
+    {
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: svc.config.TEMPORAL_ADDRESS,
+        TEMPORAL_NAMESPACE: svc.config.TEMPORAL_NAMESPACE,
+        AMY_DEPLOYMENT_NAME: deploymentName,
+      },
+    },
+  );
+  return stdout;
 }
 
 async function startTurn(apiKey: string, content: string) {
@@ -135,7 +153,7 @@ test('v2 with a breaking workflow change is promoted while v1 turns run: they fi
 
   // Release v2: the changed workflow code, deployed beside v1, then promoted.
   const release2 = await startRelease(v2, nextReleaseBundle);
-  expect((await promoteVersion(svc.temporal, v2, { identity: 'versioning test' })).previousBuildId).toBe('v1');
+  expect(await deployCommand('promote', 'v2')).toContain(`${deploymentName}.v2 is current (was ${deploymentName}.v1)`);
   const promoted = await describeDeployment(svc.temporal, deploymentName);
   expect(promoted?.currentBuildId).toBe('v2');
   expect(promoted?.versions.find((v) => v.buildId === 'v1')?.status).toBe('draining');
@@ -180,6 +198,9 @@ test('v2 with a breaking workflow change is promoted while v1 turns run: they fi
       'drained',
     'Temporal reports v1 drained',
   );
+  const status = await deployCommand('status');
+  expect(status).toContain(`deployment ${deploymentName}: current v2, ramping none`);
+  expect(status).toContain('v1  drained  open workflows pinned: 0');
   release1.child.kill('SIGTERM');
   expect(await release1.exited).toEqual({ code: 0, signal: null });
 
