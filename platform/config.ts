@@ -89,9 +89,10 @@ const configSchema = z.object({
   /**
    * How long a role told to stop (SIGTERM, SIGINT) lets the work it has in hand finish: the worker's
    * running activities (past it they are cancelled and Temporal retries them on another worker), the
-   * API's requests (a blocking turn still waiting is then answered 503). docs/operations.md#deploying
+   * API's requests (a blocking turn still waiting is then answered 503). With the worker's 10 s to hand
+   * back, a role stops within 30 s by default, Kubernetes' default grace. docs/operations.md#deploying
    */
-  AMY_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(20),
+  AMY_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(15),
   /**
    * Worker Versioning (docs/operations.md#deploying): the worker polls as the version
    * `<AMY_DEPLOYMENT_NAME>.<AMY_BUILD_ID>` and every turn it starts stays pinned to it. Both set, or
