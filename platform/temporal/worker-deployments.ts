@@ -16,9 +16,9 @@ export interface DeploymentVersion {
   buildId: string;
 }
 
-export type VersionStatus = 'inactive' | 'current' | 'ramping' | 'draining' | 'drained' | 'unknown';
+type VersionStatus = 'inactive' | 'current' | 'ramping' | 'draining' | 'drained' | 'unknown';
 
-export interface VersionSummary {
+interface VersionSummary {
   buildId: string;
   status: VersionStatus;
   createdAt: Date | null;
@@ -43,7 +43,7 @@ const STATUS_NAMES: Record<number, VersionStatus> = {
 };
 
 /** `<deployment name>.<build id>`, as Temporal names a version (the SDK's toCanonicalString). */
-export const versionName = (v: DeploymentVersion) => `${v.deploymentName}.${v.buildId}`;
+const versionName = (v: DeploymentVersion) => `${v.deploymentName}.${v.buildId}`;
 
 const toDate = (ts: { seconds?: unknown; nanos?: number | null } | null | undefined): Date | null =>
   ts?.seconds == null ? null : new Date(Number(ts.seconds) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6));
