@@ -65,7 +65,8 @@ export async function runTurnWorker(
     const running = worker.run();
     const drain = () => {
       logger.info('worker draining', { signal: stop.reason, grace_seconds: config.AMY_SHUTDOWN_GRACE_SECONDS });
-      worker.shutdown();
+      // Not RUNNING: it already stops (a fatal error, or a Runtime installed elsewhere with signal handling).
+      if (worker.getState() === 'RUNNING') worker.shutdown();
     };
     stop.addEventListener('abort', drain, { once: true });
     // Resolves once every running activity has finished or been handed back; rejects (the process then
