@@ -194,6 +194,19 @@ export const ROUTES = {
         description: `A blocking replay ("stream": false) of a turn still in flight, while ${MAX_WAITING_REPLAYS_PER_KEY} requests with its Idempotency-Key already wait for its end in this API process (idempotency_key_in_use)`,
         headers: RETRY_AFTER,
       },
+      503: {
+        ...errors(503)[503],
+        description:
+          'service_unavailable: the turn could not be started; or, for "stream": false, the API process is shutting down and its grace ran out while the turn still ran (the turn runs on: send the same request with the same Idempotency-Key to wait for it on another process, or read the Turn at Location)',
+        headers: {
+          ...RETRY_AFTER,
+          Location: {
+            description:
+              'When a blocking request was cut short by a shutdown: the path of its turn, still running (/v1/turns/{id}).',
+            schema: { type: 'string' },
+          },
+        },
+      },
     },
   },
   listTurns: {

@@ -16,7 +16,7 @@ import type { Logger } from '../platform/logger';
 import { metrics } from '../platform/metrics';
 import { createKeyedSlots } from './keyed-slots';
 import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
-import { formatSseEvent, openSseStream, parseLastEventId } from './sse';
+import { formatSseEvent, openSseStream, parseLastEventId, reconnectHint } from './sse';
 
 const EVENTS_PATH = /^\/v1\/turns\/([^/]+)\/events\/?$/;
 
@@ -29,6 +29,15 @@ export interface EventStreamDeps {
   maxStreamsPerKey: number;
   /** Unsent bytes a connection may hold before it is dropped (AMY_STREAM_MAX_BUFFERED_BYTES). */
   maxBufferedBytes: number;
+  /** True once the process drains (./drain.ts): a stream is then ended for the client to resume elsewhere. */
+  draining?: () => boolean;
+}
+
+export interface EventStreamRoute {
+  /** Takes the request if it is for the event stream route, or returns false. */
+  (req: IncomingMessage, res: ServerResponse): boolean;
+  /** Ends every open stream so that its client resumes on another process; returns how many there were. */
+  endAll(): number;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -36,16 +45,35 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(JSON.stringify(body));
 }
 
-/** Returns a handler that takes the request if it is for the event stream route, or returns false. */
-export function createEventStreamRoute(deps: EventStreamDeps) {
+/**
+ * A draining process ends a stream as a finished one would end, after a `retry:` hint: the SDK and a
+ * native EventSource both take an end before the terminal event for a lost connection, and reconnect
+ * with `Last-Event-Id`, reaching another process. (Refusing with a 503 instead would make an EventSource
+ * give up for good: it only retries network errors and clean ends.)
+ */
+function endForResumption(res: ServerResponse, requestId: string) {
+  if (!res.headersSent) openSseStream(res, requestId);
+  res.end(reconnectHint());
+}
+
+/** Returns the event stream route (see EventStreamRoute). */
+export function createEventStreamRoute(deps: EventStreamDeps): EventStreamRoute {
   const { pool, hub, logger } = deps;
+  const draining = deps.draining ?? (() => false);
   // Open streams per API key.
   const quota = createKeyedSlots(deps.maxStreamsPerKey);
+  // How to end each open stream, for a drain.
+  const open = new Set<() => void>();
 
   async function serve(req: IncomingMessage, res: ServerResponse, url: URL, rawTurnId: string) {
     const query = url.searchParams;
     const requestId = newId('request');
     res.setHeader('X-Request-Id', requestId);
+    if (draining()) {
+      endForResumption(res, requestId);
+      metrics.sseRequestAnswered('draining');
+      return;
+    }
     try {
       const { userId, apiKeyId } = await authenticate(pool, {
         authorization: req.headers.authorization,
@@ -85,6 +113,12 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
         metrics.sseRequestAnswered('client_left');
         return;
       }
+      // The drain began while the turn was looked up: endAll() has run, and would miss this stream.
+      if (draining()) {
+        endForResumption(res, requestId);
+        metrics.sseRequestAnswered('draining');
+        return;
+      }
       // Taken after the last await, so two requests racing for the last slot cannot both pass.
       const release = quota.tryAcquire(apiKeyId);
       if (!release) {
@@ -119,8 +153,15 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
     let finished = false;
     const stop = () => {
       finished = true;
+      open.delete(endForDrain);
       unsubscribe();
     };
+    const endForDrain = () => {
+      if (finished) return;
+      stop();
+      endForResumption(res, at.requestId);
+    };
+    open.add(endForDrain);
     const unsubscribe = hub.subscribe(at.turnId, Math.min(at.afterId, at.loggedUpTo), (events) => {
       if (finished) return;
       for (const [i, event] of events.entries()) {
@@ -157,12 +198,20 @@ export function createEventStreamRoute(deps: EventStreamDeps) {
     res.on('close', stop);
   }
 
-  return function eventStreamRoute(req: IncomingMessage, res: ServerResponse): boolean {
+  function eventStreamRoute(req: IncomingMessage, res: ServerResponse): boolean {
     if (req.method !== 'GET' || !req.url) return false;
     const url = new URL(req.url, 'http://localhost');
     const match = EVENTS_PATH.exec(url.pathname);
     if (!match) return false;
     void serve(req, res, url, match[1]);
     return true;
-  };
+  }
+
+  function endAll(): number {
+    const enders = [...open];
+    for (const end of enders) end();
+    return enders.length;
+  }
+
+  return Object.assign(eventStreamRoute, { endAll });
 }

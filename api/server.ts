@@ -10,6 +10,8 @@ import { createPgPool } from '../platform/pg-pool';
 import { costCapDefaults } from '../platform/cost-caps';
 import { createApp } from './app';
 import { parseCodecOperators } from './codec-server';
+import { createRequestDrain } from './drain';
+import { ApiError, errorResponse } from './errors';
 import { startEventHub } from './event-hub';
 import { createEventStreamRoute } from './event-stream';
 import { createLogger, type Logger } from '../platform/logger';
@@ -17,12 +19,28 @@ import { workflowClientTracing } from '../platform/temporal/tracing';
 import { traceRequests } from './request-tracing';
 import { startMetricsEndpoint } from '../platform/metrics-endpoint';
 import { processRegistry } from '../platform/metrics';
+import { newId } from '../platform/ids';
 
 export interface ApiServer {
   url: string;
   server: http.Server;
+  /** Stops at once: every connection cut, then everything released. */
   close(): Promise<void>;
+  /**
+   * Stops gracefully (docs/operations.md#deploying): new connections refused, open event streams ended
+   * for their clients to resume elsewhere, requests in flight given up to `graceMs`, then close().
+   */
+  drain(graceMs: number): Promise<void>;
 }
+
+/** What a request that reaches a draining process is told (one on a connection opened before the drain). */
+const drainingRefusal = () =>
+  new ApiError(
+    'service_unavailable',
+    'This API process is shutting down; send the request again (another process answers it).',
+    undefined,
+    { 'Retry-After': '1' },
+  );
 
 /**
  * How long a client may take to send what it sends, so that nobody holds a connection by trickling
@@ -67,6 +85,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   // request, since the worker's pool does the gating itself.
   const gates = createGatesRunner({ python: config.AMY_PYTHON ?? defaultPythonPath(), processes: 1 });
   const operators = parseCodecOperators(config.AMY_CODEC_OPERATORS);
+  const requests = createRequestDrain();
   const app = createApp({
     gates,
     keys,
@@ -89,6 +108,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     maxTurnsPerMinute: config.AMY_MAX_TURNS_PER_MINUTE,
     turnRunTimeoutSeconds: config.AMY_TURN_RUN_TIMEOUT_SECONDS,
     bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
+    shutdownDeadline: requests.deadline,
   });
   const eventStreamRoute = createEventStreamRoute({
     pool,
@@ -97,11 +117,25 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     replayWindowSeconds: config.AMY_REPLAY_WINDOW_SECONDS,
     maxStreamsPerKey: config.AMY_MAX_STREAMS_PER_KEY,
     maxBufferedBytes: config.AMY_STREAM_MAX_BUFFERED_BYTES,
+    draining: () => requests.draining,
   });
   const server = http.createServer(
     receiveBounds(config),
     traceRequests((req, res) => {
-      if (!eventStreamRoute(req, res)) app(req, res);
+      requests.track(res);
+      if (eventStreamRoute(req, res)) return;
+      if (requests.draining) {
+        const requestId = newId('request');
+        const { status, headers, body } = errorResponse(drainingRefusal(), requestId, logger);
+        res.writeHead(status, {
+          ...headers,
+          'Content-Type': 'application/json; charset=utf-8',
+          'X-Request-Id': requestId,
+        });
+        res.end(JSON.stringify(body));
+        return;
+      }
+      app(req, res);
     }),
   );
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
@@ -118,14 +152,33 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
           logger,
         });
   logger.info('api listening', { url });
+  const release = async () => {
+    await hub.close();
+    await Promise.allSettled([pool.end(), connection.close(), gates.close(), metrics?.close()]);
+  };
   return {
     url,
     server,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await hub.close();
-      await Promise.allSettled([pool.end(), connection.close(), gates.close(), metrics?.close()]);
+      await release();
+    },
+    async drain(graceMs) {
+      // Stops listening now (a new connection is refused) and closes the idle keep-alive connections.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const streams = eventStreamRoute.endAll();
+      logger.info('api draining', {
+        grace_seconds: graceMs / 1000,
+        event_streams_ended: streams,
+        requests_in_flight: requests.inFlight() - streams,
+      });
+      const { unfinished } = await requests.drain(graceMs, () => server.closeIdleConnections());
+      if (unfinished > 0) logger.warn('api stopping with requests unfinished', { requests_unfinished: unfinished });
+      server.closeAllConnections();
+      await closed;
+      await release();
+      logger.info('api stopped');
     },
   } satisfies ApiServer;
 }

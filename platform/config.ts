@@ -97,6 +97,26 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * How long a role told to stop (SIGTERM, SIGINT) lets the work it has in hand finish: the worker's
+   * running activities (past it they are cancelled and Temporal retries them on another worker), the
+   * API's requests (a blocking turn still waiting is then answered 503). With the worker's 10 s to hand
+   * back, a role stops within 30 s by default, Kubernetes' default grace. docs/operations.md#deploying
+   */
+  AMY_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(15),
+  /**
+   * Worker Versioning (docs/operations.md#deploying): the worker polls as the version
+   * `<AMY_DEPLOYMENT_NAME>.<AMY_BUILD_ID>` and every turn it starts stays pinned to it. Both set, or
+   * neither (an unversioned worker, as `npm start` runs it).
+   */
+  AMY_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/, 'letters, digits, `-` and `_` only (Temporal joins it to the build id with a `.`)')
+    .optional(),
+  AMY_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._+-]{1,200}$/, 'letters, digits, `.`, `_`, `+` and `-` only, e.g. a release tag or git sha')
+    .optional(),
   /** A prebuilt workflow bundle (bundleWorkflowCode output); bundled from workflows/ at start-up otherwise. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */
@@ -136,10 +156,15 @@ const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
-const checkedConfigSchema = configSchema.refine((c) => c.AMY_HEADERS_TIMEOUT_MS <= c.AMY_REQUEST_TIMEOUT_MS, {
-  message: 'AMY_HEADERS_TIMEOUT_MS must not exceed AMY_REQUEST_TIMEOUT_MS (the headers are part of the request)',
-  path: ['AMY_HEADERS_TIMEOUT_MS'],
-});
+const checkedConfigSchema = configSchema
+  .refine((c) => c.AMY_HEADERS_TIMEOUT_MS <= c.AMY_REQUEST_TIMEOUT_MS, {
+    message: 'AMY_HEADERS_TIMEOUT_MS must not exceed AMY_REQUEST_TIMEOUT_MS (the headers are part of the request)',
+    path: ['AMY_HEADERS_TIMEOUT_MS'],
+  })
+  .refine((c) => (c.AMY_DEPLOYMENT_NAME === undefined) === (c.AMY_BUILD_ID === undefined), {
+    message: 'set AMY_DEPLOYMENT_NAME and AMY_BUILD_ID together (a versioned worker), or neither (an unversioned one)',
+    path: ['AMY_BUILD_ID'],
+  });
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -164,4 +189,19 @@ export function loadCostCapConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): Pick<Config, 'AMY_USER_DAILY_CAP_USD' | 'AMY_USER_MONTHLY_CAP_USD'> {
   return parseEnvironment(configSchema.pick({ AMY_USER_DAILY_CAP_USD: true, AMY_USER_MONTHLY_CAP_USD: true }), env);
+}
+
+/** The drain's grace alone, for `npm start`, which stops its roles and must not kill one mid-drain. */
+export function loadShutdownConfig(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'AMY_SHUTDOWN_GRACE_SECONDS'> {
+  return parseEnvironment(configSchema.pick({ AMY_SHUTDOWN_GRACE_SECONDS: true }), env);
+}
+
+/** Where Temporal is and the deployment's name, for the release commands (`npm run deploy:*`). */
+export function loadDeploymentConfig(
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'AMY_DEPLOYMENT_NAME'> {
+  return parseEnvironment(
+    configSchema.pick({ TEMPORAL_ADDRESS: true, TEMPORAL_NAMESPACE: true, AMY_DEPLOYMENT_NAME: true }),
+    env,
+  );
 }

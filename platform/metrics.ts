@@ -193,7 +193,7 @@ export interface ModelCallRecord {
 type Outcome = string;
 
 /** How the event stream route answered a request: see `amy_sse_requests_total`. */
-export type SseRequestOutcome = 'opened' | 'json' | 'already_ended' | 'client_left' | ApiErrorCode;
+export type SseRequestOutcome = 'opened' | 'json' | 'already_ended' | 'client_left' | 'draining' | ApiErrorCode;
 
 /** An API request as its metrics label it; `route` is a template or `unmatched`, never a request's path. */
 export interface HttpRequestLabels {

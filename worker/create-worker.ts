@@ -13,6 +13,7 @@ import {
   WORKFLOW_TRACING_MODULES,
   workflowTracingSinks,
 } from '../platform/temporal/tracing';
+import type { DeployOptions } from './deploy-options';
 import { turnRunInterceptors } from './turn-run-interceptor';
 import { upstreamFailureInterceptors } from './upstream-failure-interceptor';
 
@@ -78,8 +79,11 @@ export async function createTurnWorker(opts: {
   /** The service's data converter (platform/temporal/data-converter.ts): a turn's payloads are encrypted. */
   dataConverter: DataConverter;
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Its version and how long a stop waits (./deploy-options.ts); unversioned and SDK defaults otherwise. */
+  deploy?: DeployOptions;
 }): Promise<Worker> {
   return Worker.create({
+    ...opts.deploy,
     connection: opts.connection,
     dataConverter: opts.dataConverter,
     namespace: opts.namespace,

@@ -6,6 +6,8 @@ import { startMetricsEndpoint, type MetricsEndpoint } from '../platform/metrics-
 import { processRegistry } from '../platform/metrics';
 import type { StepDeps } from '../activities';
 import { createTurnWorker } from './create-worker';
+import { shutdownSignal } from '../platform/shutdown-signal';
+import { deployOptions } from './deploy-options';
 import { temporalMetrics } from './temporal-metrics';
 
 const TEMPORAL_LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
@@ -21,6 +23,9 @@ export function installWorkerRuntime(config: Pick<Config, 'LOG_LEVEL' | 'AMY_MET
   const logger = createLogger('worker', config.LOG_LEVEL);
   Runtime.install({
     logger: temporalLogger(logger),
+    // The worker stops on signals itself (runTurnWorker): the Runtime's own handling would shut it down
+    // on the first signal and leave the next to Node's default, which kills the process mid-drain.
+    shutdownSignals: [],
     telemetryOptions: {
       logging: {
         // Core at our level; the native libraries under it only when they fail.
@@ -55,8 +60,10 @@ async function startWorkerMetrics(config: Config, logger: Logger): Promise<Metri
 }
 
 /**
- * Polls the turn task queue with these dependencies until SIGINT/SIGTERM, then closes them. Logs
- * `worker polling` once it polls (scripts and tests wait for that line).
+ * Polls the turn task queue with these dependencies until SIGTERM/SIGINT, then drains (./deploy-options.ts:
+ * polling stops, running activities get AMY_SHUTDOWN_GRACE_SECONDS, then are cancelled and retried
+ * elsewhere) and closes them. Logs `worker polling` once it polls (scripts and tests wait for that line),
+ * `worker draining` when told to stop and `worker stopped` once drained.
  */
 export async function runTurnWorker(
   config: Config,
@@ -64,8 +71,10 @@ export async function runTurnWorker(
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
 ): Promise<void> {
   const metrics = await startWorkerMetrics(config, logger);
+  const stop = shutdownSignal(logger);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   try {
+    const deploy = deployOptions(config);
     const worker = await createTurnWorker({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -73,10 +82,25 @@ export async function runTurnWorker(
       deps,
       dataConverter: deps.dataConverter,
       ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
+      deploy,
     });
-    logger.info('worker polling', { task_queue: config.TEMPORAL_TASK_QUEUE });
-    // Worker.run resolves after SIGINT/SIGTERM once in-flight tasks have drained.
-    await worker.run();
+    if (stop.aborted) return;
+    const version = deploy.workerDeploymentOptions?.version;
+    logger.info('worker polling', {
+      task_queue: config.TEMPORAL_TASK_QUEUE,
+      ...(version ? { deployment: version.deploymentName, build_id: version.buildId } : { versioned: false }),
+    });
+    const running = worker.run();
+    const drain = () => {
+      logger.info('worker draining', { signal: stop.reason, grace_seconds: config.AMY_SHUTDOWN_GRACE_SECONDS });
+      // Not RUNNING: it already stops (a fatal error, or a Runtime installed elsewhere with signal handling).
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    };
+    stop.addEventListener('abort', drain, { once: true });
+    // Resolves once every running activity has finished or been handed back; rejects (the process then
+    // exits 1) when they have not HANDBACK_MS after the grace.
+    await running;
+    logger.info('worker stopped');
   } finally {
     await deps.close();
     await connection.close();

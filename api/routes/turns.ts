@@ -31,6 +31,22 @@ export interface TurnRoutesDeps extends TurnWorkflowsDeps {
   costCapDefaults: CostCapDefaults;
   /** AMY_MAX_TURNS_PER_MINUTE: turns a user may create in any 60 s. */
   maxTurnsPerMinute: number;
+  /** Aborted when a draining process's grace is over (../drain.ts): a blocking request stops waiting then. */
+  shutdownDeadline?: AbortSignal;
+}
+
+/**
+ * A blocking request still waiting when its process's drain runs out of grace: the turn runs on, and
+ * the same request with the same Idempotency-Key waits for it on another process (the SDK repeats it by
+ * itself). Without a key a repeat would start another turn: the turn is named in `Location` instead.
+ */
+function stillRunningAtShutdown(turnId: string) {
+  return new ApiError(
+    'service_unavailable',
+    `This API process is shutting down and turn ${turnId} is still running: send the request again with the same Idempotency-Key to wait for it, or read GET /v1/turns/${turnId}.`,
+    undefined,
+    { 'Retry-After': '1', Location: `/v1/turns/${turnId}` },
+  );
 }
 
 /**
@@ -61,6 +77,9 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
   // Blocking replays waiting for their turn's end, per user and Idempotency-Key (api/idempotency.ts).
   const waitingReplays = createKeyedSlots(MAX_WAITING_REPLAYS_PER_KEY);
   const router = Router();
+  /** A blocking request waits until its client goes or its process's drain is out of grace. */
+  const waitingFor = (gone: AbortSignal) =>
+    deps.shutdownDeadline ? AbortSignal.any([gone, deps.shutdownDeadline]) : gone;
 
   router.post('/v1/turns', async (req, res) => {
     if (!req.is('application/json')) {
@@ -98,8 +117,10 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       const release = isTurnInFlight(turn) ? waitingReplays.tryAcquire(`${userId} ${idempotencyKey}`) : () => {};
       if (!release) throw idempotencyKeyInUse();
       try {
-        const ended = await workflows.endOfReplayedTurn(userId, turn.id, clientGone(res));
+        const gone = clientGone(res);
+        const ended = await workflows.endOfReplayedTurn(userId, turn.id, waitingFor(gone));
         if (ended) res.set(IDEMPOTENT_REPLAYED_HEADER, 'true').status(200).json(toTurnResource(ended));
+        else if (!gone.aborted) throw stillRunningAtShutdown(turn.id);
       } finally {
         release();
       }
@@ -122,9 +143,12 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       return;
     }
     const gone = clientGone(res);
-    await workflow.waitForEnd(gone);
+    const waiting = waitingFor(gone);
+    await workflow.waitForEnd(waiting);
     if (gone.aborted) return;
-    res.status(200).json(toTurnResource(await getTurnForUserOrThrow(pool, userId, turn.id)));
+    const ended = await getTurnForUserOrThrow(pool, userId, turn.id);
+    if (waiting.aborted && isTurnInFlight(ended)) throw stillRunningAtShutdown(turn.id);
+    res.status(200).json(toTurnResource(ended));
   });
 
   router.get('/v1/turns', async (req, res) => {

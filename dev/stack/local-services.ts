@@ -41,6 +41,8 @@ export interface LocalServicesOptions {
     historyRetention?: string;
     /** The codec server the Web UI decodes payloads with (`--ui-codec-endpoint`). */
     uiCodecEndpoint?: string;
+    /** Server settings (`--dynamic-config-value`). */
+    dynamicConfig?: Record<string, unknown>;
   };
   /** Where DATABASE_URL, TEMPORAL_ADDRESS and TEMPORAL_UI_URL are read; this process's environment by default. */
   env?: NodeJS.ProcessEnv;
@@ -98,6 +100,7 @@ async function startTemporal(
     logFile: opts.logFile,
     historyRetention: opts.historyRetention,
     uiCodecEndpoint: opts.uiCodecEndpoint,
+    dynamicConfig: opts.dynamicConfig,
   });
 }
 

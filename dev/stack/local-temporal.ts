@@ -38,6 +38,8 @@ export async function startLocalTemporal(opts: {
   logFile?: string;
   historyRetention?: string;
   uiCodecEndpoint?: string;
+  /** Server settings (`--dynamic-config-value KEY=<JSON>`), e.g. how soon a worker version is reported drained. */
+  dynamicConfig?: Record<string, unknown>;
 }): Promise<LocalTemporal> {
   const port = opts.port ?? (await freePort());
   const uiPort = opts.headless ? null : (opts.uiPort ?? (await freePort()));
@@ -49,6 +51,9 @@ export async function startLocalTemporal(opts: {
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (uiPort !== null && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
+  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
   const server = await launch({
     name: 'the Temporal dev server',
     command: temporalCliPath(),

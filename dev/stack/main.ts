@@ -14,7 +14,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { hasDailySummaries } from '../../platform/health-data/store';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
+import { loadShutdownConfig } from '../../platform/config';
 import { createLogger, createLogRelay } from '../../platform/logger';
+import { HANDBACK_MS } from '../../worker/deploy-options';
 import { createPgPool } from '../../platform/pg-pool';
 import { ensureUser, findUserIdByApiKey, issueApiKey } from '../../platform/users';
 import { startScriptedModelServer } from '../scripted-model/server';
@@ -119,6 +121,8 @@ async function run() {
     };
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     // Their logs are relayed in our format; the worker is ready once it polls, the API once it is healthy.
+    // Stopped, each drains (docs/operations.md#deploying): SIGKILL only once its drain has overrun its bound.
+    const drainBoundMs = loadShutdownConfig().AMY_SHUTDOWN_GRACE_SECONDS * 1000 + HANDBACK_MS + 5_000;
     const launchRole = (role: 'worker' | 'api', ready: Readiness<true>, timeoutMs?: number) =>
       launch({
         name: `the ${role}`,
@@ -127,6 +131,7 @@ async function run() {
         onLine: (line, from) => relay(role, line, from),
         ready,
         timeoutMs,
+        graceMs: drainBoundMs,
         track: children,
       });
     const roles = await Promise.all([

@@ -9,6 +9,9 @@
  *   timed-out attempt's run is killed rather than left to run out its wall clock with the retry queued
  *   behind it.
  *
+ * - A worker stopped (SIGTERM, a deploy) during a run that outlasts its grace: the run is killed, the
+ *   worker exits 0 once it is gone, and the step runs again on another worker.
+ *
  * Which code ran is read from the run directories themselves (each run's input/code.py, in the
  * worker's AMY_SANDBOX_DIR), which every run has for as long as it runs.
  */
@@ -193,6 +196,44 @@ test('an attempt that times out is killed when its retry comes, instead of runni
   expect(narrations.map((e) => ({ attempt: e.data.attempt, delta: String(e.data.delta) }))).toEqual([
     { attempt: 2, delta: expect.stringContaining('analysis failed (timeout)') },
     { attempt: 1, delta: expect.stringContaining('analysis ran in') },
+  ]);
+  expect(stream.events.filter((e) => e.type === 'step.retry').map((e) => e.data.step)).toEqual(['ds_run']);
+});
+
+test('a worker stopped (SIGTERM) during a run, past its grace: the run is killed, the worker exits 0, and another worker runs the step again', async () => {
+  await svc.stopWorker();
+  if (worker) await killHard(worker);
+  worker = await spawnWorkerProcess(svc.config, { env: { ...SANDBOX_ENV, AMY_SHUTDOWN_GRACE_SECONDS: '1' } });
+  const stopping = worker;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    stopping.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+
+  // Longer than the grace, well within the wall clock: the run is handed back, not finished or timed out.
+  const turnId = await startTurn(DS_MEAN, { marker: 'stopped-worker-turn', sleep: 8 });
+  await until('the run of the first attempt', () => sawMarker('stopped-worker-turn', 'run'));
+  const [run] = await until('the first attempt’s sandboxed process', () => {
+    const found = sandboxProcessesOf([stopping.pid!]);
+    return found.length > 0 ? found : undefined;
+  });
+
+  stopping.kill('SIGTERM');
+  expect(await exited).toEqual({ code: 0, signal: null });
+  // The worker waited for its cancelled run to be gone before it exited: nothing of it is left behind.
+  expect(fs.existsSync(`/proc/${run!.pid}`)).toBe(false);
+
+  worker = await spawnWorkerProcess(svc.config, { env: SANDBOX_ENV });
+  await ended(turnId);
+  expect((await getTurn(turnId)).status).toBe('completed');
+  const stream = openEventStream(`${svc.url}/v1/turns/${turnId}/events`, { apiKey: demo.user.apiKey });
+  await stream.closedByServer;
+  stream.close();
+  // The handed-back attempt never narrated a result; its retry, on the other worker, ran the code whole.
+  const narrations = stream.events.filter(
+    (e) => e.type === 'agent.thought' && e.data.step === 'ds_run' && String(e.data.delta).includes('[analysis'),
+  );
+  expect(narrations.map((e) => ({ attempt: e.data.attempt, delta: String(e.data.delta) }))).toEqual([
+    { attempt: 2, delta: expect.stringContaining('analysis ran in') },
   ]);
   expect(stream.events.filter((e) => e.type === 'step.retry').map((e) => e.data.step)).toEqual(['ds_run']);
 });

@@ -20,7 +20,15 @@ export default async function globalSetup() {
   try {
     const services = await startLocalServices({
       postgres: { tempDirPrefix: 'amy-test-pg-', database: 'postgres' },
-      temporal: { headless: true },
+      temporal: {
+        headless: true,
+        // A worker version with no open turn pinned to it is reported drained within seconds, not the
+        // server's minutes (test/faults/worker-versioning.test.ts waits for it).
+        dynamicConfig: {
+          'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '2s',
+          'matching.wv.VersionDrainageStatusRefreshInterval': '1s',
+        },
+      },
     });
     stoppers.push(() => services.stop());
     const adminUrl = services.databaseUrl;

@@ -7,10 +7,16 @@ import { readTestEnv } from './test-env';
  * `npm run worker` as a real child process, so a test can SIGKILL it mid-turn. `script` runs another
  * worker entry point instead (one that prints `worker polling` once it polls). `env` adds to its
  * environment (e.g. `TZ`); the config's variables win. `onLine` sees every line it writes.
+ * `workflowBundlePath` runs other workflow code than the run's own bundle (another release's).
  */
 export async function spawnWorkerProcess(
   config: Config,
-  opts: { script?: string; env?: Record<string, string>; onLine?: LaunchOptions<true>['onLine'] } = {},
+  opts: {
+    script?: string;
+    env?: Record<string, string>;
+    onLine?: LaunchOptions<true>['onLine'];
+    workflowBundlePath?: string;
+  } = {},
 ): Promise<ChildProcess> {
   const worker = await launch({
     name: 'the worker',
@@ -21,7 +27,7 @@ export async function spawnWorkerProcess(
       TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
       TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
       ANTHROPIC_BASE_URL: config.ANTHROPIC_BASE_URL,
-      WORKFLOW_BUNDLE_PATH: readTestEnv().workflowBundlePath,
+      WORKFLOW_BUNDLE_PATH: opts.workflowBundlePath ?? readTestEnv().workflowBundlePath,
     },
     ready: lineIncludes('worker polling'),
     onLine: opts.onLine,
