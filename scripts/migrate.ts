@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../platform/project-root';
 
-
 /** Applies pending migrations (`prisma migrate deploy`, offline through the JS schema engine). */
 export function applyMigrations(databaseUrl: string) {
   execFileSync(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'prisma'), ['migrate', 'deploy'], {
