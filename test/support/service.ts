@@ -37,7 +37,11 @@ type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
 
 export interface TestService {
   url: string;
-  /** The configuration both roles were started with (the same environment, parsed here). */
+  /**
+   * The configuration both roles were started with (the same environment, parsed here), but for
+   * LOG_LEVEL: `error` here, for pieces a suite builds in this process, and `info` for the roles, whose
+   * readiness is a log line.
+   */
   config: Config;
   database: TestDatabase;
   scripted: ScriptedModel;
