@@ -33,6 +33,7 @@ export default tseslint.config(
       '**/*.mjs',
       'jest.config.js',
       'sdk/dist/',
+      'dist/',
     ],
   },
   js.configs.recommended,

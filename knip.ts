@@ -15,6 +15,8 @@ const config: KnipConfig = {
       entry: [
         // Bundled by path: the worker's workflows (worker/create-worker.ts) and a test's diverging copy.
         'workflows/index.ts',
+        // Run compiled by `npm run build` (node dist/worker/bundle-workflows.js), which knip does not map to its source.
+        'worker/bundle-workflows.ts',
         'test/fixtures/diverging-workflow.ts',
         // Run as child processes by path: the stack launcher and the scripted model, the load
         // benchmark's model process, and tests' helper processes.

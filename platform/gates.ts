@@ -36,8 +36,8 @@ import {
 import type { BiomarkerRow, DailyRow, WorkoutRow } from './health-data/records';
 import { traceGates } from './gates-tracing';
 import { metrics } from './metrics';
+import { PROJECT_ROOT } from './project-root';
 
-const REPO_ROOT = path.resolve(__dirname, '..');
 const DEFAULT_TIMEOUT_MS = 30_000;
 /**
  * Two at least, so one slow request never holds up every other user's; no more than the cores, since
@@ -51,7 +51,7 @@ const STDERR_TAIL_CHARS = 4_000;
 
 /** `<repo>/.venv/bin/python`, the interpreter scripts/setup-python.mjs prepares (config's `AMY_PYTHON` overrides it). */
 export function defaultPythonPath(): string {
-  return path.join(REPO_ROOT, '.venv', 'bin', 'python');
+  return path.join(PROJECT_ROOT, '.venv', 'bin', 'python');
 }
 
 export type GatesRunnerFailure =
@@ -209,7 +209,7 @@ interface Job {
 }
 
 export function createGatesRunner(options: GatesRunnerOptions): GatesRunner {
-  const cwd = options.cwd ?? path.join(REPO_ROOT, 'gates-py');
+  const cwd = options.cwd ?? path.join(PROJECT_ROOT, 'gates-py');
   const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxProcesses = options.processes ?? DEFAULT_GATES_PROCESSES;
   if (!Number.isInteger(maxProcesses) || maxProcesses < 1) {

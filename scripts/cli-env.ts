@@ -2,9 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { PROJECT_ROOT } from '../platform/project-root';
 
 /** Written by `npm start` (dev/stack/main.ts) while the local stack runs. */
-const STACK_FILE = path.resolve(__dirname, '..', '.data', 'stack.json');
+const STACK_FILE = path.join(PROJECT_ROOT, '.data', 'stack.json');
 
 /** A problem the user can fix (bad argument, missing file): printed as one line, without a stack trace. */
 export class CliError extends Error {
@@ -41,7 +42,7 @@ export function failCommand(err: unknown, expected: ErrorClass[] = []) {
   process.exitCode = 1;
 }
 
-const DEV_MASTER_KEY_FILE = path.resolve(__dirname, '..', '.data', 'master.key');
+const DEV_MASTER_KEY_FILE = path.join(PROJECT_ROOT, '.data', 'master.key');
 
 /**
  * The master key's environment (platform/crypto/master-key.ts): as set, or else the key file `npm start`

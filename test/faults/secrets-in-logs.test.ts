@@ -15,6 +15,7 @@ import { errorEnvelopeSchema } from '../../contracts/errors';
 import { createUserWithApiKey } from '../../platform/users';
 import { Pool } from 'pg';
 import { expectSchema } from '../support/http';
+import { COMPILED_API } from '../support/compiled-roles';
 import { startRestartablePostgres, type RestartablePostgres } from '../support/restartable-postgres';
 import { readTestEnv } from '../support/test-env';
 
@@ -39,7 +40,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}`;
   apiProcess = await launch({
     name: 'the API process',
-    entry: 'api/main.ts',
+    script: COMPILED_API,
     env: {
       DATABASE_URL: pg.url,
       TEMPORAL_ADDRESS: readTestEnv().temporalAddress,

@@ -1,11 +1,12 @@
 /**
- * `npm run api` as a real child process (`node --import tsx api/main.ts`) on a port the test chooses,
- * so a suite can SIGKILL it mid-stream and start another in its place on the same address, or watch
- * it survive its database going away. Stop it with `kill()`, or `killHard(child)` from ./worker-process.
+ * The compiled API (`npm run api:prod`: `node dist/api/main.js`, ./compiled-roles.ts) as a real child
+ * process on a port the test chooses, so a suite can SIGKILL it mid-stream and start another in its
+ * place on the same address, or watch it survive its database going away. Stop it with `kill()`, or `killHard(child)` from ./worker-process.
  * `env` adds to its environment (e.g. `TZ`); the config's variables win. `onLine` sees every line it writes.
  */
 import { launch, lineIncludes, type LaunchedProcess, type LaunchOptions } from '../../dev/stack/child-process';
 import type { Config } from '../../platform/config';
+import { COMPILED_API } from './compiled-roles';
 
 export interface ApiProcess extends LaunchedProcess {
   url: string;
@@ -18,7 +19,7 @@ export async function spawnApiProcess(
 ): Promise<ApiProcess> {
   const api = await launch({
     name: 'the API process',
-    entry: 'api/main.ts',
+    script: COMPILED_API,
     env: {
       ...opts.env,
       DATABASE_URL: config.DATABASE_URL,

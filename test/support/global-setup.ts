@@ -1,22 +1,24 @@
 /**
  * Starts the real infrastructure once per jest run: a Postgres cluster (unless DATABASE_URL is set)
- * holding a migrated template database, and a Temporal dev server (unless TEMPORAL_ADDRESS is set).
+ * holding a migrated template database, and a Temporal dev server (unless TEMPORAL_ADDRESS is set); and
+ * builds the service (`npm run build`), whose compiled roles the suites run.
  * Each suite clones the template into a database of its own (see ./database.ts).
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from 'pg';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startLocalServices } from '../../dev/stack/local-services';
 import { applyMigrations } from '../../scripts/migrate';
-import { quietBundlerLogger, workflowInterceptorModules, workflowsPath } from '../../worker/create-worker';
+import { buildCompiledRoles, COMPILED_WORKFLOW_BUNDLE } from './compiled-roles';
 import { TEMPLATE_DB, TEST_ENV_VAR, type TestEnv } from './test-env';
 
 export default async function globalSetup() {
   const stoppers: Array<() => Promise<void>> = [];
   (globalThis as { __amyStoppers?: typeof stoppers }).__amyStoppers = stoppers;
+  // Built while the servers start; a failed build fails the setup once they have been stopped.
+  const build = buildCompiledRoles().then(
+    () => null,
+    (err: unknown) => err,
+  );
   try {
     const services = await startLocalServices({
       postgres: { tempDirPrefix: 'amy-test-pg-', database: 'postgres' },
@@ -41,18 +43,16 @@ export default async function globalSetup() {
     templateUrl.pathname = `/${TEMPLATE_DB}`;
     applyMigrations(templateUrl.toString());
 
-    // Bundling workflow code takes seconds; do it once and let every suite's workers reuse it.
-    const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-test-bundle-'));
-    stoppers.push(async () => fs.rmSync(bundleDir, { recursive: true, force: true }));
-    const workflowBundlePath = path.join(bundleDir, 'workflows.js');
-    const { code } = await bundleWorkflowCode({
-      workflowsPath,
-      workflowInterceptorModules,
-      logger: quietBundlerLogger,
-    });
-    fs.writeFileSync(workflowBundlePath, code);
+    // The service under test is the compiled build (./compiled-roles.ts), made once per run while the
+    // servers start; its workflow bundle is also the one every suite's in-process worker loads.
+    const buildError = await build;
+    if (buildError) throw buildError;
 
-    const env: TestEnv = { adminUrl, temporalAddress: services.temporalAddress, workflowBundlePath };
+    const env: TestEnv = {
+      adminUrl,
+      temporalAddress: services.temporalAddress,
+      workflowBundlePath: COMPILED_WORKFLOW_BUNDLE,
+    };
     process.env[TEST_ENV_VAR] = JSON.stringify(env);
     // One master key for the run's processes (jest workers and the children they start inherit it).
     process.env.AMY_MASTER_KEY ??= randomBytes(32).toString('base64');

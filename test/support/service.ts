@@ -1,24 +1,30 @@
 /**
- * The whole service for end-to-end suites, wired as in production: the scripted model server, a real
- * Temporal worker and the real API over HTTP, against a fresh database and a task queue of its own.
+ * The whole service for end-to-end suites, as production runs it: the compiled API and worker
+ * (`npm run build`, ./compiled-roles.ts) as child processes started with plain `node`, against a fresh
+ * database, a task queue of their own and the scripted model (in this process, so a suite can inject
+ * faults and read its requests). The suite inspects what they did through its own connections: a pg
+ * pool on the database and a Temporal client with the service's data converter.
  */
 import type { DataKeyStore } from '../../platform/crypto/data-keys';
+import { createDataKeyStore } from '../../platform/crypto/data-keys';
+import { loadMasterKeyring } from '../../platform/crypto/master-key';
+import { createDataConverter } from '../../platform/temporal/data-converter';
 import type { DataConverter } from '@temporalio/common';
 import { Pool } from 'pg';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../platform/config';
 import { createUserWithApiKey } from '../../platform/users';
-import { startApiServer } from '../../api/server';
 import type { Logger } from '../../platform/logger';
 import { startScriptedModelServer, type ScriptedModelServerOptions } from '../../dev/scripted-model/server';
-import { createTurnWorker } from '../../worker/create-worker';
-import { createStepDeps } from '../../worker/dependencies';
+import { launch, lineIncludes, type LaunchedProcess } from '../../dev/stack/child-process';
+import { COMPILED_API, COMPILED_WORKER } from './compiled-roles';
 import { createTestDatabase, openTestDatabase, type TestDatabase } from './database';
 import { readTestEnv } from './test-env';
 
-// Worker lifecycle chatter would bury test output; warnings and errors still show.
+// For suites that also run a worker of their own in this process: its lifecycle chatter would bury test
+// output; warnings and errors still show.
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
 } catch {
@@ -31,6 +37,11 @@ type ScriptedModel = Awaited<ReturnType<typeof startScriptedModelServer>>;
 
 export interface TestService {
   url: string;
+  /**
+   * The configuration both roles were started with (the same environment, parsed here), but for
+   * LOG_LEVEL: `error` here, for pieces a suite builds in this process, and `info` for the roles, whose
+   * readiness is a log line.
+   */
   config: Config;
   database: TestDatabase;
   scripted: ScriptedModel;
@@ -41,10 +52,51 @@ export interface TestService {
   dataKeys: DataKeyStore;
   /** A new user with an API key. */
   createUser(name?: string): Promise<{ userId: string; apiKey: string }>;
+  /** Starts the worker process again after `stopWorker`. */
   startWorker(): Promise<void>;
+  /** SIGTERM to the worker process, resolved once it has exited (it drains its tasks first, as in a deploy). */
   stopWorker(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * A role of the compiled service as a child process, ready once it logs `ready` (at LOG_LEVEL=info,
+ * whatever the suite's level). Its output is kept, not shown; if it dies on its own, its last lines are
+ * printed, since the failure a suite then reports (a turn that never ends) would not say why.
+ */
+async function startRole<T>(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  ready: Parameters<typeof launch<T>>[0]['ready'],
+): Promise<LaunchedProcess & { ready: T }> {
+  const role = await launch({ name, script, env: { ...env, LOG_LEVEL: 'info' }, ready });
+  let stopping = false;
+  const stop = role.stop;
+  void role.exited.then(({ code, signal }) => {
+    if (!stopping)
+      console.error(`${name} exited (${signal ?? code}) during the suite; its last output:\n${role.output()}`);
+  });
+  return {
+    ...role,
+    stop: () => {
+      stopping = true;
+      return stop();
+    },
+    kill: () => {
+      stopping = true;
+      return role.kill();
+    },
+  };
+}
+
+/** Ready once the API logs `api listening` (a JSON line), with the URL it listens on. */
+const apiListening = {
+  line: (line: string): string | undefined => {
+    if (!line.includes('api listening')) return undefined;
+    return (JSON.parse(line) as { url: string }).url;
+  },
+};
 
 export async function startTestService(
   opts: {
@@ -54,71 +106,70 @@ export async function startTestService(
     databaseUrl?: string;
   } = {},
 ): Promise<TestService> {
-  const env = readTestEnv();
+  const testEnv = readTestEnv();
   const database = opts.databaseUrl ? openTestDatabase(opts.databaseUrl) : await createTestDatabase();
   const scripted = await startScriptedModelServer({ port: 0, ...opts.scripted });
-  const config = loadConfig({
+  // The roles' whole configuration, besides what every process of the run inherits (AMY_MASTER_KEY).
+  const env: Record<string, string> = {
     DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: env.temporalAddress,
+    TEMPORAL_ADDRESS: testEnv.temporalAddress,
     TEMPORAL_TASK_QUEUE: `amy-test-${Math.random().toString(36).slice(2, 10)}`,
     ANTHROPIC_BASE_URL: scripted.url,
+    HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'error',
-    ...opts.env,
-  });
-  const deps = createStepDeps(config);
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  let worker: Worker | null = null;
-  let workerRun: Promise<void> | null = null;
+    WORKFLOW_BUNDLE_PATH: testEnv.workflowBundlePath,
+    ...(opts.env as Record<string, string> | undefined),
+  };
+  const config = loadConfig(env);
+  const dataKeys = createDataKeyStore(database.pool, loadMasterKeyring());
+  const dataConverter = createDataConverter(database.pool, dataKeys);
+  const started: LaunchedProcess[] = [];
+  let worker: LaunchedProcess | null = null;
 
   async function startWorker() {
-    worker = await createTurnWorker({
-      connection,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      deps,
-      dataConverter: deps.dataConverter,
-      workflowBundle: { codePath: env.workflowBundlePath },
-    });
-    workerRun = worker.run();
+    worker = await startRole('the compiled worker', COMPILED_WORKER, env, lineIncludes('worker polling'));
   }
   async function stopWorker() {
-    if (!worker) return;
-    worker.shutdown();
-    await workerRun;
+    await worker?.stop();
     worker = null;
   }
 
-  await startWorker();
-  const api = await startApiServer(config, silentLogger);
-  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection: clientConnection, dataConverter: deps.dataConverter });
-  let users = 0;
+  try {
+    await startWorker();
+    const api = await startRole('the compiled API', COMPILED_API, env, apiListening);
+    started.push(api);
+    const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+    const temporal = new Client({ connection: clientConnection, dataConverter });
+    let users = 0;
 
-  return {
-    url: api.url,
-    config,
-    database,
-    scripted,
-    temporal,
-    dataConverter: deps.dataConverter,
-    dataKeys: deps.dataKeys,
-    async createUser(name = `user${++users}_${Math.random().toString(36).slice(2, 6)}`) {
-      const { user, apiKey } = await createUserWithApiKey(database.pool, name);
-      return { userId: user.id, apiKey };
-    },
-    startWorker,
-    stopWorker,
-    async close() {
-      await api.close();
-      await stopWorker();
-      await connection.close();
-      await clientConnection.close();
-      await deps.close();
-      await scripted.close();
-      await database.drop();
-    },
-  };
+    return {
+      url: api.ready,
+      config,
+      database,
+      scripted,
+      temporal,
+      dataConverter,
+      dataKeys,
+      async createUser(name = `user${++users}_${Math.random().toString(36).slice(2, 6)}`) {
+        const { user, apiKey } = await createUserWithApiKey(database.pool, name);
+        return { userId: user.id, apiKey };
+      },
+      startWorker,
+      stopWorker,
+      async close() {
+        await Promise.all([api.stop(), stopWorker()]);
+        await clientConnection.close();
+        await scripted.close();
+        await database.drop();
+      },
+    };
+  } catch (err) {
+    await Promise.all([...started.map((role) => role.stop()), stopWorker()]);
+    await scripted.close();
+    await database.drop();
+    throw err;
+  }
 }
 
 /** The whole service with one demo user (the demo history, 400 days of synthetic data), and a small pool on its database. */

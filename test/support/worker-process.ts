@@ -1,12 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { launch, lineIncludes, stopChild, type LaunchOptions } from '../../dev/stack/child-process';
 import type { Config } from '../../platform/config';
+import { COMPILED_WORKER } from './compiled-roles';
 import { readTestEnv } from './test-env';
 
 /**
- * `npm run worker` as a real child process, so a test can SIGKILL it mid-turn. `script` runs another
- * worker entry point instead (one that prints `worker polling` once it polls). `env` adds to its
- * environment (e.g. `TZ`); the config's variables win. `onLine` sees every line it writes.
+ * The compiled worker (`npm run worker:prod`: `node dist/worker/main.js`, ./compiled-roles.ts) as a real
+ * child process, so a test can SIGKILL it mid-turn. `script` runs another worker entry point instead, a
+ * TypeScript one of the tests' own, through tsx (one that prints `worker polling` once it polls). `env`
+ * adds to its environment (e.g. `TZ`); the config's variables win. `onLine` sees every line it writes.
  * `workflowBundlePath` runs other workflow code than the run's own bundle (another release's).
  */
 export async function spawnWorkerProcess(
@@ -20,7 +22,7 @@ export async function spawnWorkerProcess(
 ): Promise<ChildProcess> {
   const worker = await launch({
     name: 'the worker',
-    entry: opts.script ?? 'worker/main.ts',
+    ...(opts.script ? { entry: opts.script } : { script: COMPILED_WORKER }),
     env: {
       ...opts.env,
       DATABASE_URL: config.DATABASE_URL,

