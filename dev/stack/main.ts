@@ -120,6 +120,11 @@ async function run() {
       ...(anthropicBaseUrl ? { ANTHROPIC_BASE_URL: anthropicBaseUrl } : {}),
     };
     const apiUrl = `http://127.0.0.1:${apiPort}`;
+    // AMY_METRICS_PORT asks for metrics (docs/operations.md#metrics): one port per process, so the API gets
+    // it and the worker the next one, where they would otherwise both try the same.
+    const metricsPort = process.env.AMY_METRICS_PORT ? Number(process.env.AMY_METRICS_PORT) : undefined;
+    const metricsEnv = (role: 'worker' | 'api') =>
+      metricsPort === undefined ? {} : { AMY_METRICS_PORT: String(role === 'api' ? metricsPort : metricsPort + 1) };
     // Their logs are relayed in our format; the worker is ready once it polls, the API once it is healthy.
     // Stopped, each drains (docs/operations.md#deploying): SIGKILL only once its drain has overrun its bound.
     const drainBoundMs = loadShutdownConfig().AMY_SHUTDOWN_GRACE_SECONDS * 1000 + HANDBACK_MS + 5_000;
@@ -127,7 +132,7 @@ async function run() {
       launch({
         name: `the ${role}`,
         entry: `${role}/main.ts`,
-        env,
+        env: { ...env, ...metricsEnv(role) },
         onLine: (line, from) => relay(role, line, from),
         ready,
         timeoutMs,
@@ -174,6 +179,11 @@ async function run() {
         `  Temporal Web UI:  ${temporalUi ?? '(external Temporal: see your cluster)'}`,
         `  Codec server:     ${codecEndpoint}   (sign in at ${codecEndpoint}/login with ${codec.tokenSource})`,
         `  Demo API key:     ${demoKey}`,
+        ...(metricsPort === undefined
+          ? []
+          : [
+              `  Metrics:          http://127.0.0.1:${metricsPort}/metrics (API), :${metricsPort + 1}/metrics (worker)`,
+            ]),
         ...(sandboxReady
           ? []
           : ['  Sandbox:          UNAVAILABLE: data questions cannot run (apt-get install bubblewrap; see above)']),
