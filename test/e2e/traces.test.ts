@@ -30,6 +30,12 @@ async function startTracedService(extra: Record<string, string> = {}): Promise<D
     body: { category: 'preference', text: REMEMBERED },
   });
   expect(res.status).toBe(201);
+  // That request's span is exported within a batch: waited for, so that it falls before the turns' traces.
+  const deadline = Date.now() + 30_000;
+  while (!receiver.spans().some((s) => s.name === 'POST /v1/memory')) {
+    if (Date.now() > deadline) throw new Error('the memory request’s span never arrived');
+    await sleep(50);
+  }
   return service;
 }
 
