@@ -9,13 +9,18 @@ export interface CliResult {
   stderr: string;
 }
 
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
 /**
- * Runs one of the operators' commands (`scripts/<name>.ts`) as a real child process, compiled as
- * production runs it (`node dist/scripts/<name>.js`, ./compiled-roles.ts).
+ * Runs a command as a real child process: one of the operators' commands (`scripts/<name>.ts`) compiled,
+ * as production runs it (`node dist/scripts/<name>.js`, ./compiled-roles.ts); anything else, which the
+ * build does not ship (the demo user's command in dev/, a probe of the suites' own), through tsx.
  */
 export function runCli(script: string, args: string[], env: Record<string, string>): Promise<CliResult> {
-  return promisify(execFile)(process.execPath, [compiledCommand(script), ...args], {
-    cwd: path.resolve(__dirname, '..', '..'),
+  const shipped = path.relative(REPO_ROOT, path.resolve(REPO_ROOT, script)).startsWith(`scripts${path.sep}`);
+  const entry = shipped ? [compiledCommand(script)] : ['--import', 'tsx', script];
+  return promisify(execFile)(process.execPath, [...entry, ...args], {
+    cwd: REPO_ROOT,
     env: { ...process.env, ...env },
   }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
