@@ -127,6 +127,18 @@ const ended = (id: string) =>
 
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 
+/** A finished turn's log, read whole: what the sandbox step narrated of its runs, per attempt, and the steps retried. */
+async function analysisNarrationsOf(turnId: string) {
+  const stream = openEventStream(`${svc.url}/v1/turns/${turnId}/events`, { apiKey: demo.user.apiKey });
+  await stream.closedByServer;
+  stream.close();
+  const narrations = stream.events
+    .filter((e) => e.type === 'agent.thought' && e.data.step === 'ds_run' && String(e.data.delta).includes('[analysis'))
+    .map((e) => ({ attempt: e.data.attempt, delta: String(e.data.delta) }));
+  const retried = stream.events.filter((e) => e.type === 'step.retry').map((e) => e.data.step);
+  return { narrations, retried };
+}
+
 async function pendingAnalysis(id: string): Promise<{ attempt: number; started: boolean } | undefined> {
   const { raw } = await svc.temporal.workflow.getHandle(id).describe();
   const pending = (raw.pendingActivities ?? []).find((p) => p.activityType?.name === 'runAnalysis');
@@ -185,19 +197,14 @@ test('an attempt that times out is killed when its retry comes, instead of runni
   const turn = await getTurn(turnId);
   expect(turn.status).toBe('completed');
 
-  const stream = openEventStream(`${svc.url}/v1/turns/${turnId}/events`, { apiKey: demo.user.apiKey });
-  await stream.closedByServer;
-  stream.close();
-  const narrations = stream.events.filter(
-    (e) => e.type === 'agent.thought' && e.data.step === 'ds_run' && String(e.data.delta).includes('[analysis'),
-  );
+  const { narrations, retried } = await analysisNarrationsOf(turnId);
   // The first attempt never finished its run: no narration of it. Its retry (attempt 2) ran the same
   // slow code, which the wall clock ended; the debugged code, a new activity's first attempt, answered.
-  expect(narrations.map((e) => ({ attempt: e.data.attempt, delta: String(e.data.delta) }))).toEqual([
+  expect(narrations).toEqual([
     { attempt: 2, delta: expect.stringContaining('analysis failed (timeout)') },
     { attempt: 1, delta: expect.stringContaining('analysis ran in') },
   ]);
-  expect(stream.events.filter((e) => e.type === 'step.retry').map((e) => e.data.step)).toEqual(['ds_run']);
+  expect(retried).toEqual(['ds_run']);
 });
 
 test('a worker stopped (SIGTERM) during a run, past its grace: the run is killed, the worker exits 0, and another worker runs the step again', async () => {
@@ -225,15 +232,8 @@ test('a worker stopped (SIGTERM) during a run, past its grace: the run is killed
   worker = await spawnWorkerProcess(svc.config, { env: SANDBOX_ENV });
   await ended(turnId);
   expect((await getTurn(turnId)).status).toBe('completed');
-  const stream = openEventStream(`${svc.url}/v1/turns/${turnId}/events`, { apiKey: demo.user.apiKey });
-  await stream.closedByServer;
-  stream.close();
   // The handed-back attempt never narrated a result; its retry, on the other worker, ran the code whole.
-  const narrations = stream.events.filter(
-    (e) => e.type === 'agent.thought' && e.data.step === 'ds_run' && String(e.data.delta).includes('[analysis'),
-  );
-  expect(narrations.map((e) => ({ attempt: e.data.attempt, delta: String(e.data.delta) }))).toEqual([
-    { attempt: 2, delta: expect.stringContaining('analysis ran in') },
-  ]);
-  expect(stream.events.filter((e) => e.type === 'step.retry').map((e) => e.data.step)).toEqual(['ds_run']);
+  const { narrations, retried } = await analysisNarrationsOf(turnId);
+  expect(narrations).toEqual([{ attempt: 2, delta: expect.stringContaining('analysis ran in') }]);
+  expect(retried).toEqual(['ds_run']);
 });

@@ -41,17 +41,20 @@ async function ledgerOf(turnId: string) {
   return rows;
 }
 
-test('an aliased role sends the id its override names, and the ledger records and prices that id', async () => {
-  const deps = createStepDeps(
+/** The worker's own step dependencies, from its config over this suite's database and scripted model. */
+const stepDepsWith = (env: Record<string, string> = {}) =>
+  createStepDeps(
     loadConfig({
       DATABASE_URL: database.url,
       TEMPORAL_ADDRESS: readTestEnv().temporalAddress,
       ANTHROPIC_BASE_URL: scripted.url,
       LOG_LEVEL: 'error',
-      AMY_FAST_MODEL: 'haiku',
-      ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-haiku-4-5-20251001',
+      ...env,
     }),
   );
+
+test('an aliased role sends the id its override names, and the ledger records and prices that id', async () => {
+  const deps = stepDepsWith({ AMY_FAST_MODEL: 'haiku', ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-haiku-4-5-20251001' });
   try {
     const { turnId } = await insertUserAndTurn(database.url);
     scripted.requests.clear();
@@ -80,14 +83,7 @@ test('an aliased role sends the id its override names, and the ledger records an
 });
 
 test('with no override, the default roles resolve to the contract ids', async () => {
-  const deps = createStepDeps(
-    loadConfig({
-      DATABASE_URL: database.url,
-      TEMPORAL_ADDRESS: readTestEnv().temporalAddress,
-      ANTHROPIC_BASE_URL: scripted.url,
-      LOG_LEVEL: 'error',
-    }),
-  );
+  const deps = stepDepsWith();
   try {
     const { turnId } = await insertUserAndTurn(database.url);
     scripted.requests.clear();
