@@ -37,7 +37,10 @@ export function readOpenFilesLimit(pid: number | 'self'): number {
   return match[1] === 'unlimited' ? Infinity : Number(match[1]);
 }
 
-export async function startApiProcess(env: { DATABASE_URL: string; TEMPORAL_ADDRESS: string }): Promise<ApiProcess> {
+/** `env` is added to this process's environment (TEMPORAL_TASK_QUEUE, limits…); PORT and HOST are set here. */
+export async function startApiProcess(
+  env: NodeJS.ProcessEnv & { DATABASE_URL: string; TEMPORAL_ADDRESS: string },
+): Promise<ApiProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const api = await launch({

@@ -1,8 +1,9 @@
 /**
- * The service's roles as child processes for `npm run load`, each as `npm start` runs it
- * (`node --import tsx <role>/main.ts`), so that the load generator, the API, the workers and the model
- * each have an event loop of their own and their memory and CPU can be read from /proc one by one.
- * The API uses dev/bench/api-process.ts; this adds the workers and the timed scripted model.
+ * The service's roles as child processes for `npm run load` and `npm run bench`'s (g), each as
+ * `npm start` runs it (`node --import tsx <role>/main.ts`), so that the load generator, the API, the
+ * workers and the model each have an event loop of their own and their memory and CPU can be read from
+ * /proc (or their cgroups, proc-cpu.ts) one by one. The API uses dev/bench/api-process.ts; this adds the
+ * workers, the timed scripted model and the bare workflow's worker.
  */
 import { launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from '../stack/child-process';
 import { readProcStatusKb } from './api-process';
@@ -85,13 +86,23 @@ export async function startWorkerProcess(env: {
   ANTHROPIC_BASE_URL: string;
   WORKFLOW_BUNDLE_PATH: string;
 }): Promise<RoleProcess> {
-  // ANTHROPIC_API_KEY would send the load to the real API instead of the scripted model.
+  // ANTHROPIC_API_KEY would send the load to the real API instead of the scripted model. `worker polling`
+  // is an info line, and at info the worker logs nothing per turn (its start and stop only).
   return startRole(
     'a worker',
     'worker/main.ts',
-    { ...env, ANTHROPIC_API_KEY: undefined, LOG_LEVEL: 'error' },
+    { ...env, ANTHROPIC_API_KEY: undefined, LOG_LEVEL: 'info' },
     lineIncludes('worker polling'),
     // LOAD_WORKER_NODE_ARGS profiles the workers alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
     (process.env.LOAD_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
   );
+}
+
+/** The bare workflow's worker (dev/bench/bare-worker-process.ts), polling `BARE_TASK_QUEUE`. */
+export async function startBareWorkerProcess(env: {
+  TEMPORAL_ADDRESS: string;
+  BARE_TASK_QUEUE: string;
+  BARE_WORKFLOW_BUNDLE_PATH: string;
+}): Promise<RoleProcess> {
+  return startRole('the bare worker', 'dev/bench/bare-worker-process.ts', env, lineIncludes('bare worker polling'));
 }

@@ -1,7 +1,7 @@
 /**
- * CPU time by role over a span of the load run: on a 2-core machine the question "what limits
- * throughput" is first "who spends the CPU", and the machine is shared, so the time the rest of the
- * machine used in the same span is read as well (/proc/stat).
+ * CPU time by role over a span of a run (`npm run load`, and `npm run bench`'s (g)): on a 2-core machine
+ * the question "what limits throughput" is first "who spends the CPU", and the machine is shared, so the
+ * time the rest of the machine used in the same span is read as well (/proc/stat).
  *
  * A role is a child of this process (Postgres, Temporal, the API, the workers, the model) with all its
  * descendants. Two ways to count it:
@@ -26,9 +26,12 @@ export class RoleCgroups {
 
   private constructor(private readonly root: string) {}
 
-  /** null when cgroup v1 cpuacct is not there or not writable (not root): fall back to /proc. */
-  static create(): RoleCgroups | null {
-    const root = path.join(CPUACCT, `amy-load-${process.pid}`);
+  /**
+   * null when cgroup v1 cpuacct is not there or not writable (not root): fall back to /proc. `run`
+   * names the parent (`amy-<run>-<pid>`), so a leftover one says which command left it.
+   */
+  static create(run = 'load'): RoleCgroups | null {
+    const root = path.join(CPUACCT, `amy-${run}-${process.pid}`);
     try {
       fs.mkdirSync(root);
       return new RoleCgroups(root);
@@ -76,7 +79,7 @@ export class RoleCgroups {
         }
         fs.rmdirSync(dir);
       } catch (err) {
-        console.error(`[load] could not remove cgroup ${dir}:`, err instanceof Error ? err.message : err);
+        console.error(`could not remove cgroup ${dir}:`, err instanceof Error ? err.message : err);
       }
     }
   }
@@ -148,6 +151,7 @@ function classify(cmdline: string): string {
   if (cmdline.includes('api/main.ts')) return 'API';
   if (cmdline.includes('worker/main.ts')) return 'workers';
   if (cmdline.includes('model-process.ts')) return 'scripted model';
+  if (cmdline.includes('bare-worker-process.ts')) return 'bare worker';
   return 'other';
 }
 
@@ -170,14 +174,14 @@ function childOfSelf(stats: Map<number, ProcStat>, pid: number): number | null {
 
 /**
  * CPU seconds by role so far: from the roles' cgroups when given (anything not in one is then left out,
- * but for this process itself), from /proc otherwise.
+ * but for this process itself, counted as `selfRole`), from /proc otherwise.
  */
-export function sampleCpu(cgroups: RoleCgroups | null): CpuSample {
+export function sampleCpu(cgroups: RoleCgroups | null, selfRole = 'load generator'): CpuSample {
   const ticks = clockTicks();
   const stats = readAllStats();
   const byRole = cgroups ? cgroups.usageSeconds() : new Map<string, number>();
   const add = (role: string, t: number) => byRole.set(role, (byRole.get(role) ?? 0) + t / ticks);
-  add('load generator', stats.get(process.pid)?.ownTicks ?? 0);
+  add(selfRole, stats.get(process.pid)?.ownTicks ?? 0);
   if (!cgroups) {
     const roleOfChild = new Map<number, string>();
     for (const stat of stats.values()) {

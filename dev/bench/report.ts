@@ -11,9 +11,13 @@ import type { SandboxOverheadResult } from './sandbox-overhead';
 import type { SseLatencyResult } from './sse-latency';
 import { formatMs, type Summary } from './stats';
 import type { TurnOverheadResult } from './turn-overhead';
+import { overlapInWords, shapeKey } from './history-shape';
+import type { CpuSeries, TurnCpuResult } from './turn-cpu';
 
 export const TARGETS = {
   turnOverheadRatio: 1.5,
+  /** (g) A knowledge turn's CPU, all processes, against the bare floor's with the same activities. */
+  knowledgeTurnCpuRatio: 1.3,
   sseLatencyP99Ms: 25,
   idleSubscribers: 10_000,
   /** Decimal megabytes (10⁶ bytes), the stricter reading of "250 MB". */
@@ -69,6 +73,9 @@ const percentiles = (s: Summary, which: Array<'min' | 'p50' | 'p95' | 'p99' | 'm
   which.map((p) => `${p} ${formatMs(s[p])}`).join(', ');
 const signedMs = (ms: number) => `${ms < 0 ? '−' : '+'}${formatMs(Math.abs(ms))}`;
 const megabytes = (kb: number) => (kb * 1024) / 1e6;
+/** "16 no-op activities", and the local ones when a turn recorded any. */
+const noOps = (h: { activities: number; localActivities: number }) =>
+  `${h.activities} no-op activities` + (h.localActivities ? ` and ${h.localActivities} no-op local activities` : '');
 
 export function turnOverheadSection(r: TurnOverheadResult): Section {
   const closeRatio = r.turnToClose.p50 / r.bare.p50;
@@ -81,7 +88,7 @@ export function turnOverheadSection(r: TurnOverheadResult): Section {
         met: null,
       },
       {
-        measurement: `(a) Bare workflow: ${r.bareHistory.activities} no-op activities, start → result`,
+        measurement: `(a) Bare workflow: ${noOps(r.bareHistory)}, start → result`,
         result: `${percentiles(r.bare, ['p50', 'p95'])} (n=${r.bare.n})`,
         target: '',
         met: null,
@@ -101,7 +108,11 @@ export function turnOverheadSection(r: TurnOverheadResult): Section {
     ],
     details: [
       `(a) Activities per run, counted from the recorded histories: turn ${r.turnHistory.activities}, ` +
-        `bare ${r.bareHistory.activities}; the turn's stream carried ${r.eventsPerTurn} events.`,
+        `bare ${r.bareHistory.activities}` +
+        (r.turnHistory.localActivities
+          ? `; local activities: turn ${r.turnHistory.localActivities}, bare ${r.bareHistory.localActivities}`
+          : '') +
+        `; the turn's stream carried ${r.eventsPerTurn} events.`,
       "(a) Where the time went (p50 per run, from the histories' server timestamps): tasks waiting to be " +
         `picked up by a worker: turn ${formatMs(r.turnHistory.dispatch.p50)}, bare ${formatMs(r.bareHistory.dispatch.p50)}; ` +
         `workflow tasks running on the worker: turn ${formatMs(r.turnHistory.workflowTask.p50)}, ` +
@@ -130,7 +141,7 @@ export function dataTurnOverheadSection(r: TurnOverheadResult, question: string)
         met: null,
       },
       {
-        measurement: `(f) Bare workflow: ${b.activities} no-op activities, start → result`,
+        measurement: `(f) Bare workflow: ${noOps(b)}, start → result`,
         result: `${percentiles(r.bare, ['p50', 'p95'])} (n=${r.bare.n})`,
         target: '',
         met: null,
@@ -150,9 +161,10 @@ export function dataTurnOverheadSection(r: TurnOverheadResult, question: string)
     ],
     details: [
       `(f) "${question}", asked by a user with the demo health data (180 days). Activities per run, counted ` +
-        `from the recorded histories: turn ${t.activities}, bare ${b.activities}, the same in every run and ` +
-        `never more than ${t.maxConcurrentActivities} outstanding at a time, so the bare workflow awaits its ` +
-        `no-ops one by one: ${t.activityTypes.join(' → ')}. Each turn's stream carried ${r.eventsPerTurn} ` +
+        `from the recorded histories: turn ${t.activities}, bare ${b.activities}` +
+        (t.localActivities ? ` (and ${t.localActivities} local activities, bare ${b.localActivities})` : '') +
+        `, the same in every run and never more than ${t.maxConcurrentActivities} outstanding at a time, so ` +
+        `the bare workflow awaits its no-ops one by one: ${t.shape}. Each turn's stream carried ${r.eventsPerTurn} ` +
         `events; the last ended with ${validator.findings_validated} validated, ${validator.findings_conditional} ` +
         `conditional and ${validator.findings_rejected} rejected of ${validator.findings_total} finding.`,
       "(f) Where the turn's time went (p50 per run, from the histories' server timestamps): activities " +
@@ -171,6 +183,57 @@ export function dataTurnOverheadSection(r: TurnOverheadResult, question: string)
         'time here is the service handling the call (the request, the streamed deltas appended as events, the ' +
         'cost ledger), not a model thinking; with a real model those steps would dominate instead.',
     ],
+  };
+}
+
+/**
+ * (g) One row pair per turn kind and a ratio row; `target` null for an informational kind (data turns).
+ * The notes split each series by process and say what the floor ran.
+ */
+export function turnCpuSection(results: Array<{ result: TurnCpuResult; target: number | null }>): Section {
+  const ms = (x: number) => `${x.toFixed(0)} ms`;
+  const split = (s: CpuSeries) => s.byRole.map((r) => `${r.role} ${ms(r.msPerRun)}`).join(', ');
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}×`;
+  return {
+    rows: results.flatMap(({ result: r, target }): ResultRow[] => [
+      {
+        measurement: `(g) ${r.kind.name}: CPU per turn, all processes`,
+        result: `${ms(r.turn.msPerRun)} (n=${r.turn.runs}, ${r.concurrency} in flight)`,
+        target: '',
+        met: null,
+      },
+      {
+        measurement: `(g) Bare workflow, ${noOps(r.shape)}: CPU per run, all processes`,
+        result: `${ms(r.bare.msPerRun)} (n=${r.bare.runs}, ${r.concurrency} in flight)`,
+        target: '',
+        met: null,
+      },
+      {
+        measurement: `(g) ${r.kind.name} CPU against the bare floor: ratio`,
+        result: `${r.ratio.toFixed(2)}× (rounds ${range(r.roundRatios)})`,
+        target: target === null ? '— (informational)' : `≤ ${target}×`,
+        met: target === null ? null : r.ratio <= target,
+      },
+    ]),
+    details: results.flatMap(({ result: r }) => [
+      `(g) ${r.kind.name} ("${r.kind.question}"): ${r.kind.rounds} rounds of a batch of ${r.kind.perBatch} ` +
+        `turns and a batch of ${r.kind.perBatch} bare workflows, ${r.concurrency} in flight, alternating, ` +
+        `after one warm-up batch of each. CPU per turn by process: ${split(r.turn)}; per bare workflow: ` +
+        `${split(r.bare)}. Not counted: the bench process driving them (${ms(r.turn.driverMsPerRun)} per ` +
+        `turn, ${ms(r.bare.driverMsPerRun)} per bare workflow)` +
+        (r.turn.otherMsPerRun + r.bare.otherMsPerRun > 0.5
+          ? ` and its other children (${ms(r.turn.otherMsPerRun)}, ${ms(r.bare.otherMsPerRun)})`
+          : '') +
+        `. Batches took ${r.turn.wallSeconds.toFixed(1)} s (turns) and ${r.bare.wallSeconds.toFixed(1)} s ` +
+        `(bare) in all.`,
+      `(g) ${r.kind.name}: the floor's shape, from the first turn's history: ${noOps(r.shape)}, run ` +
+        `${overlapInWords(r.shape)}: ${shapeKey(r.shape.steps)}; the same in every measured turn (checked), and the ` +
+        `bare workflow's own history recorded ${r.bareShape.activities} activities, ` +
+        `${r.bareShape.localActivities} local activities. CPU read from ` +
+        (r.accounting === 'cgroup'
+          ? 'a cpuacct cgroup per process role (sandbox runs and the gates process counted with the worker).'
+          : '/proc (no writable cpuacct cgroup): sandbox runs are missing from the worker.'),
+    ]),
   };
 }
 

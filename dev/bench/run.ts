@@ -10,9 +10,17 @@
  *   (d) gates per association finding in the warm Python process       target: p50 ≤ 25 ms (n 100), ≤ 250 ms (n 1000)
  *   (e) a sandboxed analysis run vs. the same run unconfined            informational: ratio and difference of medians
  *   (f) a data turn (pattern 2) vs. a bare workflow, same activities    informational: ratio of medians, where the time goes
+ *   (g) CPU per knowledge turn, all processes, vs. a bare workflow       target: ≤ 1.3×; data turns informational
+ *
+ *   npm run bench -- [options]
+ *     --only LETTERS   run only these sections, e.g. --only g or --only a,f; the table is printed and
+ *                      docs/benchmarks.md is left alone (it holds the whole run's table)
+ *     --help
  */
 import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -26,12 +34,15 @@ import { createTurnWorker, quietBundlerLogger, workflowsPath } from '../../worke
 import { createStepDeps } from '../../worker/dependencies';
 import { readOpenFilesLimit, stopApiProcesses } from './api-process';
 import type { BareActivities } from './bare-workflow';
-import { DATA_QUESTION, measureDataTurnOverhead } from './data-turn-overhead';
+import { checkDataTurn, DATA_QUESTION, measureDataTurnOverhead } from './data-turn-overhead';
 import { createBenchUser } from './fixtures';
 import { measureGatesPerFinding } from './gates-per-finding';
 import { newAgent } from './http-client';
 import { measureIdleSubscribers } from './idle-subscribers';
 import { startInfrastructure } from './infrastructure';
+import { QUESTIONS } from './load-driver';
+import { stopRoleProcesses } from './load-processes';
+import { RoleCgroups } from './proc-cpu';
 import {
   dataTurnOverheadSection,
   failedSection,
@@ -42,6 +53,7 @@ import {
   sandboxOverheadSection,
   sseLatencySection,
   TARGETS,
+  turnCpuSection,
   turnOverheadSection,
   writeBenchmarksDoc,
   type Section,
@@ -49,6 +61,7 @@ import {
 import { measureSandboxOverhead } from './sandbox-overhead';
 import { measureSseLatency } from './sse-latency';
 import { nowMs } from './stats';
+import { measureTurnCpu, startTurnCpuStack, type TurnKindSpec } from './turn-cpu';
 import { measureTurnOverhead } from './turn-overhead';
 
 const TURN_OVERHEAD = { warmupRuns: 5, measuredRuns: 30 };
@@ -59,6 +72,58 @@ const GATES_PER_FINDING = { sizes: [100, 1000], runs: 40 };
 const SANDBOX_OVERHEAD = { days: 180, runs: 10 };
 /** A data turn runs the sandbox (most of a second) and 16 activities to (a)'s 5: 13 rounds are about 30 s. */
 const DATA_TURN_OVERHEAD = { warmupRuns: 3, measuredRuns: 10 };
+/**
+ * (g): as many in flight as the machine has cores, so batches keep it busy without queueing much.
+ * Knowledge turns take about 0.3 s of CPU: 5 rounds of 8 are about 30 s with the bare batches. Data turns
+ * about 2 s (the sandbox): 3 rounds of 4, about 30 s.
+ */
+const TURN_CPU_CONCURRENCY = 2;
+const KNOWLEDGE_TURN_CPU: TurnKindSpec = {
+  name: 'Knowledge turn',
+  question: QUESTIONS.knowledge.question,
+  check({ agents_used }) {
+    if (agents_used.join() !== QUESTIONS.knowledge.agentsUsed) {
+      throw new Error(`the knowledge turn ran ${agents_used.join(', ') || 'no agent'}`);
+    }
+  },
+  healthData: true,
+  perBatch: 8,
+  rounds: 5,
+};
+const DATA_TURN_CPU: TurnKindSpec = {
+  name: 'Data turn (pattern 2)',
+  question: DATA_QUESTION,
+  check: checkDataTurn,
+  healthData: true,
+  perBatch: 4,
+  rounds: 3,
+};
+
+const SECTIONS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const;
+type SectionLetter = (typeof SECTIONS)[number];
+
+const USAGE = fs
+  .readFileSync(__filename, 'utf8')
+  .split('\n')
+  .filter((line) => line.startsWith(' *     ') || line.startsWith(' *   npm run bench'))
+  .map((line) => line.slice(3))
+  .join('\n');
+
+/** The sections asked for (all by default); null for --help. */
+function parseOptions(argv: string[]): Set<SectionLetter> | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: { only: { type: 'string' }, help: { type: 'boolean' }, 'fd-limit-raised': { type: 'boolean' } },
+  });
+  if (values.help) return null;
+  if (values.only === undefined) return new Set(SECTIONS);
+  const letters = values.only.split(',').map((l) => l.trim().toLowerCase());
+  const unknown = letters.filter((l) => !(SECTIONS as readonly string[]).includes(l));
+  if (unknown.length || letters.length === 0) {
+    throw new Error(`--only takes section letters ${SECTIONS.join(', ')} separated by commas, not ${values.only}`);
+  }
+  return new Set(letters as SectionLetter[]);
+}
 
 /** Each idle subscriber is one socket in this process and one in the API's, plus room for the rest. */
 const OPEN_FILES_NEEDED = IDLE_SUBSCRIBERS.turns * IDLE_SUBSCRIBERS.subscribersPerTurn + 1024;
@@ -74,9 +139,8 @@ const say = (msg: string) => console.log(`[bench] ${msg}`);
 function rerunWithMoreOpenFiles(current: number): void {
   say(`open-files limit ${current} < ${OPEN_FILES_NEEDED}: running again with it raised`);
   const script = `ulimit -n ${OPEN_FILES_WANTED} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; ` + 'exec "$0" "$@"';
-  const child = spawn('bash', ['-c', script, process.execPath, '--import', 'tsx', __filename, FD_LIMIT_RAISED_FLAG], {
-    stdio: 'inherit',
-  });
+  const args = [process.execPath, '--import', 'tsx', __filename, ...process.argv.slice(2), FD_LIMIT_RAISED_FLAG];
+  const child = spawn('bash', ['-c', script, ...args], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
@@ -87,7 +151,8 @@ async function bundle(path: string): Promise<string> {
 
 const bareActivities: BareActivities = { noOp: async () => undefined };
 
-async function run(): Promise<number> {
+async function run(only: Set<SectionLetter>): Promise<number> {
+  const all = only.size === SECTIONS.length;
   useEphemeralMasterKey();
   const startedAt = nowMs();
   const stoppers: Array<() => Promise<void>> = [];
@@ -180,12 +245,15 @@ async function run(): Promise<number> {
     const events = createEventLog(pool);
     const agent = newAgent();
     stoppers.push(async () => agent.destroy());
-    // Registered last so it is stopped first: the API process of (c), if a signal interrupts it.
-    stoppers.push(stopApiProcesses);
+    // Registered last so they are stopped first: the API process of (c), the roles of (g), if a signal
+    // interrupts them.
+    stoppers.push(stopApiProcesses, stopRoleProcesses);
 
     const sections: Section[] = [];
     let anyFailed = false;
     const measure = async (name: string, work: () => Promise<Section>) => {
+      // Each name starts with its section's letter in brackets: "(g) …".
+      if (!only.has(name[1] as SectionLetter)) return;
       say(`measuring ${name}`);
       const measureStartedAt = nowMs();
       try {
@@ -245,6 +313,34 @@ async function run(): Promise<number> {
       return dataTurnOverheadSection(result, DATA_QUESTION);
     });
 
+    await measure('(g) CPU per turn against the bare floor', async () => {
+      // Every process of the run, Postgres and Temporal included, into a cgroup of its role (proc-cpu.ts).
+      const cgroups = RoleCgroups.create('bench');
+      if (cgroups) stoppers.push(async () => cgroups.remove());
+      else say('no writable cpuacct cgroup: CPU by process from /proc, without the sandbox runs');
+      const stack = await startTurnCpuStack({
+        databaseUrl: infra.databaseUrl,
+        temporalAddress: infra.temporalAddress,
+        turnBundleCode: turnBundle,
+        bareBundleCode: bareBundle,
+        cgroups,
+      });
+      try {
+        const common = { stack, pool, temporal, agent, concurrency: TURN_CPU_CONCURRENCY };
+        const knowledge = await measureTurnCpu({ ...common, kind: KNOWLEDGE_TURN_CPU });
+        say(
+          `(g) knowledge turn ${knowledge.turn.msPerRun.toFixed(0)} ms, bare ${knowledge.bare.msPerRun.toFixed(0)} ms`,
+        );
+        const data = await measureTurnCpu({ ...common, kind: DATA_TURN_CPU });
+        return turnCpuSection([
+          { result: knowledge, target: TARGETS.knowledgeTurnCpuRatio },
+          { result: data, target: null },
+        ]);
+      } finally {
+        await stack.stop();
+      }
+    });
+
     // Measurements cut short by a signal would overwrite the last good report with failures.
     if (interrupted) return 130;
     const temporalVersion = (await temporal.workflowService.getSystemInfo({})).serverVersion || 'unknown';
@@ -254,7 +350,8 @@ async function run(): Promise<number> {
     );
     const report = renderReport(machine, sections, (nowMs() - startedAt) / 1000);
     console.log(`\n${report}\n`);
-    say(`written to ${writeBenchmarksDoc(report)}`);
+    if (all) say(`written to ${writeBenchmarksDoc(report)}`);
+    else say(`only ${[...only].join(', ')}: docs/benchmarks.md left as it was`);
     return anyFailed ? 1 : 0;
   } finally {
     say('stopping');
@@ -263,13 +360,24 @@ async function run(): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  let only: Set<SectionLetter> | null;
+  try {
+    only = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${err instanceof Error ? err.message : err}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (!only) {
+    console.log(USAGE);
+    return;
+  }
   const openFiles = readOpenFilesLimit('self');
-  if (openFiles < OPEN_FILES_NEEDED && !process.argv.includes(FD_LIMIT_RAISED_FLAG)) {
+  if (only.has('c') && openFiles < OPEN_FILES_NEEDED && !process.argv.includes(FD_LIMIT_RAISED_FLAG)) {
     rerunWithMoreOpenFiles(openFiles);
     return;
   }
   // Exit explicitly: a stray handle (a pool's idle timer, an unref'd socket) must not keep the run alive.
-  process.exit(await run());
+  process.exit(await run(only));
 }
 
 main().catch((err) => {

@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { TurnResult } from '../../contracts/turn';
 import type { TurnWorkflow } from '../../workflows/turn-workflow';
 import type { BareWorkflow } from './bare-workflow';
+import { activityShape, shapeKey, type BareStep } from './history-shape';
 import { openSse, postJson } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';
 
@@ -33,6 +34,9 @@ export interface TurnAgainstBareOptions extends TurnOverheadOptions {
 export interface HistoryBreakdown {
   /** The activity types, in the order they were scheduled. */
   activityTypes: string[];
+  /** Activities and local activities as the bare workflow runs them: order, and what waits for what. */
+  steps: BareStep[];
+  localActivities: number;
   /** The most activities scheduled and not yet closed at one time: 1 means one after another. */
   maxConcurrentActivities: number;
   /** Workflow tasks and activity tasks waiting between scheduled and picked up by the worker. */
@@ -47,8 +51,11 @@ export interface HistoryBreakdown {
 
 interface HistorySummary {
   activities: number;
+  localActivities: number;
   /** The same in every run (checked). */
   activityTypes: string[];
+  /** Activities and local activities in order (history-shape.ts's shapeKey), the same in every run. */
+  shape: string;
   maxConcurrentActivities: number;
   dispatch: Summary;
   workflowTask: Summary;
@@ -84,7 +91,10 @@ interface TurnTiming {
   result: TurnResult;
 }
 
-async function runTurn(opts: TurnAgainstBareOptions): Promise<TurnTiming> {
+/** One turn through the API: POST, its SSE stream until the terminal event, then its workflow's close. */
+export async function runTurn(
+  opts: Pick<TurnAgainstBareOptions, 'apiUrl' | 'apiKey' | 'agent' | 'temporal' | 'question' | 'checkResult'>,
+): Promise<TurnTiming> {
   const body = { messages: [{ role: 'user', content: opts.question }] };
   const started = nowMs();
   const created = await postJson(`${opts.apiUrl}/v1/turns`, body, opts);
@@ -116,12 +126,14 @@ async function runTurn(opts: TurnAgainstBareOptions): Promise<TurnTiming> {
   return { workflowId: turnId, totalMs: terminal.at - started, toCloseMs, postMs, events: seen.events, result };
 }
 
-async function runBareWorkflow(
-  opts: TurnOverheadOptions,
-  steps: string[],
-  run: number,
+let bareRuns = 0;
+
+/** One bare workflow with `steps`, started and awaited with the Temporal client. */
+export async function runBareWorkflow(
+  opts: Pick<TurnOverheadOptions, 'temporal' | 'bareTaskQueue'>,
+  steps: BareStep[],
 ): Promise<{ workflowId: string; totalMs: number }> {
-  const workflowId = `bench-bare-${Date.now().toString(36)}-${run}`;
+  const workflowId = `bench-bare-${Date.now().toString(36)}-${++bareRuns}`;
   const started = nowMs();
   const handle = await opts.temporal.workflow.start<typeof BareWorkflow>('BareWorkflow', {
     workflowId,
@@ -137,12 +149,14 @@ const timestampMs = (ts: Timestamp) => Number(ts?.seconds?.toString() ?? 0) * 10
 
 export async function historyBreakdown(temporal: Client, workflowId: string): Promise<HistoryBreakdown> {
   const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
+  const shape = activityShape(history.events ?? []);
   const at = new Map<string, number>();
   const typeOf = new Map<string, string>();
-  const open = new Set<string>();
   const breakdown: HistoryBreakdown = {
     activityTypes: [],
-    maxConcurrentActivities: 0,
+    steps: shape.steps,
+    localActivities: shape.localActivities,
+    maxConcurrentActivities: shape.maxConcurrentActivities,
     dispatchMs: 0,
     workflowTaskMs: 0,
     activityMs: 0,
@@ -166,8 +180,6 @@ export async function historyBreakdown(temporal: Client, workflowId: string): Pr
       const type = scheduled.activityType?.name ?? 'unknown';
       breakdown.activityTypes.push(type);
       typeOf.set(id, type);
-      open.add(id);
-      breakdown.maxConcurrentActivities = Math.max(breakdown.maxConcurrentActivities, open.size);
     }
     const started = event.activityTaskStartedEventAttributes;
     if (started) breakdown.dispatchMs += since(started.scheduledEventId, time);
@@ -178,12 +190,6 @@ export async function historyBreakdown(temporal: Client, workflowId: string): Pr
       breakdown.activityMs += ms;
       breakdown.activityMsByType.set(type, (breakdown.activityMsByType.get(type) ?? 0) + ms);
     }
-    const closed =
-      completed ??
-      event.activityTaskFailedEventAttributes ??
-      event.activityTaskTimedOutEventAttributes ??
-      event.activityTaskCanceledEventAttributes;
-    if (closed) open.delete(String(closed.scheduledEventId));
   }
   return breakdown;
 }
@@ -191,12 +197,14 @@ export async function historyBreakdown(temporal: Client, workflowId: string): Pr
 async function summarizeHistories(temporal: Client, workflowIds: string[]): Promise<HistorySummary> {
   const breakdowns: HistoryBreakdown[] = [];
   for (const id of workflowIds) breakdowns.push(await historyBreakdown(temporal, id));
-  const shapes = new Set(breakdowns.map((b) => b.activityTypes.join(' → ')));
+  const shapes = new Set(breakdowns.map((b) => shapeKey(b.steps)));
   if (shapes.size !== 1) throw new Error(`runs scheduled different activities: ${[...shapes].join(' | ')}`);
-  const { activityTypes } = breakdowns[0];
+  const { activityTypes, localActivities } = breakdowns[0];
   const types = [...new Set(activityTypes)];
   return {
     activities: activityTypes.length,
+    localActivities,
+    shape: [...shapes][0],
     activityTypes,
     maxConcurrentActivities: Math.max(...breakdowns.map((b) => b.maxConcurrentActivities)),
     dispatch: summarize(breakdowns.map((b) => b.dispatchMs)),
@@ -217,7 +225,7 @@ async function summarizeHistories(temporal: Client, workflowIds: string[]): Prom
 export async function measureTurnAgainstBare(opts: TurnAgainstBareOptions): Promise<TurnOverheadResult> {
   const turns: TurnTiming[] = [];
   const bare: Array<{ workflowId: string; totalMs: number }> = [];
-  let steps: string[] | undefined;
+  let steps: BareStep[] | undefined;
   // One after the other, never concurrently: the user may have only 3 turns in flight, and overlap
   // would measure queueing instead of overhead. Alternating A, B, A, B spreads machine noise
   // (GC, the other core's load, Temporal's timers) evenly over both series.
@@ -229,9 +237,9 @@ export async function measureTurnAgainstBare(opts: TurnAgainstBareOptions): Prom
       if (shape.maxConcurrentActivities > 1) {
         throw new Error(`turn ${turn.workflowId} ran up to ${shape.maxConcurrentActivities} activities at once`);
       }
-      steps = shape.activityTypes;
+      steps = shape.steps;
     }
-    const baseline = await runBareWorkflow(opts, steps, run);
+    const baseline = await runBareWorkflow(opts, steps);
     if (run < opts.warmupRuns) continue;
     turns.push(turn);
     bare.push(baseline);
