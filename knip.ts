@@ -18,10 +18,11 @@ const config: KnipConfig = {
         // Run compiled by `npm run build` (node dist/worker/bundle-workflows.js), which knip does not map to its source.
         'worker/bundle-workflows.ts',
         'test/fixtures/diverging-workflow.ts',
-        // Run as child processes by path: the stack launcher and the scripted model, the load
-        // benchmark's model process, and tests' helper processes.
+        // Run as child processes by path: the stack launcher and the scripted model, the benchmarks'
+        // model process and bare workflow worker, and tests' helper processes.
         'dev/**/main.ts',
         'dev/bench/model-process.ts',
+        'dev/bench/bare-worker-process.ts',
         'test/support/*-probe.ts',
         'test/support/short-timeout-worker.ts',
         'test/support/sandbox-run-holder.ts',

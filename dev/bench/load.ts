@@ -51,6 +51,7 @@ import { quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
 import { startApiProcess, stopApiProcesses } from './api-process';
 import { newAgent } from './http-client';
 import { runPhase, type DriverOptions, type LoadUser, type PhaseResult, type TurnKind } from './load-driver';
+import { usageFromHeader, optionsOrUsage } from './command-line';
 import { startInfrastructure } from './infrastructure';
 import {
   startModelProcess,
@@ -82,12 +83,7 @@ const MIX: TurnKind[] = [
   'data',
 ];
 
-const USAGE = fs
-  .readFileSync(__filename, 'utf8')
-  .split('\n')
-  .filter((line) => line.startsWith(' *     ') || line.startsWith(' *   npm run load'))
-  .map((line) => line.slice(3))
-  .join('\n');
+const USAGE = usageFromHeader(__filename, 'load');
 
 const say = (msg: string) => console.log(`[load] ${msg}`);
 
@@ -441,17 +437,8 @@ async function collectServerSide(
 }
 
 async function main(): Promise<void> {
-  let opts: Options | null;
-  try {
-    opts = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    console.error(`${err instanceof Error ? err.message : err}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  if (!opts) {
-    console.log(USAGE);
-    return;
-  }
+  const opts = optionsOrUsage(parseOptions, USAGE);
+  if (!opts) return;
   // Exit explicitly: a stray handle (a pool's idle timer, an unref'd socket) must not keep the run alive.
   process.exit(await run(opts));
 }

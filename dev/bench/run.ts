@@ -19,7 +19,6 @@
  */
 import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
@@ -39,6 +38,7 @@ import { createBenchUser } from './fixtures';
 import { measureGatesPerFinding } from './gates-per-finding';
 import { newAgent } from './http-client';
 import { measureIdleSubscribers } from './idle-subscribers';
+import { usageFromHeader, optionsOrUsage } from './command-line';
 import { startInfrastructure } from './infrastructure';
 import { QUESTIONS } from './load-driver';
 import { stopRoleProcesses } from './load-processes';
@@ -102,12 +102,7 @@ const DATA_TURN_CPU: TurnKindSpec = {
 const SECTIONS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const;
 type SectionLetter = (typeof SECTIONS)[number];
 
-const USAGE = fs
-  .readFileSync(__filename, 'utf8')
-  .split('\n')
-  .filter((line) => line.startsWith(' *     ') || line.startsWith(' *   npm run bench'))
-  .map((line) => line.slice(3))
-  .join('\n');
+const USAGE = usageFromHeader(__filename, 'bench');
 
 /** The sections asked for (all by default); null for --help. */
 function parseOptions(argv: string[]): Set<SectionLetter> | null {
@@ -360,17 +355,8 @@ async function run(only: Set<SectionLetter>): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  let only: Set<SectionLetter> | null;
-  try {
-    only = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    console.error(`${err instanceof Error ? err.message : err}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  if (!only) {
-    console.log(USAGE);
-    return;
-  }
+  const only = optionsOrUsage(parseOptions, USAGE);
+  if (!only) return;
   const openFiles = readOpenFilesLimit('self');
   if (only.has('c') && openFiles < OPEN_FILES_NEEDED && !process.argv.includes(FD_LIMIT_RAISED_FLAG)) {
     rerunWithMoreOpenFiles(openFiles);

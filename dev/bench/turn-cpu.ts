@@ -119,7 +119,7 @@ export interface TurnKindSpec {
   rounds: number;
 }
 
-export interface RoleCpu {
+interface RoleCpu {
   role: string;
   /** CPU milliseconds per turn (or per bare workflow), over all measured batches. */
   msPerRun: number;

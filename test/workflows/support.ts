@@ -384,6 +384,20 @@ interface RunningTurn {
   calls: ActivityRecorder;
 }
 
+/** A Temporal dev server for one test file, quiet and without the default cap on dispatch. */
+export function createLocalTestEnvironment(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: temporalCliPath() },
+      ip: '127.0.0.1',
+      log: { format: 'json', level: 'error' },
+      // The server reads its transfer queue (which hands each new workflow task to matching) at most
+      // 20 times a second by default: once a turn or two has spent the burst, every step waited ~50 ms.
+      extraArgs: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=10000'],
+    },
+  });
+}
+
 /**
  * Starts a dev server, bundles the workflow code and starts one worker for the calling file (in its
  * beforeAll), and stops them after it. The worker's activities look up the running turn's fakes by
@@ -417,16 +431,7 @@ export function useWorkflowEnvironment(): WorkflowTestEnvironment {
   beforeAll(async () => {
     let code: string;
     [env, { code }] = await Promise.all([
-      TestWorkflowEnvironment.createLocal({
-        server: {
-          executable: { type: 'existing-path', path: temporalCliPath() },
-          ip: '127.0.0.1',
-          log: { format: 'json', level: 'error' },
-          // The server reads its transfer queue (which hands each new workflow task to matching) at most
-          // 20 times a second by default: once a turn or two has spent the burst, every step waited ~50 ms.
-          extraArgs: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=10000'],
-        },
-      }),
+      createLocalTestEnvironment(),
       bundleWorkflowCode({
         workflowsPath: require.resolve('../../workflows'),
         logger: quietBundlerLogger,
