@@ -74,8 +74,8 @@ const SANDBOX_OVERHEAD = { days: 180, runs: 10 };
 const DATA_TURN_OVERHEAD = { warmupRuns: 3, measuredRuns: 10 };
 /**
  * (g): as many in flight as the machine has cores, so batches keep it busy without queueing much.
- * Knowledge turns take about 0.3 s of CPU: 5 rounds of 8 are about 30 s with the bare batches. Data turns
- * about 2 s (the sandbox): 3 rounds of 4, about 30 s.
+ * Knowledge turns take about 0.25 s of CPU: 5 rounds of 8 are about 30 s with the bare batches and the
+ * warm-up. Data turns about 0.8 s (the sandbox): 3 rounds of 4, about 25 s.
  */
 const TURN_CPU_CONCURRENCY = 2;
 const KNOWLEDGE_TURN_CPU: TurnKindSpec = {
