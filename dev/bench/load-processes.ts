@@ -6,6 +6,7 @@
  */
 import { launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from '../stack/child-process';
 import { readProcStatusKb } from './api-process';
+import type { PacingOverrides } from '../scripted-model/pacing';
 
 /** One model request as the scripted model served it (dev/bench/model-process.ts). */
 export interface ModelCallTiming {
@@ -51,11 +52,15 @@ export interface ModelProcess extends RoleProcess {
   timings(): Promise<ModelCallTiming[]>;
 }
 
-export async function startModelProcess(chunkDelayMs: number): Promise<ModelProcess> {
+/** `pacing`: realistic pacing with these overrides (dev/scripted-model/pacing.ts); null answers at once. */
+export async function startModelProcess(chunkDelayMs: number, pacing: PacingOverrides | null): Promise<ModelProcess> {
   const { ready: url, ...role } = await startRole(
     'the scripted model',
     'dev/bench/model-process.ts',
-    { LOAD_MODEL_CHUNK_DELAY_MS: String(chunkDelayMs) },
+    {
+      LOAD_MODEL_CHUNK_DELAY_MS: String(chunkDelayMs),
+      ...(pacing ? { LOAD_MODEL_PACING: JSON.stringify(pacing) } : {}),
+    },
     {
       line: (line) => {
         try {
