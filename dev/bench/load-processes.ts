@@ -90,11 +90,12 @@ export async function startWorkerProcess(env: {
   ANTHROPIC_BASE_URL: string;
   WORKFLOW_BUNDLE_PATH: string;
 }): Promise<RoleProcess> {
-  // ANTHROPIC_API_KEY would send the load to the real API instead of the scripted model.
+  // ANTHROPIC_API_KEY would send the load to the real API instead of the scripted model. The level must
+  // let `worker polling` (info) through, or the worker is never seen ready; its stdout is read and dropped.
   return startRole(
     'a worker',
     'worker/main.ts',
-    { ...env, ANTHROPIC_API_KEY: undefined, LOG_LEVEL: 'error' },
+    { ...env, ANTHROPIC_API_KEY: undefined, LOG_LEVEL: 'info' },
     lineIncludes('worker polling'),
     // LOAD_WORKER_NODE_ARGS profiles the workers alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
     (process.env.LOAD_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
