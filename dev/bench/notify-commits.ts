@@ -15,8 +15,10 @@
  * platform/event-log.ts, copied so that the two variants differ by the notify alone.
  *
  * Durability: `bench` is the benchmarks' Postgres (fsync and synchronous_commit off, so a commit is
- * nearly free and the lock is held briefly); `durable` turns both on (the production setting: each commit
- * waits for its WAL flush, which is where NOTIFY's lock stops commits from being flushed together).
+ * nearly free and the lock is held briefly); `durable` is a cluster of its own with both on, and
+ * full_page_writes (the production setting: each commit waits for its WAL flush, which is where NOTIFY's
+ * lock keeps commits from being flushed together). Command-line settings outrank ALTER SYSTEM, hence a
+ * cluster per durability rather than a reload.
  *
  *   npm run bench:notify -- [options]
  *     --appenders A[,A…]   concurrent appenders (connections), one run each        (default 8,32,128)
@@ -29,9 +31,10 @@
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Client, Pool, type PoolClient } from 'pg';
+import { Client, type Pool, type PoolClient } from 'pg';
 import { EVENTS_CHANNEL } from '../../platform/event-log';
 import { newId } from '../../platform/ids';
+import { createPgPool } from '../../platform/pg-pool';
 import { createUserWithApiKey } from '../../platform/users';
 import { applyMigrations } from '../../scripts/migrate';
 import { useEphemeralMasterKey } from '../stack/dev-keys';
@@ -118,7 +121,7 @@ interface RunResult {
 async function runAppenders(
   pool: Pool,
   turnIds: string[],
-  opts: { appenders: number; seconds: number; notify: boolean; durability: Durability },
+  opts: { appenders: number; seconds: number; notify: boolean },
 ): Promise<RunResult> {
   const latencies: number[] = [];
   const startedAt = nowMs();
@@ -127,8 +130,6 @@ async function runAppenders(
     Array.from({ length: opts.appenders }, async (_, i) => {
       const client = await pool.connect();
       try {
-        // The service's sessions commit with the server's setting; `durable` asks for the flush.
-        await client.query(`SET synchronous_commit = ${opts.durability === 'durable' ? 'on' : 'off'}`);
         for (let k = i; nowMs() < until; k += opts.appenders) {
           const t0 = nowMs();
           await append(client, turnIds[k % turnIds.length], opts.notify);
@@ -142,17 +143,24 @@ async function runAppenders(
   return { commitsPerSecond: latencies.length / ((nowMs() - startedAt) / 1000), latency: summarize(latencies) };
 }
 
-async function run(opts: Options): Promise<void> {
-  useEphemeralMasterKey();
-  console.log('[notify] starting Postgres');
+/** The server settings of each durability; the throwaway cluster's defaults are fsync and synchronous_commit off. */
+const SETTINGS: Record<Durability, Record<string, string>> = {
+  bench: {},
+  durable: { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' },
+};
+
+/** One cluster with the given durability: every appender count, both variants. */
+async function runDurability(opts: Options, durability: Durability): Promise<{ version: string; rows: string[][] }> {
+  console.log(`[notify] starting Postgres (${durability})`);
   // Postgres alone: a TEMPORAL_ADDRESS in the environment given to startLocalServices keeps it from starting one.
   const services = await startLocalServices({
-    postgres: { tempDirPrefix: 'amy-bench-notify-' },
-    env: { ...process.env, TEMPORAL_ADDRESS: 'not-used:0' },
+    postgres: { tempDirPrefix: 'amy-bench-notify-', settings: SETTINGS[durability] },
+    env: { ...process.env, DATABASE_URL: undefined, TEMPORAL_ADDRESS: 'not-used:0' },
   });
-  const maxAppenders = Math.max(...opts.appenders);
-  const pool = new Pool({ connectionString: services.databaseUrl, max: maxAppenders + 2 });
+  // Connections that the server's stop terminates are reported here, not thrown.
+  const pool = createPgPool(services.databaseUrl, Math.max(...opts.appenders) + 2, () => undefined);
   const listener = new Client({ connectionString: services.databaseUrl });
+  listener.on('error', () => undefined);
   try {
     applyMigrations(services.databaseUrl);
     const { user } = await createUserWithApiKey(pool, `notify_bench_${Date.now().toString(36)}`);
@@ -166,60 +174,70 @@ async function run(opts: Options): Promise<void> {
     listener.on('notification', () => notifications++);
     await listener.connect();
     await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
-    const version = (await pool.query<{ v: string }>('SHOW server_version')).rows[0].v;
+    const setting = async (name: string) =>
+      (await pool.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
+    const version = await setting('server_version');
+    console.log(`[notify] fsync ${await setting('fsync')}, synchronous_commit ${await setting('synchronous_commit')}`);
 
     const rows: string[][] = [];
-    for (const durability of opts.durability) {
-      // fsync is reloadable; synchronous_commit is set per session above.
-      await pool.query(`ALTER SYSTEM SET fsync = ${durability === 'durable' ? 'on' : 'off'}`);
-      await pool.query('SELECT pg_reload_conf()');
-      for (const appenders of opts.appenders) {
-        const results: Record<'with' | 'without', RunResult[]> = { with: [], without: [] };
-        // Alternated, twice each, so that a drift of the machine's load falls on both variants.
-        for (const notify of [true, false, false, true]) {
-          const before = notifications;
-          const result = await runAppenders(pool, turnIds, { appenders, seconds: opts.seconds / 2, notify, durability });
-          results[notify ? 'with' : 'without'].push(result);
-          console.log(
-            `[notify] ${durability}, ${appenders} appenders, ${notify ? 'with' : 'without'} NOTIFY: ` +
-              `${result.commitsPerSecond.toFixed(0)} commits/s, p99 ${formatMs(result.latency.p99)}` +
-              (notify ? `, ${notifications - before} notifications heard so far` : ''),
-          );
-        }
-        const rate = (rs: RunResult[]) => rs.reduce((n, r) => n + r.commitsPerSecond, 0) / rs.length;
-        const p99 = (rs: RunResult[]) => Math.max(...rs.map((r) => r.latency.p99));
-        const p50 = (rs: RunResult[]) => rs.map((r) => r.latency.p50).sort((a, b) => a - b)[0];
-        rows.push([
-          durability,
-          String(appenders),
-          rate(results.without).toFixed(0),
-          rate(results.with).toFixed(0),
-          `${((100 * rate(results.with)) / rate(results.without)).toFixed(0)} %`,
-          `${formatMs(p50(results.without))} / ${formatMs(p99(results.without))}`,
-          `${formatMs(p50(results.with))} / ${formatMs(p99(results.with))}`,
-        ]);
+    for (const appenders of opts.appenders) {
+      const results: Record<'with' | 'without', RunResult[]> = { with: [], without: [] };
+      // Alternated, twice each, so that a drift of the machine's load falls on both variants.
+      for (const notify of [true, false, false, true]) {
+        const before = notifications;
+        const result = await runAppenders(pool, turnIds, { appenders, seconds: opts.seconds / 2, notify });
+        results[notify ? 'with' : 'without'].push(result);
+        console.log(
+          `[notify] ${durability}, ${appenders} appenders, ${notify ? 'with' : 'without'} NOTIFY: ` +
+            `${result.commitsPerSecond.toFixed(0)} commits/s, p99 ${formatMs(result.latency.p99)}` +
+            (notify ? `, ${notifications - before} notifications heard` : ''),
+        );
       }
+      const rate = (rs: RunResult[]) => rs.reduce((n, r) => n + r.commitsPerSecond, 0) / rs.length;
+      const p99 = (rs: RunResult[]) => Math.max(...rs.map((r) => r.latency.p99));
+      const p50 = (rs: RunResult[]) => Math.min(...rs.map((r) => r.latency.p50));
+      rows.push([
+        durability,
+        String(appenders),
+        rate(results.without).toFixed(0),
+        rate(results.with).toFixed(0),
+        `${((100 * rate(results.with)) / rate(results.without)).toFixed(0)} %`,
+        `${formatMs(p50(results.without))} / ${formatMs(p99(results.without))}`,
+        `${formatMs(p50(results.with))} / ${formatMs(p99(results.with))}`,
+      ]);
     }
-    const header = [
-      'Durability',
-      'Appenders',
-      'Commits/s without NOTIFY',
-      'Commits/s with NOTIFY',
-      'With / without',
-      'Commit p50 / p99 without',
-      'Commit p50 / p99 with',
-    ];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-    console.log(
-      `\nPostgres ${version}, ${opts.turns} turns, ${opts.seconds} s per variant and run, one LISTENing connection\n`,
-    );
-    console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n'));
+    return { version, rows };
   } finally {
     await listener.end().catch(() => undefined);
     await pool.end();
     await services.stop();
   }
+}
+
+async function run(opts: Options): Promise<void> {
+  useEphemeralMasterKey();
+  const rows: string[][] = [];
+  let version = '';
+  for (const durability of opts.durability) {
+    const result = await runDurability(opts, durability);
+    version = result.version;
+    rows.push(...result.rows);
+  }
+  const header = [
+    'Durability',
+    'Appenders',
+    'Commits/s without NOTIFY',
+    'Commits/s with NOTIFY',
+    'With / without',
+    'Commit p50 / p99 without',
+    'Commit p50 / p99 with',
+  ];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  console.log(
+    `\nPostgres ${version}, ${opts.turns} turns, ${opts.seconds} s per variant and run, one LISTENing connection\n`,
+  );
+  console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n'));
 }
 
 async function main(): Promise<void> {
