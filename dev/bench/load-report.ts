@@ -32,9 +32,14 @@ export interface MemorySample {
 export interface InFlightMemory {
   /** The most turns in flight at one reading. */
   peakInFlight: number;
-  /** At the phase's start (no turns in flight; warmed up) and at the reading with the most in flight (MB). */
+  /**
+   * Resident memory (MB) at the phase's start (no turns in flight; warmed up), at the last reading with the
+   * most turns in flight (a wave holds them all for a while; the last such reading has them furthest along),
+   * and the most at any reading of the phase.
+   */
   workersStartMb: number;
   workersAtPeakMb: number;
+  workersMaxMb: number;
   apisStartMb: number;
   apisAtPeakMb: number;
   /** (RSS at the peak − RSS at the start) / turns in flight at the peak, in kB; null with none in flight. */
@@ -45,18 +50,19 @@ export interface InFlightMemory {
 const MB = (kb: number) => (kb * 1024) / 1e6;
 
 /**
- * The memory a turn in flight costs: the growth of resident memory from the phase's start to the reading
- * with the most turns in flight, per turn in flight then. The first sample must be the start's.
+ * The memory a turn in flight costs: the growth of resident memory from the phase's start to the last
+ * reading with the most turns in flight, per turn in flight then. The first sample must be the start's.
  */
 export function inFlightMemory(samples: readonly MemorySample[]): InFlightMemory {
   if (samples.length === 0) throw new Error('no memory samples');
   const start = samples[0];
-  const peak = samples.reduce((best, s) => (s.inFlight > best.inFlight ? s : best), start);
+  const peak = samples.reduce((best, s) => (s.inFlight >= best.inFlight ? s : best), start);
   const perTurn = (at: number, from: number) => (peak.inFlight > 0 ? (at - from) / peak.inFlight : null);
   return {
     peakInFlight: peak.inFlight,
     workersStartMb: MB(start.workersKb),
     workersAtPeakMb: MB(peak.workersKb),
+    workersMaxMb: MB(Math.max(...samples.map((s) => s.workersKb))),
     apisStartMb: MB(start.apisKb),
     apisAtPeakMb: MB(peak.apisKb),
     workerKbPerTurn: perTurn(peak.workersKb, start.workersKb),
@@ -487,7 +493,8 @@ export function renderRun(info: RunInfo, phases: PhaseNumbers[]): string {
     details.push(
       `in flight: at most ${m.peakInFlight} turns at once (sampled each second); resident memory from the ` +
         `phase's start to that moment: workers ${m.workersStartMb.toFixed(0)} → ${m.workersAtPeakMb.toFixed(0)} MB ` +
-        `(${kbPerTurn(m.workerKbPerTurn)} per turn in flight), API ${m.apisStartMb.toFixed(0)} → ` +
+        `(${kbPerTurn(m.workerKbPerTurn)} per turn in flight; at most ${m.workersMaxMb.toFixed(0)} MB in the ` +
+        `phase), API ${m.apisStartMb.toFixed(0)} → ` +
         `${m.apisAtPeakMb.toFixed(0)} MB (${kbPerTurn(m.apiKbPerTurn)} per turn, with its ${n.subscribers / Math.max(1, n.turns)} streams)`,
     );
     const perTurn = (seconds: number) => `${((1000 * seconds) / Math.max(1, n.turns)).toFixed(0)} ms`;
@@ -543,6 +550,13 @@ appended below; earlier runs are left as they were. \`npm run load -- --help\` l
   phase. A run that keeps up with an offered 5/s measures 4.99–5.05 turns/s, because completions jitter
   at the window's ends; so 4.95 counts as 5. Data turns run a ~1 s Python sandbox each, so phases that
   have them are reported but not held to it.
+- **In flight** (\`--in-flight N\`, with \`--pace realistic\`): one wave of N turns per phase, started over
+  \`--ramp-s\` seconds and all in flight at once, each as long as a real model makes it (the scripted model
+  paced like Claude, dev/scripted-model/pacing.ts). Target (issue 27): every turn completes, every stream
+  receives every event of its turn's log exactly once, event delivery p99 ≤ 100 ms and POST → 201 p99 ≤
+  100 ms. The notes add the most turns in flight at once and the resident memory a turn in flight costs.
+- **Scale-out** (\`--workers K\`, \`--apis M\`): turn i is created on API process i mod M and its subscriber j
+  connects to process (i + j) mod M.
 
 - **Completions**: completed / failed / lost. Lost means no terminal event reached a subscriber within the
   timeout, or the POST was not accepted.

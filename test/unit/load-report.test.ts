@@ -5,10 +5,11 @@
 import { eventAccounting, inFlightMemory } from '../../dev/bench/load-report';
 
 describe('inFlightMemory', () => {
-  test('growth from the start to the sample with the most turns in flight, per turn in flight then', () => {
+  test('growth from the start to the last sample with the most turns in flight, per turn in flight then', () => {
     const m = inFlightMemory([
       { inFlight: 0, workersKb: 200_000, apisKb: 100_000 },
       { inFlight: 500, workersKb: 300_000, apisKb: 120_000 },
+      { inFlight: 1000, workersKb: 350_000, apisKb: 140_000 },
       { inFlight: 1000, workersKb: 400_000, apisKb: 150_000 },
       { inFlight: 400, workersKb: 450_000, apisKb: 160_000 },
     ]);
@@ -16,6 +17,7 @@ describe('inFlightMemory', () => {
       peakInFlight: 1000,
       workersStartMb: 204.8,
       workersAtPeakMb: 409.6,
+      workersMaxMb: 460.8,
       apisStartMb: 102.4,
       apisAtPeakMb: 153.6,
       workerKbPerTurn: 200,
