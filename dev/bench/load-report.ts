@@ -371,7 +371,7 @@ function describeLoad(n: PhaseNumbers): string {
 }
 
 /** How the scripted model was paced, for the report's settings. */
-export function describeModelPace(pacing: PacingOverrides | null, chunkDelayMs: number): string {
+function describeModelPace(pacing: PacingOverrides | null, chunkDelayMs: number): string {
   const chunk = `${chunkDelayMs} ms before each streamed delta`;
   if (!pacing) return `own process, answering at once; ${chunk}`;
   const set = [

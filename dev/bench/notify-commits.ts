@@ -58,7 +58,12 @@ interface Options {
 }
 
 /** A streamed delta as the worker appends one: a few words of an agent's thought. */
-const DELTA = { agent: 'domain_expert', delta: 'variability is the variation in time ', attempt: 1, step: 'domain_expert' };
+const DELTA = {
+  agent: 'domain_expert',
+  delta: 'variability is the variation in time ',
+  attempt: 1,
+  step: 'domain_expert',
+};
 
 function parseOptions(argv: string[]): Options | null {
   const { values } = parseArgs({
@@ -174,8 +179,7 @@ async function runDurability(opts: Options, durability: Durability): Promise<{ v
     listener.on('notification', () => notifications++);
     await listener.connect();
     await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
-    const setting = async (name: string) =>
-      (await pool.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
+    const setting = async (name: string) => (await pool.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
     const version = await setting('server_version');
     console.log(`[notify] fsync ${await setting('fsync')}, synchronous_commit ${await setting('synchronous_commit')}`);
 

@@ -19,7 +19,7 @@
  */
 import type { ModelCallId } from '../../contracts/steps';
 
-export interface ModelSpeed {
+interface ModelSpeed {
   /** From the request to the first content delta (to the whole answer when it is not streamed). */
   firstTokenMs: number;
   /** Output tokens generated per second after the first. */
