@@ -68,7 +68,7 @@ function receiveBounds(config: Config): http.ServerOptions {
 
 /** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
 export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
-  const pool = createPgPool(config.DATABASE_URL, 20, (err) =>
+  const pool = createPgPool(config.DATABASE_URL, config.AMY_PG_POOL_SIZE, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });

@@ -117,6 +117,23 @@ const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9._+-]{1,200}$/, 'letters, digits, `.`, `_`, `+` and `-` only, e.g. a release tag or git sha')
     .optional(),
+  /**
+   * Postgres connections per process (API or worker). Every process's pool, plus one LISTEN connection
+   * per API process, must fit the server's max_connections (docs/operations.md#worker-capacity).
+   */
+  AMY_PG_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
+  /**
+   * What one worker takes on at once (worker/worker-tuning.ts, docs/operations.md#worker-capacity):
+   * activity slots (model calls and every other step; 1000), local activities, workflow tasks, the
+   * sticky cache of workflows, and pollers per task queue. Unset ones but the first are the SDK's; the
+   * activity slots default to 1000, not the SDK's 100, because a turn holds one while it waits on the model.
+   */
+  AMY_WORKER_MAX_ACTIVITIES: z.coerce.number().int().min(1).max(100_000).default(1000),
+  AMY_WORKER_MAX_LOCAL_ACTIVITIES: z.coerce.number().int().min(1).max(100_000).optional(),
+  AMY_WORKER_MAX_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(10_000).optional(),
+  AMY_WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  AMY_WORKER_ACTIVITY_POLLERS: z.coerce.number().int().min(1).max(1000).optional(),
+  AMY_WORKER_WORKFLOW_POLLERS: z.coerce.number().int().min(2).max(1000).optional(),
   /** A prebuilt workflow bundle (bundleWorkflowCode output); bundled from workflows/ at start-up otherwise. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** The Python interpreter for the gates and the sandbox; <repo>/.venv/bin/python by default. */

@@ -14,6 +14,7 @@ import {
   workflowTracingSinks,
 } from '../platform/temporal/tracing';
 import type { DeployOptions } from './deploy-options';
+import type { WorkerTuning } from './worker-tuning';
 import { turnRunInterceptors } from './turn-run-interceptor';
 import { upstreamFailureInterceptors } from './upstream-failure-interceptor';
 
@@ -81,8 +82,11 @@ export async function createTurnWorker(opts: {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Its version and how long a stop waits (./deploy-options.ts); unversioned and SDK defaults otherwise. */
   deploy?: DeployOptions;
+  /** How much it takes on at once (./worker-tuning.ts); the SDK's defaults otherwise. */
+  tuning?: WorkerTuning;
 }): Promise<Worker> {
   return Worker.create({
+    ...opts.tuning,
     ...opts.deploy,
     connection: opts.connection,
     dataConverter: opts.dataConverter,

@@ -18,7 +18,7 @@ export function createStepDeps(
   config: Config,
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
 ): StepDeps & { dataConverter: DataConverter; dataKeys: DataKeyStore; close(): Promise<void> } {
-  const pool = createPgPool(config.DATABASE_URL, 20, (err) =>
+  const pool = createPgPool(config.DATABASE_URL, config.AMY_PG_POOL_SIZE, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
   // The turns' payloads are encrypted under their users' data keys (platform/temporal/encryption-codec.ts).

@@ -9,6 +9,7 @@ import { createTurnWorker } from './create-worker';
 import { shutdownSignal } from '../platform/shutdown-signal';
 import { deployOptions } from './deploy-options';
 import { temporalMetrics } from './temporal-metrics';
+import { workerTuning } from './worker-tuning';
 
 const TEMPORAL_LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
 
@@ -83,6 +84,7 @@ export async function runTurnWorker(
       dataConverter: deps.dataConverter,
       ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
       deploy,
+      tuning: workerTuning(config),
     });
     if (stop.aborted) return;
     const version = deploy.workerDeploymentOptions?.version;

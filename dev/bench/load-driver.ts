@@ -69,7 +69,12 @@ export interface TurnRecord {
 }
 
 export interface DriverOptions {
-  apiUrl: string;
+  /**
+   * The API processes. Turn i is created on process i mod M and its subscriber j connects to process
+   * (i + j) mod M, so with M > 1 most streams watch a turn created elsewhere (each process's LISTEN
+   * fan-out serves turns of every process).
+   */
+  apiUrls: string[];
   agent: http.Agent;
   users: LoadUser[];
   subscribers: number;
@@ -83,6 +88,7 @@ const isTerminal = (type: string) => type === 'turn.completed' || type === 'turn
 
 async function subscribe(
   opts: DriverOptions,
+  apiUrl: string,
   apiKey: string,
   turnId: string,
   deadline: number,
@@ -104,7 +110,7 @@ async function subscribe(
     const resume = lastId > 0 ? `?last_event_id=${lastId}` : '';
     let stream;
     try {
-      stream = await openSse(`${opts.apiUrl}/v1/turns/${turnId}/events${resume}`, {
+      stream = await openSse(`${apiUrl}/v1/turns/${turnId}/events${resume}`, {
         apiKey,
         agent: opts.agent,
         onMessage(message, receivedAt) {
@@ -154,11 +160,12 @@ async function runTurn(
     subscribers: [],
   };
   const deadline = spec.startAt + opts.turnTimeoutMs;
+  const apiUrl = (k: number) => opts.apiUrls[(spec.index + k) % opts.apiUrls.length];
   const body = { messages: [{ role: 'user', content: QUESTIONS[spec.kind].question }] };
   try {
     for (;;) {
       record.postSentAt = nowMs();
-      const created = await postJson(`${opts.apiUrl}/v1/turns`, body, { apiKey: user.apiKey, agent: opts.agent });
+      const created = await postJson(`${apiUrl(0)}/v1/turns`, body, { apiKey: user.apiKey, agent: opts.agent });
       record.postMs = nowMs() - record.postSentAt;
       if (created.status === 201) {
         record.turnId = (created.body as { id: string }).id;
@@ -180,8 +187,8 @@ async function runTurn(
   const turnId = record.turnId;
   let terminalData: string | null = null;
   record.subscribers = await Promise.all(
-    Array.from({ length: opts.subscribers }, () =>
-      subscribe(opts, user.apiKey, turnId, deadline, (message) => {
+    Array.from({ length: opts.subscribers }, (_, j) =>
+      subscribe(opts, apiUrl(j), user.apiKey, turnId, deadline, (message) => {
         terminalData ??= message.data;
         if (record.outcome === 'lost') record.outcome = message.type === 'turn.completed' ? 'completed' : 'failed';
       }),
@@ -224,6 +231,8 @@ export interface PhaseOptions {
   rate?: number;
   kindOf(index: number): TurnKind;
   onProgress?(done: number): void;
+  /** Turns whose POST has been sent and that have not ended yet (for the in-flight phase's samples). */
+  inFlight?: { turns: number };
 }
 
 export interface PhaseResult {
@@ -250,9 +259,11 @@ export async function runPhase(opts: DriverOptions, phase: PhaseOptions): Promis
   let done = 0;
   const one = async (index: number, startAt: number) => {
     const user = await acquireUser(opts, userState);
+    if (phase.inFlight) phase.inFlight.turns++;
     try {
       records.push(await runTurn(opts, user, { index, kind: phase.kindOf(index), startAt }));
     } finally {
+      if (phase.inFlight) phase.inFlight.turns--;
       user.inFlight--;
       phase.onProgress?.(++done);
     }

@@ -7,6 +7,7 @@
  */
 import { launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from '../stack/child-process';
 import { readProcStatusKb } from './api-process';
+import type { PacingOverrides } from '../scripted-model/pacing';
 
 /** One model request as the scripted model served it (dev/bench/model-process.ts). */
 export interface ModelCallTiming {
@@ -52,11 +53,15 @@ export interface ModelProcess extends RoleProcess {
   timings(): Promise<ModelCallTiming[]>;
 }
 
-export async function startModelProcess(chunkDelayMs: number): Promise<ModelProcess> {
+/** `pacing`: realistic pacing with these overrides (dev/scripted-model/pacing.ts); null answers at once. */
+export async function startModelProcess(chunkDelayMs: number, pacing: PacingOverrides | null): Promise<ModelProcess> {
   const { ready: url, ...role } = await startRole(
     'the scripted model',
     'dev/bench/model-process.ts',
-    { LOAD_MODEL_CHUNK_DELAY_MS: String(chunkDelayMs) },
+    {
+      LOAD_MODEL_CHUNK_DELAY_MS: String(chunkDelayMs),
+      ...(pacing ? { LOAD_MODEL_PACING: JSON.stringify(pacing) } : {}),
+    },
     {
       line: (line) => {
         try {
@@ -86,8 +91,8 @@ export async function startWorkerProcess(env: {
   ANTHROPIC_BASE_URL: string;
   WORKFLOW_BUNDLE_PATH: string;
 }): Promise<RoleProcess> {
-  // ANTHROPIC_API_KEY would send the load to the real API instead of the scripted model. `worker polling`
-  // is an info line, and at info the worker logs nothing per turn (its start and stop only).
+  // ANTHROPIC_API_KEY would send the load to the real API instead of the scripted model. The level must
+  // let `worker polling` (info) through, or the worker is never seen ready; its stdout is read and dropped.
   return startRole(
     'a worker',
     'worker/main.ts',

@@ -10,12 +10,76 @@ import type { PhaseResult, TurnKind, TurnRecord } from './load-driver';
 import { QUESTIONS } from './load-driver';
 import type { CpuUsage } from './proc-cpu';
 import { formatMs, summarize, type Summary } from './stats';
+import type { PacingOverrides } from '../scripted-model/pacing';
 
 /**
  * rateTolerance: a run that keeps up with an offered 5/s measures 4.99–5.05 turns/s steady, because
  * completions jitter with the turns' latencies at the window's ends; 1 % below the target counts as met.
  */
 const TARGET = { turnsPerSecond: 5, rateTolerance: 0.01, p99OverheadMs: 1000 } as const;
+/** An in-flight wave's targets (issue 27): every turn and event, delivery and POST → 201 p99 within these. */
+const IN_FLIGHT_TARGET = { deliveryP99Ms: 100, postP99Ms: 100 } as const;
+
+/** One reading of resident memory during a phase, with the turns in flight then. */
+export interface MemorySample {
+  inFlight: number;
+  /** VmRSS of every worker process, summed (kB). */
+  workersKb: number;
+  /** VmRSS of every API process, summed (kB). */
+  apisKb: number;
+}
+
+export interface InFlightMemory {
+  /** The most turns in flight at one reading. */
+  peakInFlight: number;
+  /**
+   * Resident memory (MB) at the phase's start (no turns in flight; warmed up), at the last reading with the
+   * most turns in flight (a wave holds them all for a while; the last such reading has them furthest along),
+   * and the most at any reading of the phase.
+   */
+  workersStartMb: number;
+  workersAtPeakMb: number;
+  workersMaxMb: number;
+  apisStartMb: number;
+  apisAtPeakMb: number;
+  /** (RSS at the peak − RSS at the start) / turns in flight at the peak, in kB; null with none in flight. */
+  workerKbPerTurn: number | null;
+  apiKbPerTurn: number | null;
+}
+
+const MB = (kb: number) => (kb * 1024) / 1e6;
+
+/**
+ * The memory a turn in flight costs: the growth of resident memory from the phase's start to the last
+ * reading with the most turns in flight, per turn in flight then. The first sample must be the start's.
+ */
+export function inFlightMemory(samples: readonly MemorySample[]): InFlightMemory {
+  if (samples.length === 0) throw new Error('no memory samples');
+  const start = samples[0];
+  const peak = samples.reduce((best, s) => (s.inFlight >= best.inFlight ? s : best), start);
+  const perTurn = (at: number, from: number) => (peak.inFlight > 0 ? (at - from) / peak.inFlight : null);
+  return {
+    peakInFlight: peak.inFlight,
+    workersStartMb: MB(start.workersKb),
+    workersAtPeakMb: MB(peak.workersKb),
+    workersMaxMb: MB(Math.max(...samples.map((s) => s.workersKb))),
+    apisStartMb: MB(start.apisKb),
+    apisAtPeakMb: MB(peak.apisKb),
+    workerKbPerTurn: perTurn(peak.workersKb, start.workersKb),
+    apiKbPerTurn: perTurn(peak.apisKb, start.apisKb),
+  };
+}
+
+/**
+ * What one subscriber received against the turn's log: log events it never got, and events it got more
+ * than once. A subscriber that started from the beginning must get each exactly once.
+ */
+export function eventAccounting(received: readonly number[], logIds: ReadonlySet<number>) {
+  const unique = new Set(received);
+  let missing = 0;
+  for (const id of logIds) if (!unique.has(id)) missing++;
+  return { missing, duplicated: received.length - unique.size };
+}
 
 export interface PhaseInputs {
   name: string;
@@ -37,6 +101,9 @@ export interface PhaseInputs {
   cpu: CpuUsage;
   /** Event-loop delay of the load generator during the phase (ms). */
   loopDelay: { p99: number; max: number };
+  /** The in-flight wave's size, when the phase is one: it is then held to the in-flight targets. */
+  inFlightTarget: number | null;
+  memory: InFlightMemory;
 }
 
 export interface PhaseNumbers {
@@ -75,6 +142,11 @@ export interface PhaseNumbers {
   cpu: CpuUsage;
   loopDelay: { p99: number; max: number };
   untimedModelCalls: number;
+  /** Over every subscriber that received its turn's terminal event: log events not received, and repeats. */
+  eventsMissing: number;
+  eventsDuplicated: number;
+  inFlightTarget: number | null;
+  memory: InFlightMemory;
   met: boolean;
   targeted: boolean;
 }
@@ -128,12 +200,20 @@ export function computePhase(inp: PhaseInputs): PhaseNumbers {
   const delivery: number[] = [];
   let replayed = 0;
   let events = 0;
+  let eventsMissing = 0;
+  let eventsDuplicated = 0;
   for (const r of records) {
     if (!r.turnId) continue;
     const commits = inp.commits.get(r.turnId);
     if (!commits) continue;
     events += commits.size;
+    const logIds = new Set(commits.keys());
     for (const s of r.subscribers) {
+      if (s.terminal) {
+        const { missing, duplicated } = eventAccounting(s.ids, logIds);
+        eventsMissing += missing;
+        eventsDuplicated += duplicated;
+      }
       if (s.readyAt === null) continue;
       const readyWall = s.readyAt + inp.clockOffsetMs;
       for (let k = 0; k < s.ids.length; k++) {
@@ -161,6 +241,22 @@ export function computePhase(inp: PhaseInputs): PhaseNumbers {
     return d === null || d === undefined ? [] : [d];
   });
   const lastCompletion = Math.max(...done.map((r) => r.terminalLastAt));
+  const post = summaryOf(started.map((r) => r.postMs));
+  const deliverySummary = maybeSummary(delivery);
+  const subscribersWithoutTerminal = records.reduce((n, r) => n + (r.turnId ? r.subscribersWithoutTerminal : 0), 0);
+  const met =
+    inp.inFlightTarget === null
+      ? failedOrLost === 0 &&
+        steady >= TARGET.turnsPerSecond * (1 - TARGET.rateTolerance) &&
+        overhead.p99 <= TARGET.p99OverheadMs &&
+        Number.isFinite(overhead.p99)
+      : failedOrLost === 0 &&
+        subscribersWithoutTerminal === 0 &&
+        eventsMissing === 0 &&
+        eventsDuplicated === 0 &&
+        deliverySummary !== null &&
+        deliverySummary.p99 <= IN_FLIGHT_TARGET.deliveryP99Ms &&
+        post.p99 <= IN_FLIGHT_TARGET.postP99Ms;
   const modelCalls = done.reduce((n, r) => n + (inp.modelCalls.get(r.turnId)?.length ?? 0), 0);
   return {
     name: inp.name,
@@ -175,7 +271,7 @@ export function computePhase(inp: PhaseInputs): PhaseNumbers {
     offPath: done.filter((r) => r.agentsUsed !== QUESTIONS[r.kind].agentsUsed).length,
     rejected429: records.reduce((n, r) => n + r.rejected429, 0),
     subscribers,
-    subscribersWithoutTerminal: records.reduce((n, r) => n + (r.turnId ? r.subscribersWithoutTerminal : 0), 0),
+    subscribersWithoutTerminal,
     reconnects: records.reduce((n, r) => n + r.subscribers.reduce((m, s) => m + s.reconnects, 0), 0),
     outOfOrder: records.reduce((n, r) => n + r.subscribers.reduce((m, s) => m + s.outOfOrder, 0), 0),
     steadyTurnsPerSecond: steady,
@@ -194,10 +290,10 @@ export function computePhase(inp: PhaseInputs): PhaseNumbers {
         wall: summarize(mine.map((p) => p.wall)),
       };
     }),
-    post: summaryOf(started.map((r) => r.postMs)),
+    post,
     queued: maybeSummary(queued),
     duration: maybeSummary(durations),
-    delivery: maybeSummary(delivery),
+    delivery: deliverySummary,
     replayedAtSubscribe: replayed,
     subscribeMs: maybeSummary(
       records.flatMap((r) => r.subscribers.flatMap((s) => (s.readyAt === null ? [] : [s.readyAt - s.sentAt]))),
@@ -216,12 +312,12 @@ export function computePhase(inp: PhaseInputs): PhaseNumbers {
     cpu: inp.cpu,
     loopDelay: inp.loopDelay,
     untimedModelCalls: inp.untimedModelCalls,
-    met:
-      failedOrLost === 0 &&
-      steady >= TARGET.turnsPerSecond * (1 - TARGET.rateTolerance) &&
-      overhead.p99 <= TARGET.p99OverheadMs &&
-      Number.isFinite(overhead.p99),
-    targeted,
+    eventsMissing,
+    eventsDuplicated,
+    inFlightTarget: inp.inFlightTarget,
+    memory: inp.memory,
+    met,
+    targeted: targeted || inp.inFlightTarget !== null,
   };
 }
 
@@ -233,8 +329,11 @@ export interface RunInfo {
   postgres: string;
   temporal: string;
   workers: number;
+  apis: number;
   subscribers: number;
   chunkDelayMs: number;
+  /** Realistic pacing's overrides (an empty object: its defaults), or null: the model answered at once. */
+  pacing: PacingOverrides | null;
   warmup: number;
   loadBefore: number[];
   loadAfter: number[];
@@ -262,8 +361,29 @@ function table(header: string[], rows: string[][]): string {
 }
 
 function describeLoad(n: PhaseNumbers): string {
-  const loop = n.rate === undefined ? `closed loop, ${n.concurrency} in flight` : `open loop, ${n.rate}/s`;
+  const loop =
+    n.inFlightTarget !== null
+      ? `${n.inFlightTarget} in flight, started at ${Number(n.rate?.toFixed(2))}/s`
+      : n.rate === undefined
+        ? `closed loop, ${n.concurrency} in flight`
+        : `open loop, ${n.rate}/s`;
   return `${n.kinds.join('+')} × ${n.turns} (${loop})`;
+}
+
+/** How the scripted model was paced, for the report's settings. */
+function describeModelPace(pacing: PacingOverrides | null, chunkDelayMs: number): string {
+  const chunk = `${chunkDelayMs} ms before each streamed delta`;
+  if (!pacing) return `own process, answering at once; ${chunk}`;
+  const set = [
+    pacing.firstTokenMs === undefined ? null : `time to first token ${pacing.firstTokenMs} ms`,
+    pacing.tokensPerSecond === undefined ? null : `${pacing.tokensPerSecond} tokens/s`,
+    pacing.tokensPerDelta === undefined ? null : `${pacing.tokensPerDelta} tokens per delta`,
+    pacing.outputScale === undefined ? null : `output lengths × ${pacing.outputScale}`,
+  ].filter((x) => x !== null);
+  return (
+    'own process, paced like Claude (dev/scripted-model/pacing.ts: Sonnet 1.8 s to first token and 63 tokens/s, ' +
+    `Opus 2.67 s and 45 tokens/s, each call's usual output length)${set.length ? `, with ${set.join(', ')}` : ''}; ${chunk}`
+  );
 }
 
 export function renderRun(info: RunInfo, phases: PhaseNumbers[]): string {
@@ -296,8 +416,12 @@ export function renderRun(info: RunInfo, phases: PhaseNumbers[]): string {
         ],
         ['Temporal', info.temporal],
         ['Code', info.code],
-        ['Service', `1 API process, ${info.workers} worker process${info.workers === 1 ? '' : 'es'}`],
-        ['Scripted model', `own process, ${info.chunkDelayMs} ms before each streamed delta`],
+        [
+          'Service',
+          `${info.apis} API process${info.apis === 1 ? '' : 'es'}, ` +
+            `${info.workers} worker process${info.workers === 1 ? '' : 'es'}`,
+        ],
+        ['Scripted model', describeModelPace(info.pacing, info.chunkDelayMs)],
         [
           'Clients',
           `${info.subscribers} SSE subscribers per turn; ${info.warmup} warm-up turns per phase, not counted`,
@@ -321,7 +445,9 @@ export function renderRun(info: RunInfo, phases: PhaseNumbers[]): string {
         'Event delivery (commit → subscriber)',
         'Machine cores busy (not ours)',
         'Our CPU per turn',
-        `Target ≥ ${TARGET.turnsPerSecond}/s, p99 overhead ≤ ${TARGET.p99OverheadMs / 1000} s`,
+        phases.some((n) => n.inFlightTarget !== null)
+          ? `Target: every turn and event, delivery and POST → 201 p99 ≤ ${IN_FLIGHT_TARGET.deliveryP99Ms} ms`
+          : `Target ≥ ${TARGET.turnsPerSecond}/s, p99 overhead ≤ ${TARGET.p99OverheadMs / 1000} s`,
       ],
       rows,
     ),
@@ -337,7 +463,9 @@ export function renderRun(info: RunInfo, phases: PhaseNumbers[]): string {
     }
     details.push(
       `${n.turns} turns, ${n.subscribers} subscriber streams; ${n.subscribersWithoutTerminal} streams without a ` +
-        `terminal event, ${n.reconnects} resumed after a drop, ${n.outOfOrder} events out of order; ` +
+        `terminal event, ${n.reconnects} resumed after a drop, ${n.outOfOrder} events out of order, ` +
+        `${n.eventsMissing} events of the log missing and ${n.eventsDuplicated} received twice at streams ` +
+        `that ended; ` +
         `${n.offPath} turns off their kind's path; ${n.rejected429} POSTs answered 429` +
         (n.lostReasons.length ? `; lost: ${n.lostReasons.join(' | ')}` : ''),
     );
@@ -360,6 +488,15 @@ export function renderRun(info: RunInfo, phases: PhaseNumbers[]): string {
           `activities executing ${p(n.histories.activity)}`,
       );
     }
+    const m = n.memory;
+    const kbPerTurn = (kb: number | null) => (kb === null ? '—' : `${kb.toFixed(0)} kB`);
+    details.push(
+      `in flight: at most ${m.peakInFlight} turns at once (sampled each second); resident memory from the ` +
+        `phase's start to that moment: workers ${m.workersStartMb.toFixed(0)} → ${m.workersAtPeakMb.toFixed(0)} MB ` +
+        `(${kbPerTurn(m.workerKbPerTurn)} per turn in flight; at most ${m.workersMaxMb.toFixed(0)} MB in the ` +
+        `phase), API ${m.apisStartMb.toFixed(0)} → ` +
+        `${m.apisAtPeakMb.toFixed(0)} MB (${kbPerTurn(m.apiKbPerTurn)} per turn, with its ${n.subscribers / Math.max(1, n.turns)} streams)`,
+    );
     const perTurn = (seconds: number) => `${((1000 * seconds) / Math.max(1, n.turns)).toFixed(0)} ms`;
     details.push(
       `CPU over ${n.cpu.wallSeconds.toFixed(0)} s, cores used on average (CPU time per turn): ` +
@@ -413,6 +550,13 @@ appended below; earlier runs are left as they were. \`npm run load -- --help\` l
   phase. A run that keeps up with an offered 5/s measures 4.99–5.05 turns/s, because completions jitter
   at the window's ends; so 4.95 counts as 5. Data turns run a ~1 s Python sandbox each, so phases that
   have them are reported but not held to it.
+- **In flight** (\`--in-flight N\`, with \`--pace realistic\`): one wave of N turns per phase, started over
+  \`--ramp-s\` seconds and all in flight at once, each as long as a real model makes it (the scripted model
+  paced like Claude, dev/scripted-model/pacing.ts). Target (issue 27): every turn completes, every stream
+  receives every event of its turn's log exactly once, event delivery p99 ≤ 100 ms and POST → 201 p99 ≤
+  100 ms. The notes add the most turns in flight at once and the resident memory a turn in flight costs.
+- **Scale-out** (\`--workers K\`, \`--apis M\`): turn i is created on API process i mod M and its subscriber j
+  connects to process (i + j) mod M.
 
 - **Completions**: completed / failed / lost. Lost means no terminal event reached a subscriber within the
   timeout, or the POST was not accepted.

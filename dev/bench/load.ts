@@ -10,7 +10,9 @@
  *
  * Target (issue): ≥ 5 turns/s sustained on this 2-core machine, with p99 overhead (turn wall − the
  * scripted model's own time) ≤ 1 s. Data turns run a ~1 s Python sandbox each, so they are reported for
- * honesty but not held to it.
+ * honesty but not held to it. An in-flight phase (`--in-flight 1000 --pace realistic`) has targets of
+ * its own: every turn completes with every event exactly once, event delivery p99 ≤ 100 ms and
+ * POST → 201 p99 ≤ 100 ms; it reports the worker's memory per turn in flight.
  *
  *   npm run load -- [options]
  *     --turns N            measured turns per phase                                     (default 200)
@@ -21,9 +23,22 @@
  *     --kind K[,K…]        fallback | knowledge | data | mix, one phase each, in order  (default fallback)
  *                          mix: fallback and knowledge alternating, every 10th a data turn
  *     --warmup W           turns per phase run first and not counted                    (default max(5, C))
+ *     --in-flight N        one wave of N turns per phase, all in flight at once: started over
+ *                          --ramp-s, each lasting what the (paced) model takes; sets --turns N,
+ *                          --concurrency N, --rate N / ramp, --warmup 10 and --kind knowledge
+ *                          unless given. Use with --pace realistic (about a minute per turn)
+ *     --ramp-s S           the in-flight wave's ramp-up                                 (default 30)
  *     --workers K          worker processes                                              (default 1)
+ *     --apis M             API processes; turns and their streams spread over them      (default 1)
+ *     --pace P             none | realistic: the scripted model as slow as Claude, i.e.
+ *                          time to first token, tokens/s, each call's output length
+ *                          (dev/scripted-model/pacing.ts)                                (default none)
+ *     --ttft-ms T          with --pace realistic: time to first token for every model   (default by model)
+ *     --tokens-per-s R     with --pace realistic: output speed for every model          (default by model)
+ *     --tokens-per-delta K with --pace realistic: output tokens per streamed delta      (default 4)
+ *     --output-scale F     with --pace realistic: a factor on every call's output length (default 1)
  *     --chunk-delay-ms D   the scripted model's pause before each streamed delta        (default 0)
- *     --turn-timeout-s T   a turn without a terminal event after T s is lost             (default 120)
+ *     --turn-timeout-s T   a turn without a terminal event after T s is lost    (default 120; paced 600)
  *     --note TEXT          a note for the report, e.g. what else ran on the machine
  *     --no-write           print the report only; do not append it to docs/benchmarks.md
  *     --help
@@ -48,7 +63,7 @@ import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { createUserWithApiKey } from '../../platform/users';
 import { quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
-import { startApiProcess, stopApiProcesses } from './api-process';
+import { startApiProcess, stopApiProcesses, type ApiProcess } from './api-process';
 import { newAgent } from './http-client';
 import { runPhase, type DriverOptions, type LoadUser, type PhaseResult, type TurnKind } from './load-driver';
 import { usageFromHeader, optionsOrUsage } from './command-line';
@@ -60,7 +75,15 @@ import {
   type ModelCallTiming,
   type RoleProcess,
 } from './load-processes';
-import { appendToBenchmarksDoc, computePhase, renderRun, type PhaseNumbers } from './load-report';
+import {
+  appendToBenchmarksDoc,
+  computePhase,
+  inFlightMemory,
+  renderRun,
+  type MemorySample,
+  type PhaseNumbers,
+} from './load-report';
+import type { PacingOverrides } from '../scripted-model/pacing';
 import { cpuBetween, RoleCgroups, sampleCpu } from './proc-cpu';
 import { machineInfo } from './report';
 import { nowMs } from './stats';
@@ -94,7 +117,12 @@ interface Options {
   rate: number | undefined;
   phases: Array<{ name: string; kinds: TurnKind[] }>;
   warmup: number;
+  /** The in-flight wave's size, when the phases are waves (`--in-flight`). */
+  inFlight: number | null;
   workers: number;
+  apis: number;
+  /** Realistic pacing with these overrides, or null: the model answers at once. */
+  pacing: PacingOverrides | null;
   chunkDelayMs: number;
   turnTimeoutMs: number;
   note: string | null;
@@ -111,7 +139,15 @@ function parseOptions(argv: string[]): Options | null {
       rate: { type: 'string' },
       kind: { type: 'string' },
       warmup: { type: 'string' },
+      'in-flight': { type: 'string' },
+      'ramp-s': { type: 'string' },
       workers: { type: 'string' },
+      apis: { type: 'string' },
+      pace: { type: 'string' },
+      'ttft-ms': { type: 'string' },
+      'tokens-per-s': { type: 'string' },
+      'tokens-per-delta': { type: 'string' },
+      'output-scale': { type: 'string' },
       'chunk-delay-ms': { type: 'string' },
       'turn-timeout-s': { type: 'string' },
       note: { type: 'string' },
@@ -125,22 +161,42 @@ function parseOptions(argv: string[]): Options | null {
     if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number ≥ ${min}, not ${raw}`);
     return n;
   };
-  const concurrency = Math.floor(num('concurrency', values.concurrency, 8, 1));
-  const phases = (values.kind ?? 'fallback').split(',').map((name) => {
+  const inFlight = values['in-flight'] === undefined ? null : Math.floor(num('in-flight', values['in-flight'], 0, 1));
+  const rampS = num('ramp-s', values['ramp-s'], 30, 0.01);
+  const concurrency = Math.floor(num('concurrency', values.concurrency, inFlight ?? 8, 1));
+  const phases = (values.kind ?? (inFlight ? 'knowledge' : 'fallback')).split(',').map((name) => {
     if (name === 'mix') return { name, kinds: [...new Set(MIX)] };
     if (name === 'fallback' || name === 'knowledge' || name === 'data') return { name, kinds: [name as TurnKind] };
     throw new Error(`--kind must be fallback, knowledge, data or mix, not ${name}`);
   });
+  const pace = values.pace ?? 'none';
+  if (pace !== 'none' && pace !== 'realistic') throw new Error(`--pace must be none or realistic, not ${pace}`);
+  const optional = (name: string, raw: string | undefined, min: number) =>
+    raw === undefined ? undefined : num(name, raw, 0, min);
+  const pacing: PacingOverrides | null =
+    pace === 'realistic'
+      ? {
+          firstTokenMs: optional('ttft-ms', values['ttft-ms'], 0),
+          tokensPerSecond: optional('tokens-per-s', values['tokens-per-s'], 0.01),
+          tokensPerDelta: optional('tokens-per-delta', values['tokens-per-delta'], 0.01),
+          outputScale: optional('output-scale', values['output-scale'], 0.01),
+        }
+      : null;
+  const rate =
+    values.rate === undefined ? (inFlight ? inFlight / rampS : undefined) : num('rate', values.rate, 0, 0.01);
   return {
-    turns: Math.floor(num('turns', values.turns, 200, 1)),
+    turns: Math.floor(num('turns', values.turns, inFlight ?? 200, 1)),
     subscribers: Math.floor(num('subscribers', values.subscribers, 3, 1)),
     concurrency,
-    rate: values.rate === undefined ? undefined : num('rate', values.rate, 0, 0.01),
+    rate,
     phases,
-    warmup: Math.floor(num('warmup', values.warmup, Math.max(5, concurrency), 0)),
+    warmup: Math.floor(num('warmup', values.warmup, inFlight ? 10 : Math.max(5, concurrency), 0)),
+    inFlight,
     workers: Math.floor(num('workers', values.workers, 1, 1)),
+    apis: Math.floor(num('apis', values.apis, 1, 1)),
+    pacing,
     chunkDelayMs: num('chunk-delay-ms', values['chunk-delay-ms'], 0, 0),
-    turnTimeoutMs: num('turn-timeout-s', values['turn-timeout-s'], 120, 1) * 1000,
+    turnTimeoutMs: num('turn-timeout-s', values['turn-timeout-s'], pacing ? 600 : 120, 1) * 1000,
     note: values.note ?? null,
     write: !values['no-write'],
   };
@@ -187,12 +243,12 @@ async function run(opts: Options): Promise<number> {
     const bundlePath = path.join(bundleDir, 'workflow-bundle.js');
     fs.writeFileSync(bundlePath, bundle.code);
 
-    const model = await startModelProcess(opts.chunkDelayMs);
+    const model = await startModelProcess(opts.chunkDelayMs, opts.pacing);
     stoppers.push(() => model.stop());
     // A task queue of our own, in case TEMPORAL_ADDRESS is a shared server; the API child inherits it.
     const taskQueue = `amy-load-${Date.now().toString(36)}`;
     process.env.TEMPORAL_TASK_QUEUE = taskQueue;
-    say(`starting ${opts.workers} worker process(es) and the API`);
+    say(`starting ${opts.workers} worker process(es) and ${opts.apis} API process(es)`);
     const workers: RoleProcess[] = await Promise.all(
       Array.from({ length: opts.workers }, () =>
         startWorkerProcess({
@@ -211,8 +267,11 @@ async function run(opts: Options): Promise<number> {
     // Likewise the per-user creation rate: the load measures the service, and its few users start turns
     // back to back, faster than a person would.
     process.env.AMY_MAX_TURNS_PER_MINUTE = '100000';
-    const api = await startApiProcess({ DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress });
+    const apis: ApiProcess[] = [];
     stoppers.push(stopApiProcesses);
+    for (let i = 0; i < opts.apis; i++) {
+      apis.push(await startApiProcess({ DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress }));
+    }
 
     const pool = new Pool({ connectionString: infra.databaseUrl, max: 2 });
     stoppers.push(() => pool.end());
@@ -236,7 +295,7 @@ async function run(opts: Options): Promise<number> {
       users.push({ apiKey, inFlight: 0 });
     }
     const driver: DriverOptions = {
-      apiUrl: api.url,
+      apiUrls: apis.map((api) => api.url),
       agent,
       users,
       subscribers: opts.subscribers,
@@ -271,7 +330,12 @@ async function run(opts: Options): Promise<number> {
       const common = { concurrency: opts.concurrency, rate: opts.rate, kindOf: kindOf(phase.name) };
       if (opts.warmup > 0) {
         say(`${phase.name}: ${opts.warmup} warm-up turns`);
-        await runPhase(driver, { ...common, turns: opts.warmup, rate: undefined });
+        await runPhase(driver, {
+          ...common,
+          concurrency: Math.min(opts.concurrency, opts.warmup),
+          turns: opts.warmup,
+          rate: undefined,
+        });
       }
       say(
         `${phase.name}: ${opts.turns} turns × ${opts.subscribers} subscribers, ` +
@@ -279,14 +343,25 @@ async function run(opts: Options): Promise<number> {
       );
       const loop = monitorEventLoopDelay({ resolution: 10 });
       const cpuStart = sampleCpu(cgroups);
+      // Resident memory against turns in flight, every second: the memory a turn in flight costs.
+      const inFlight = { turns: 0 };
+      const rssKb = (roles: RoleProcess[] | ApiProcess[]) =>
+        roles.reduce((kb: number, role: RoleProcess | ApiProcess) => kb + role.memoryKb('VmRSS'), 0);
+      const memory: MemorySample[] = [];
+      const sampleMemory = () =>
+        memory.push({ inFlight: inFlight.turns, workersKb: rssKb(workers), apisKb: rssKb(apis) });
+      sampleMemory();
+      const memoryTimer = setInterval(sampleMemory, 1000);
       loop.enable();
       const result: PhaseResult = await runPhase(driver, {
         ...common,
         turns: opts.turns,
+        inFlight,
         onProgress: (done) => {
-          if (done % 50 === 0) say(`${phase.name}: ${done}/${opts.turns}`);
+          if (done % 50 === 0) say(`${phase.name}: ${done}/${opts.turns} (${inFlight.turns} in flight)`);
         },
       });
+      clearInterval(memoryTimer);
       loop.disable();
       const cpu = cpuBetween(cpuStart, sampleCpu(cgroups), os.availableParallelism());
       say(`${phase.name}: collecting commit times, model timings and histories`);
@@ -301,13 +376,17 @@ async function run(opts: Options): Promise<number> {
           ...(await collectServerSide(pool, temporal, result, infra.commitTimestamps, await model.timings())),
           cpu,
           loopDelay: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+          inFlightTarget: opts.inFlight,
+          memory: inFlightMemory(memory),
         }),
       );
       const n = phases[phases.length - 1];
       say(
         `${phase.name}: ${n.completed}/${n.failed}/${n.lost} completed/failed/lost, ` +
           `${n.steadyTurnsPerSecond.toFixed(2)} turns/s, overhead p50 ${n.overhead.p50.toFixed(0)} ms ` +
-          `p99 ${n.overhead.p99.toFixed(0)} ms, delivery p99 ${n.delivery?.p99.toFixed(1) ?? '—'} ms`,
+          `p99 ${n.overhead.p99.toFixed(0)} ms, delivery p99 ${n.delivery?.p99.toFixed(1) ?? '—'} ms, ` +
+          `POST p99 ${n.post.p99.toFixed(1)} ms, peak ${n.memory.peakInFlight} in flight, ` +
+          `${n.eventsMissing} events missing and ${n.eventsDuplicated} duplicated`,
       );
     }
     clearInterval(offsetTimer);
@@ -329,15 +408,21 @@ async function run(opts: Options): Promise<number> {
           `server ${temporalVersion}` +
           (process.env.TEMPORAL_ADDRESS ? ' (TEMPORAL_ADDRESS)' : ', dev server, in memory'),
         workers: opts.workers,
+        apis: opts.apis,
         subscribers: opts.subscribers,
         chunkDelayMs: opts.chunkDelayMs,
+        pacing: opts.pacing,
         warmup: opts.warmup,
         loadBefore,
         loadAfter: os.loadavg(),
         commitTimestamps: infra.commitTimestamps,
         clockDriftMs: mean(offsets.slice(-half)) - mean(offsets.slice(0, half)),
         memory: [
-          { role: 'API', peakMb: mb(api.memoryKb('VmHWM')), endMb: mb(api.memoryKb('VmRSS')) },
+          ...apis.map((api, i) => ({
+            role: opts.apis === 1 ? 'API' : `API ${i + 1}`,
+            peakMb: mb(api.memoryKb('VmHWM')),
+            endMb: mb(api.memoryKb('VmRSS')),
+          })),
           ...workers.map((w, i) => ({
             role: opts.workers === 1 ? 'worker' : `worker ${i + 1}`,
             peakMb: mb(w.memoryKb('VmHWM')),

@@ -14,6 +14,7 @@
  * `GET /_bench/model-timings` returns the timings (durations only; no clock is shared with the caller).
  */
 import http from 'node:http';
+import { realisticPacing, type PacingOverrides } from '../scripted-model/pacing';
 import { startScriptedModelServer } from '../scripted-model/server';
 
 import { MODEL_TIMINGS_PATH, type ModelCallTiming } from './load-processes';
@@ -41,7 +42,15 @@ const createServer = http.createServer.bind(http) as (listener: http.RequestList
 
 async function main(): Promise<void> {
   const chunkDelayMs = Number(process.env.LOAD_MODEL_CHUNK_DELAY_MS ?? 0);
-  const server = await startScriptedModelServer({ port: 0, streamChunkDelayMs: chunkDelayMs });
+  // Realistic pacing with these overrides (JSON), or none when unset.
+  const pacing = process.env.LOAD_MODEL_PACING
+    ? realisticPacing(JSON.parse(process.env.LOAD_MODEL_PACING) as PacingOverrides)
+    : undefined;
+  const server = await startScriptedModelServer({
+    port: 0,
+    streamChunkDelayMs: chunkDelayMs,
+    ...(pacing ? { pacing } : {}),
+  });
   console.log(JSON.stringify({ url: server.url }));
   const stop = () => void server.close().finally(() => process.exit(0));
   process.once('SIGINT', stop);

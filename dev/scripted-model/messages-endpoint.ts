@@ -7,7 +7,8 @@ import { buildMessage, estimateTokens, malformedVariant } from './message-respon
 import { parseMessagesRequest, requestText, toScriptedRequest } from './messages-request';
 import type { RequestLog } from './request-log';
 import { parseStepInputs } from './step-inputs';
-import { encodeSse, messageStreamEvents } from './sse';
+import { answerDueMs, deltaDueMs, paceAnswer, type PacedAnswer, type Pacing } from './pacing';
+import { encodeSse, messageStreamEvents, streamableLength } from './sse';
 import type { ScriptedResponse, ScriptedRule } from './types';
 
 export interface MessagesEndpointDeps {
@@ -16,17 +17,26 @@ export interface MessagesEndpointDeps {
   requests: RequestLog;
   /** Pause before each content delta of a stream, so tests and demos can watch text arrive. */
   streamChunkDelayMs: number;
+  /** Answer as slowly as a real model (./pacing.ts); null answers at once. */
+  pacing: Pacing | null;
 }
 
 interface StreamOptions {
   chunkDelayMs: number;
+  /** A paced answer's schedule, timed from `arrivedAt` (performance.now()). */
+  paced: { answer: PacedAnswer; arrivedAt: number } | null;
   /** `stream_cut`: send half of the deltas, then drop the connection. */
   cutHalfway: boolean;
   closed: AbortSignal;
 }
 
+/** Waits until `dueMs` after `arrivedAt`: the schedule is kept from the arrival, so slow writes do not add up. */
+const pauseUntil = (arrivedAt: number, dueMs: number, closed: AbortSignal) =>
+  pause(Math.max(0, arrivedAt + dueMs - performance.now()), closed);
+
 async function streamMessage(res: ServerResponse, message: Anthropic.Message, options: StreamOptions): Promise<void> {
-  const events = messageStreamEvents(message);
+  const { paced } = options;
+  const events = messageStreamEvents(message, paced?.answer.deltas);
   const deltaCount = events.filter((e) => e.event === 'content_block_delta').length;
   const cutAfter = options.cutHalfway ? Math.floor(deltaCount / 2) : Infinity;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -37,8 +47,11 @@ async function streamMessage(res: ServerResponse, message: Anthropic.Message, op
         res.socket?.destroy();
         return;
       }
+      if (paced) await pauseUntil(paced.arrivedAt, deltaDueMs(paced.answer, deltasSent, deltaCount), options.closed);
       deltasSent++;
       if (options.chunkDelayMs > 0) await pause(options.chunkDelayMs, options.closed);
+    } else if (paced && event.event === 'message_delta') {
+      await pauseUntil(paced.arrivedAt, answerDueMs(paced.answer), options.closed);
     }
     if (options.closed.aborted) return;
     await writeChunk(res, encodeSse(event));
@@ -51,8 +64,9 @@ async function streamMessage(res: ServerResponse, message: Anthropic.Message, op
  * apply a queued fault if one matches, answer from the call's rule. The platform's LLM client always
  * sends the header and, talking to this server, the inputs.
  */
-export function createMessagesEndpoint({ rules, faults, requests, streamChunkDelayMs }: MessagesEndpointDeps) {
+export function createMessagesEndpoint({ rules, faults, requests, streamChunkDelayMs, pacing }: MessagesEndpointDeps) {
   return async function handleMessages(req: IncomingMessage, res: ServerResponse, closed: AbortSignal) {
+    const arrivedAt = performance.now();
     const parsed = parseMessagesRequest(await readJsonBody(req));
     if (!parsed.ok) return sendApiError(res, 400, 'invalid_request_error', parsed.message);
     const request = parsed.request;
@@ -107,9 +121,17 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
       inputTokens: estimateTokens(requestText(request)),
       response: fault?.kind === 'malformed' ? malformedVariant(answer) : answer,
     });
-    if (!request.stream) return sendJson(res, 200, message);
+    const paced = pacing
+      ? paceAnswer(pacing, call, request.model, message.usage.output_tokens, streamableLength(message))
+      : null;
+    if (!request.stream) {
+      if (paced) await pauseUntil(arrivedAt, answerDueMs(paced), closed);
+      if (closed.aborted) return;
+      return sendJson(res, 200, message);
+    }
     await streamMessage(res, message, {
       chunkDelayMs: streamChunkDelayMs,
+      paced: paced && { answer: paced, arrivedAt },
       cutHalfway: fault?.kind === 'stream_cut',
       closed,
     });

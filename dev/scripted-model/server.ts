@@ -13,6 +13,7 @@ import { controlRefusal, ownHosts, readJsonBody, ScriptedHttpError, sendApiError
 import { createMessagesEndpoint } from './messages-endpoint';
 import { RequestLog } from './request-log';
 import { defaultRules } from './rules';
+import type { Pacing } from './pacing';
 import type { ModelCallId } from '../../contracts/steps';
 import type { ScriptedRule } from './types';
 
@@ -23,6 +24,8 @@ export interface ScriptedModelServerOptions {
   rules?: ScriptedRule[];
   /** Pause before each streamed content delta; 0 streams as fast as the socket takes it. */
   streamChunkDelayMs?: number;
+  /** Answer as slowly as a real model would (./pacing.ts); unset, answers come at once. */
+  pacing?: Pacing;
 }
 
 export interface ScriptedModelServer {
@@ -51,6 +54,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
     faults,
     requests,
     streamChunkDelayMs: options.streamChunkDelayMs ?? 0,
+    pacing: options.pacing ?? null,
   });
 
   /** What Host (and Origin) the control endpoints accept: set once the server listens. */

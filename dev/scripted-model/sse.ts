@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import { splitEvenly } from './pacing';
 
 /** One server-sent event as the Messages API names it. */
 export interface SseEvent {
@@ -26,15 +27,32 @@ function jsonDeltas(input: unknown): string[] {
   return deltas;
 }
 
-function blockEvents(block: Anthropic.ContentBlock, index: number): SseEvent[] {
+/** What a block streams: its text, or its tool call's input as JSON. */
+function streamedText(block: Anthropic.ContentBlock): string {
+  if (block.type === 'text') return block.text;
+  if (block.type === 'tool_use') return JSON.stringify(block.input);
+  throw new Error(`the scripted model does not stream ${block.type} blocks`);
+}
+
+/** How many pieces a message's streamed content can be cut into: one per code point. */
+export const streamableLength = (message: Anthropic.Message) =>
+  message.content.reduce((n, block) => n + Array.from(streamedText(block)).length, 0);
+
+/**
+ * Each block's deltas: by default a few words (text) or characters (JSON) each; with `pieces`, that
+ * many for the block, as even as its characters allow (a paced answer's split, ./pacing.ts).
+ */
+function blockEvents(block: Anthropic.ContentBlock, index: number, pieces?: number): SseEvent[] {
   let start: Anthropic.ContentBlock;
   let deltas: Anthropic.RawContentBlockDelta[];
   if (block.type === 'text') {
     start = { ...block, text: '' };
-    deltas = textDeltas(block.text).map((text) => ({ type: 'text_delta', text }));
+    const texts = pieces === undefined ? textDeltas(block.text) : splitEvenly(block.text, pieces);
+    deltas = texts.map((text) => ({ type: 'text_delta', text }));
   } else if (block.type === 'tool_use') {
     start = { ...block, input: {} };
-    deltas = jsonDeltas(block.input).map((partial_json) => ({ type: 'input_json_delta', partial_json }));
+    const parts = pieces === undefined ? jsonDeltas(block.input) : splitEvenly(JSON.stringify(block.input), pieces);
+    deltas = parts.map((partial_json) => ({ type: 'input_json_delta', partial_json }));
   } else {
     throw new Error(`the scripted model does not stream ${block.type} blocks`);
   }
@@ -46,11 +64,22 @@ function blockEvents(block: Anthropic.ContentBlock, index: number): SseEvent[] {
 }
 
 /**
+ * Shares `total` deltas among blocks by their length, at least one each (a block with no text still
+ * sends its start and stop, and the split of an empty string is one empty piece).
+ */
+function deltasPerBlock(message: Anthropic.Message, total: number): number[] {
+  const lengths = message.content.map((block) => Array.from(streamedText(block)).length);
+  const sum = lengths.reduce((a, b) => a + b, 0);
+  return lengths.map((length) => Math.max(1, Math.round((total * length) / Math.max(1, sum))));
+}
+
+/**
  * The event sequence the Messages API sends for a message: message_start (empty content, input
  * usage), a ping, then per block start / deltas / stop, then message_delta (stop reason and output
- * usage) and message_stop.
+ * usage) and message_stop. `deltas`: about that many content deltas in all (a paced answer's).
  */
-export function messageStreamEvents(message: Anthropic.Message): SseEvent[] {
+export function messageStreamEvents(message: Anthropic.Message, deltas?: number): SseEvent[] {
+  const pieces = deltas === undefined ? undefined : deltasPerBlock(message, deltas);
   const start: Anthropic.Message = {
     ...message,
     content: [],
@@ -68,7 +97,7 @@ export function messageStreamEvents(message: Anthropic.Message): SseEvent[] {
   return [
     { event: 'message_start', data: { type: 'message_start', message: start } },
     { event: 'ping', data: { type: 'ping' } },
-    ...message.content.flatMap(blockEvents),
+    ...message.content.flatMap((block, index) => blockEvents(block, index, pieces?.[index])),
     {
       event: 'message_delta',
       data: { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage },
