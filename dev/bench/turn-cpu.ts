@@ -75,7 +75,7 @@ export async function startTurnCpuStack(opts: {
     const bareBundle = path.join(dir, 'bare-workflow-bundle.js');
     fs.writeFileSync(turnBundle, opts.turnBundleCode);
     fs.writeFileSync(bareBundle, opts.bareBundleCode);
-    const model = await startModelProcess(0);
+    const model = await startModelProcess(0, null);
     roles.push(model);
     const started = await Promise.all([
       startWorkerProcess({
