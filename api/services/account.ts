@@ -14,6 +14,7 @@ import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporali
 import type { Pool } from 'pg';
 import type { AccountDeletion } from '../../contracts/account';
 import { newId } from '../../platform/ids';
+import { accountDeletedEvent, recordWebhookEvents } from '../../platform/webhooks/outbox';
 
 export interface AccountDeletionDeps {
   pool: Pool;
@@ -97,6 +98,8 @@ export async function deleteAccount(
       JSON.stringify(deletion.erased),
     ]);
     await client.query('DELETE FROM users WHERE id = $1', [userId]);
+    // The backend's cue to erase its own copies; it commits with the deletion (platform/webhooks/outbox.ts).
+    await recordWebhookEvents(client, [accountDeletedEvent(userId, new Date(deletion.deleted_at))]);
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK');
