@@ -101,6 +101,7 @@ export async function runTurnWorker(
           temporal: deps.temporal,
           taskQueue: config.TEMPORAL_TASK_QUEUE,
           schedule: { firstRetrySeconds: config.AMY_WEBHOOK_FIRST_RETRY_SECONDS },
+          versioned: deploy.workerDeploymentOptions !== undefined,
           logger,
         })
       : null;

@@ -37,6 +37,8 @@ export async function dispatchWebhooks(deps: {
   temporal: Client;
   taskQueue: string;
   schedule?: Partial<RetrySchedule>;
+  /** Worker Versioning is on (./deploy-options.ts): deliveries follow new releases instead of pinning an old one. */
+  versioned?: boolean;
 }): Promise<number> {
   const { pool, temporal } = deps;
   while ((await fanOutWebhookEvents(pool)) > 0);
@@ -52,6 +54,7 @@ export async function dispatchWebhooks(deps: {
           args: [{ deliveryId: delivery.id, schedule: deps.schedule } satisfies WebhookDeliveryInput],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           staticSummary: `Webhook ${delivery.eventId} to ${delivery.endpointId}`,
+          ...(deps.versioned ? { versioningOverride: 'AUTO_UPGRADE' as const } : {}),
         });
         started += 1;
       } catch (err) {

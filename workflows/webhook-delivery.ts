@@ -5,9 +5,11 @@
  * owns the schedule (./webhook-schedule.ts), durable across worker crashes and deploys for its three days. An
  * attempt interrupted by a dead worker counts as a failed one (its heartbeat stops) and is tried again.
  *
- * It carries ids only (no payload, no secret), so its history in Temporal holds nothing of a user's.
+ * It carries ids only (no payload, no secret), so its history in Temporal holds nothing of a user's. Under Worker
+ * Versioning it is not pinned like a turn (the dispatcher starts it AUTO_UPGRADE): three days is far longer than a
+ * release, so it moves to the new workers' code, which must replay it (`patched()`), as any long workflow's must.
  */
-import { ActivityFailure, proxyActivities, setWorkflowOptions, sleep } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { WebhookActivities, WebhookAttemptResult } from '../activities/webhooks/deliver';
 import { busyDelayMs, retryDelayMs, WEBHOOK_RETRY_SCHEDULE, type RetrySchedule } from './webhook-schedule';
 
@@ -66,7 +68,3 @@ export async function WebhookDeliveryWorkflow({
     await sleep(waitMs);
   }
 }
-
-// Three days is far longer than a release: a delivery moves to the new workers' code (which must replay it,
-// as with any long workflow) rather than keeping an old version's workers alive until it ends.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, WebhookDeliveryWorkflow);
