@@ -30,6 +30,12 @@ const KEPT_AFTER_DELETION: AccountDeletion['kept'] = [
   },
 ];
 
+/** Kept when a webhook endpoint subscribes to `account.deleted` (docs/webhooks.md#events). */
+const KEPT_FOR_WEBHOOKS: AccountDeletion['kept'][number] = {
+  what: 'An account.deleted webhook event: the account id and the deletion time, with its delivery records',
+  why: "To tell the operator's backend, which erases its own copies; it holds no name, key or content.",
+};
+
 async function counts(pool: Pool, userId: string) {
   const { rows } = await pool.query<Record<string, number>>(
     `SELECT
@@ -99,7 +105,8 @@ export async function deleteAccount(
     ]);
     await client.query('DELETE FROM users WHERE id = $1', [userId]);
     // The backend's cue to erase its own copies; it commits with the deletion (platform/webhooks/outbox.ts).
-    await recordWebhookEvents(client, [accountDeletedEvent(userId, new Date(deletion.deleted_at))]);
+    const announced = await recordWebhookEvents(client, [accountDeletedEvent(userId, new Date(deletion.deleted_at))]);
+    if (announced > 0) deletion.kept = [...deletion.kept, KEPT_FOR_WEBHOOKS];
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK');

@@ -1,5 +1,5 @@
 /**
- * Webhook signing secrets (docs/webhooks.md#secrets): `whsec_` and the base64 of 32 random bytes, the form the
+ * Webhook signing secrets (docs/webhooks.md#endpoints): `whsec_` and the base64 of 32 random bytes, the form the
  * Standard Webhooks libraries take. Stored sealed by the master key (platform/crypto/master-key.ts) the way users'
  * data keys are: AES-256-GCM, iv | ciphertext | tag, with the endpoint's id and which secret it is (current or
  * previous) as additional data, so a sealed secret copied to another row or column does not open. The master key's

@@ -10,9 +10,9 @@ import type { LookupFunction } from 'node:net';
 import type { CheckedAddress } from './address-check';
 
 /** A 2xx within this is a success (the Standard Webhooks' recommendation: answer fast, work later). */
-export const REQUEST_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 10_000;
 /** What is kept of a receiver's answer, for `npm run webhooks:deliveries`. */
-export const RESPONSE_BODY_BYTES = 256;
+const RESPONSE_BODY_BYTES = 256;
 
 export type SendOutcome =
   | { kind: 'response'; status: number; body: string; retryAfterSeconds: number | null }

@@ -268,7 +268,12 @@ test('secret rotation: both secrets sign during the grace period; redelivery sen
 });
 
 test('an account deleted: account.deleted with its user id', async () => {
-  expect((await api(svc.url, 'DELETE', '/v1/account', { key: user.apiKey })).status).toBe(200);
+  const deletion = await api(svc.url, 'DELETE', '/v1/account', { key: user.apiKey });
+  expect(deletion.status).toBe(200);
+  expect(deletion.body.kept.map((k: { what: string }) => k.what)).toEqual([
+    expect.stringContaining('deletion record'),
+    expect.stringContaining('account.deleted webhook event'),
+  ]);
   for (;;) {
     const events = receiver.at('/all').map((r) => verified(r, all.secret));
     const deleted = events.find((e) => e.type === 'account.deleted');

@@ -12,7 +12,7 @@ export interface ReceivedWebhook {
   body: string;
 }
 
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | { hold: true };
+type Answer = { status: number; headers?: Record<string, string>; body?: string } | { hold: true };
 
 export interface WebhookReceiver {
   url: string;
