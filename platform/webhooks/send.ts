@@ -23,6 +23,8 @@ export function parseRetryAfter(value: string | undefined, now: Date): number | 
   if (!value) return null;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  // An HTTP date names its day and month (`Wed, 02 Dec 2026 09:05:00 GMT`); Date.parse would read `-5` as a year.
+  if (!/^[A-Za-z]{3}, /.test(trimmed)) return null;
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return null;
   return Math.max(0, Math.ceil((at - now.getTime()) / 1000));
