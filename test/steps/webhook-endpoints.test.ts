@@ -1,6 +1,7 @@
 /**
  * Webhook endpoints against Postgres (platform/webhooks/endpoints.ts): secrets stored sealed, rotation's previous
- * secret with its grace period, and a master key rotation that re-seals every secret.
+ * secret with its grace period, a master key rotation that re-seals every secret, and the per-endpoint bound on
+ * attempts in flight (platform/webhooks/deliveries.ts).
  */
 import { newMasterKey, type MasterKey, type MasterKeyring } from '../../platform/crypto/master-key';
 import {
@@ -10,6 +11,12 @@ import {
   rotateWebhookSecret,
 } from '../../platform/webhooks/endpoints';
 import { WebhookSecretUnavailableError } from '../../platform/webhooks/secrets';
+import {
+  beginAttempt,
+  fanOutWebhookEvents,
+  finishAttempt,
+  unstartedDeliveries,
+} from '../../platform/webhooks/deliveries';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 let database: TestDatabase;
@@ -78,4 +85,42 @@ test('a master key rotation re-seals current and previous secrets under the next
   await expect(endpointForDelivery(database.pool, ring(old), endpoint.id)).rejects.toThrow(
     WebhookSecretUnavailableError,
   );
+});
+
+test("an endpoint's attempts in flight are bounded; an attempt a dead worker left is closed as interrupted", async () => {
+  const keys = ring(newMasterKey());
+  const { endpoint } = await addWebhookEndpoint(database.pool, keys, local, {
+    url: 'http://127.0.0.1:9/hook',
+    eventTypes: ['turn.completed'],
+  });
+  await database.pool.query(
+    `INSERT INTO webhook_events (id, type, payload, dedupe_key) VALUES ('msg_a', 'turn.completed', '{}', 'a'), ('msg_b', 'turn.completed', '{}', 'b')`,
+  );
+  expect(await fanOutWebhookEvents(database.pool)).toBe(2);
+  const [a, b] = await unstartedDeliveries(database.pool);
+  const slot = (deliveryId: string, n: number) =>
+    beginAttempt(database.pool, { deliveryId, endpointId: endpoint.id, n, concurrency: 1 });
+
+  expect(await slot(a.id, 1)).toBe('started');
+  expect(await slot(b.id, 1)).toBe('busy');
+  // a's worker died: its next attempt closes the first, and takes the slot again.
+  expect(await slot(a.id, 2)).toBe('started');
+  expect(await slot(b.id, 1)).toBe('busy');
+  await finishAttempt(
+    database.pool,
+    a.id,
+    2,
+    { latencyMs: 5, responseStatus: 200, responseBody: '', errorKind: null },
+    'succeeded',
+  );
+  expect(await slot(b.id, 1)).toBe('started');
+
+  const { rows } = await database.pool.query(
+    'SELECT delivery_id, n, error_kind, finished_at IS NOT NULL AS finished FROM webhook_attempts ORDER BY delivery_id, n',
+  );
+  expect(rows).toEqual([
+    { delivery_id: a.id, n: 1, error_kind: 'interrupted', finished: true },
+    { delivery_id: a.id, n: 2, error_kind: null, finished: true },
+    { delivery_id: b.id, n: 1, error_kind: null, finished: false },
+  ]);
 });
