@@ -10,6 +10,10 @@ export const ID_PREFIXES = {
   workout: 'wko_',
   labResult: 'lab_',
   accountDeletion: 'del_',
+  webhookEndpoint: 'we_',
+  /** A webhook event: its id is the Standard Webhooks `webhook-id` header. */
+  webhookMessage: 'msg_',
+  webhookDelivery: 'wd_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

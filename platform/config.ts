@@ -151,6 +151,21 @@ const configSchema = z.object({
   AMY_BWRAP_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /**
+   * `1`: webhooks may go to http URLs and private, loopback and link-local addresses (docs/webhooks.md#safety),
+   * for a receiver on a developer's machine; `npm start` and the tests set it. Unset: https and public addresses only.
+   */
+  AMY_WEBHOOKS_ALLOW_PRIVATE: z
+    .enum(['', '0', '1'])
+    .default('')
+    .transform((value) => value === '1'),
+  /** Webhook attempts in flight at once per endpoint, across workers; the others wait for a slot. */
+  AMY_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /**
+   * Seconds from a webhook's first failed attempt to its first retry (then doubling, up to an hour). For tests,
+   * which cannot wait the default's seconds for every retry; a delivery keeps the value it was started with.
+   */
+  AMY_WEBHOOK_FIRST_RETRY_SECONDS: z.coerce.number().positive().max(3600).default(5),
+  /**
    * The codec server's operators (`name:token,…`, docs/operations.md#the-codec-server); unset, the codec
    * server answers 503. Tokens are operators' own, never a user's API key.
    */

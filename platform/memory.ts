@@ -8,6 +8,7 @@ import type { Pool, PoolClient } from 'pg';
 import { MEMORY_CATEGORIES, TESTED_HYPOTHESIS, type Memory } from '../contracts/memory';
 import { newId } from './ids';
 import { inTransaction } from './pg-pool';
+import { memoryCreatedEvent, recordWebhookEvents } from './webhooks/outbox';
 
 interface MemoryRow {
   id: string;
@@ -188,11 +189,19 @@ async function insertTurnEntries(
   entries: Array<{ category: string; text: string; confidence: number; meta: object | null }>,
 ): Promise<void> {
   if (entries.length === 0) return;
-  await client.query(
+  const { rows } = await client.query<{ id: string; category: string; created_at: Date }>(
     `INSERT INTO memory_entries (id, user_id, category, text, confidence, source_turn_id, meta, created_at)
      SELECT e.id, $1, e.category, e.text, e.confidence, $2, e.meta, ${writtenAt('$4')}
-     FROM jsonb_to_recordset($3::jsonb) AS e (id text, category text, text text, confidence float8, meta jsonb)`,
+     FROM jsonb_to_recordset($3::jsonb) AS e (id text, category text, text text, confidence float8, meta jsonb)
+     RETURNING id, category, created_at`,
     [userId, turnId, JSON.stringify(entries.map((entry) => ({ id: newId('memory'), ...entry }))), latest],
+  );
+  // `memory.created` per entry, committed with it (./webhooks/outbox.ts).
+  await recordWebhookEvents(
+    client,
+    rows.map((row) =>
+      memoryCreatedEvent({ id: row.id, userId, turnId, category: row.category, createdAt: row.created_at }),
+    ),
   );
 }
 

@@ -151,6 +151,26 @@ const gatesRequestDuration = new Histogram({
   registers: [],
 });
 
+/** A webhook attempt: from a local receiver's milliseconds to the 10 s deadline. */
+const WEBHOOK_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const webhookAttempts = new Counter({
+  name: 'amy_webhook_attempts_total',
+  help:
+    'Webhook delivery attempts (one HTTP request each), by outcome: succeeded, gone (410, the endpoint disabled), or ' +
+    'why it will be retried (http_status, redirect, timeout, connection, tls, address_refused).',
+  labelNames: ['outcome'] as const,
+  registers: [],
+});
+
+const webhookAttemptDuration = new Histogram({
+  name: 'amy_webhook_attempt_duration_seconds',
+  help: 'Webhook delivery attempts from resolving the receiver to its answer (or the 10 s deadline), by outcome.',
+  labelNames: ['outcome'] as const,
+  buckets: WEBHOOK_BUCKETS,
+  registers: [],
+});
+
 const SERVICE_METRICS: Metric[] = [
   turnsStarted,
   turnsEnded,
@@ -168,6 +188,8 @@ const SERVICE_METRICS: Metric[] = [
   apiErrors,
   sandboxRunDuration,
   gatesRequestDuration,
+  webhookAttempts,
+  webhookAttemptDuration,
 ];
 
 /** A turn's ending as the metrics count it; `path` is unknown to a writer that did not run the turn (the reconciler). */
@@ -282,6 +304,11 @@ export const metrics = {
   gatesRequestStarted(operation: 'gates' | 'series'): (outcome: Outcome) => void {
     const end = gatesRequestDuration.startTimer({ operation });
     return (outcome) => void end({ outcome });
+  },
+
+  webhookAttemptEnded(outcome: Outcome, latencyMs: number): void {
+    webhookAttempts.inc({ outcome });
+    webhookAttemptDuration.observe({ outcome }, latencyMs / 1000);
   },
 };
 

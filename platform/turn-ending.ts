@@ -18,6 +18,7 @@ import { appendTurnEvents, TurnNotFoundError, type NewTurnEvent } from './event-
 import { newId } from './ids';
 import { metrics } from './metrics';
 import { inTransaction } from './pg-pool';
+import { recordWebhookEvents, turnEndedEvent, type OutboxEvent } from './webhooks/outbox';
 
 export type TurnEnding = { status: 'completed'; result: TurnResult } | { status: 'failed'; error: ErrorBody };
 
@@ -63,6 +64,8 @@ export async function endTurn(
       throw new Error(`turn ${turnId} is ${row.status} after its terminal transition`);
     }
     await appendTurnEvents(client, turnId, [await terminalEvent(client, turnId, row)]);
+    // The webhook event commits with the transition it reports, written by the writer that made it.
+    if (updated) await recordWebhookEvents(client, [await turnEndedWebhook(client, turnId)]);
     return { ended: updated, status: row.status, result: row.result, error: row.error };
   });
   // Counted once per turn, by the writer whose transition committed.
@@ -109,4 +112,28 @@ async function terminalEvent(
     data: { turn_id: turnId, error: row.error, cost_usd: Number(Number(cost.rows[0].total ?? 0).toFixed(6)) },
     dedupeKey: 'turn.terminal',
   };
+}
+
+async function turnEndedWebhook(client: PoolClient, turnId: string): Promise<OutboxEvent> {
+  const { rows } = await client.query<{
+    user_id: string;
+    attempt: number;
+    status: 'completed' | 'failed';
+    error_code: string | null;
+    created_at: Date;
+    completed_at: Date;
+  }>(
+    `SELECT user_id, attempt, status, error->>'code' AS error_code, created_at, completed_at FROM turns WHERE id = $1`,
+    [turnId],
+  );
+  const turn = rows[0];
+  return turnEndedEvent({
+    id: turnId,
+    userId: turn.user_id,
+    attempt: turn.attempt,
+    status: turn.status,
+    errorCode: turn.error_code,
+    createdAt: turn.created_at,
+    completedAt: turn.completed_at,
+  });
 }

@@ -38,6 +38,8 @@ import {
   type MasterKey,
 } from '../platform/crypto/master-key';
 import { createPgPool } from '../platform/pg-pool';
+import { resealWebhookSecrets } from '../platform/webhooks/endpoints';
+import { WebhookSecretUnavailableError } from '../platform/webhooks/secrets';
 import { CliError, failCommand, masterKeyEnv, resolveDatabaseUrl } from './cli-env';
 
 const USAGE =
@@ -133,8 +135,13 @@ New master key ${next.id} (shown only this once; it is stored nowhere):
   // The ring also holds the new key: a resumed rotation may find rows already wrapped under it.
   const withNext: Keyring = { ...keyring, byId: (id) => (id === next.id ? next.key : keyring.byId(id)) };
   let count: number;
+  let secrets: number;
   try {
-    count = await withStore(withNext, (store) => store.rewrapAll(next));
+    // Webhook signing secrets are sealed by the master key too (platform/webhooks/secrets.ts).
+    [count, secrets] = await withStore(withNext, async (store, pool) => [
+      await store.rewrapAll(next),
+      await resealWebhookSecrets(pool, withNext, next),
+    ]);
   } catch (err) {
     console.error(
       source.variable === 'AMY_MASTER_KEY_FILE'
@@ -145,6 +152,7 @@ New master key ${next.id} (shown only this once; it is stored nowhere):
     throw err;
   }
   console.log(`Re-wrapped ${count} data keys under master key ${next.id} (was ${current.id}).`);
+  console.log(`Re-sealed the signing secrets of ${secrets} webhook endpoint(s) under it.`);
 
   if (source.variable === 'AMY_MASTER_KEY_FILE') {
     const file = source.path;
@@ -182,11 +190,13 @@ The old one is kept as ${file}.previous: every process started from now on accep
 async function finish() {
   const keyring = loadMasterKeyring(masterKeyEnv());
   const { current, source } = keyring;
-  const { count, byMasterKey } = await withStore(keyring, async (store, pool) => ({
+  const { count, secrets, byMasterKey } = await withStore(keyring, async (store, pool) => ({
     count: await store.rewrapAll(current),
+    secrets: await resealWebhookSecrets(pool, keyring, current),
     byMasterKey: await countDataKeysByMasterKey(pool),
   }));
   console.log(`Re-wrapped ${count} data keys under the current master key ${current.id}.`);
+  console.log(`Re-sealed the signing secrets of ${secrets} webhook endpoint(s) under it.`);
   const others = byMasterKey.filter((entry) => entry.masterKeyId !== current.id);
   if (others.length) {
     const list = others.map((entry) => `${entry.count} under ${entry.masterKeyId}`).join(', ');
@@ -208,4 +218,4 @@ async function run() {
   await (finishing ? finish() : rotate(newKeyFile));
 }
 
-run().catch((err) => failCommand(err, [MasterKeyConfigError, DataKeyUnwrapError]));
+run().catch((err) => failCommand(err, [MasterKeyConfigError, DataKeyUnwrapError, WebhookSecretUnavailableError]));

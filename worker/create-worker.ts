@@ -8,6 +8,7 @@ import {
 } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type StepDeps } from '../activities';
+import { createWebhookActivities, type WebhookDeps } from '../activities/webhooks/deliver';
 import {
   activityTracingInterceptors,
   WORKFLOW_TRACING_MODULES,
@@ -77,6 +78,8 @@ export async function createTurnWorker(opts: {
   namespace: string;
   taskQueue: string;
   deps: StepDeps;
+  /** What webhook deliveries need (activities/webhooks/deliver.ts); without it, the worker runs no delivery. */
+  webhooks?: WebhookDeps;
   /** The service's data converter (platform/temporal/data-converter.ts): a turn's payloads are encrypted. */
   dataConverter: DataConverter;
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -92,7 +95,7 @@ export async function createTurnWorker(opts: {
     dataConverter: opts.dataConverter,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    activities: createActivities(opts.deps),
+    activities: { ...createActivities(opts.deps), ...(opts.webhooks ? createWebhookActivities(opts.webhooks) : {}) },
     // The activity's span first, so that it covers (and records the failure of) the others.
     interceptors: {
       activity: [activityTracingInterceptors, turnRunInterceptors(opts.deps), upstreamFailureInterceptors],

@@ -8,6 +8,7 @@ import { createAnthropicClient, createLlm, isScriptedModel } from '../platform/l
 import { createSandbox } from '../platform/sandbox';
 import { costCapDefaults, createCostCapGuard } from '../platform/cost-caps';
 import type { StepDeps } from '../activities';
+import type { WebhookDeps } from '../activities/webhooks/deliver';
 import type { DataConverter } from '@temporalio/common';
 import { createDataKeyStore, type DataKeyStore } from '../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../platform/crypto/master-key';
@@ -17,12 +18,13 @@ import { createDataConverter } from '../platform/temporal/data-converter';
 export function createStepDeps(
   config: Config,
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
-): StepDeps & { dataConverter: DataConverter; dataKeys: DataKeyStore; close(): Promise<void> } {
+): StepDeps & { dataConverter: DataConverter; dataKeys: DataKeyStore; webhooks: WebhookDeps; close(): Promise<void> } {
   const pool = createPgPool(config.DATABASE_URL, config.AMY_PG_POOL_SIZE, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
+  const keyring = loadMasterKeyring();
   // The turns' payloads are encrypted under their users' data keys (platform/temporal/encryption-codec.ts).
-  const dataKeys = createDataKeyStore(pool, loadMasterKeyring());
+  const dataKeys = createDataKeyStore(pool, keyring);
   const dataConverter = createDataConverter(pool, dataKeys);
   const events = createEventLog(pool);
   const clock = () => new Date();
@@ -63,6 +65,13 @@ export function createStepDeps(
     temporal: new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, dataConverter }),
     dataConverter,
     dataKeys,
+    webhooks: {
+      pool,
+      keyring,
+      policy: { allowPrivate: config.AMY_WEBHOOKS_ALLOW_PRIVATE },
+      concurrency: config.AMY_WEBHOOK_CONCURRENCY,
+      clock,
+    },
     async close() {
       await Promise.allSettled([pool.end(), gates.close(), temporalConnection.close()]);
     },

@@ -10,6 +10,8 @@ import { shutdownSignal } from '../platform/shutdown-signal';
 import { deployOptions } from './deploy-options';
 import { temporalMetrics } from './temporal-metrics';
 import { workerTuning } from './worker-tuning';
+import { startWebhookDispatcher } from './webhook-dispatcher';
+import type { WebhookDeps } from '../activities/webhooks/deliver';
 
 const TEMPORAL_LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
 
@@ -68,7 +70,7 @@ async function startWorkerMetrics(config: Config, logger: Logger): Promise<Metri
  */
 export async function runTurnWorker(
   config: Config,
-  deps: StepDeps & { dataConverter: DataConverter; close(): Promise<void> },
+  deps: StepDeps & { dataConverter: DataConverter; webhooks?: WebhookDeps; close(): Promise<void> },
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
 ): Promise<void> {
   const metrics = await startWorkerMetrics(config, logger);
@@ -81,6 +83,7 @@ export async function runTurnWorker(
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       deps,
+      webhooks: deps.webhooks,
       dataConverter: deps.dataConverter,
       ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
       deploy,
@@ -93,7 +96,19 @@ export async function runTurnWorker(
       ...(version ? { deployment: version.deploymentName, build_id: version.buildId } : { versioned: false }),
     });
     const running = worker.run();
+    // The outbox's events become delivery workflows (./webhook-dispatcher.ts); stopped with the polling.
+    const dispatcher = deps.webhooks
+      ? startWebhookDispatcher({
+          pool: deps.pool,
+          temporal: deps.temporal,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          schedule: { firstRetrySeconds: config.AMY_WEBHOOK_FIRST_RETRY_SECONDS },
+          versioned: deploy.workerDeploymentOptions !== undefined,
+          logger,
+        })
+      : null;
     const drain = () => {
+      void dispatcher?.stop();
       logger.info('worker draining', { signal: stop.reason, grace_seconds: config.AMY_SHUTDOWN_GRACE_SECONDS });
       // Not RUNNING: it already stops (a fatal error, or a Runtime installed elsewhere with signal handling).
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -101,7 +116,7 @@ export async function runTurnWorker(
     stop.addEventListener('abort', drain, { once: true });
     // Resolves once every running activity has finished or been handed back; rejects (the process then
     // exits 1) when they have not HANDBACK_MS after the grace.
-    await running;
+    await running.finally(() => dispatcher?.stop());
     logger.info('worker stopped');
   } finally {
     await deps.close();

@@ -1,2 +1,3 @@
 export { TurnWorkflow } from './turn-workflow';
 export { RetentionWorkflow } from './retention';
+export { WebhookDeliveryWorkflow } from './webhook-delivery';

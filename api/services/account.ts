@@ -14,6 +14,7 @@ import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporali
 import type { Pool } from 'pg';
 import type { AccountDeletion } from '../../contracts/account';
 import { newId } from '../../platform/ids';
+import { accountDeletedEvent, recordWebhookEvents } from '../../platform/webhooks/outbox';
 
 export interface AccountDeletionDeps {
   pool: Pool;
@@ -28,6 +29,12 @@ const KEPT_AFTER_DELETION: AccountDeletion['kept'] = [
     why: 'To show that the deletion happened; it holds no user id, name, key or content.',
   },
 ];
+
+/** Kept when a webhook endpoint subscribes to `account.deleted` (docs/webhooks.md#events). */
+const KEPT_FOR_WEBHOOKS: AccountDeletion['kept'][number] = {
+  what: 'An account.deleted webhook event: the account id and the deletion time, with its delivery records',
+  why: "To tell the operator's backend, which erases its own copies; it holds no name, key or content.",
+};
 
 async function counts(pool: Pool, userId: string) {
   const { rows } = await pool.query<Record<string, number>>(
@@ -97,6 +104,9 @@ export async function deleteAccount(
       JSON.stringify(deletion.erased),
     ]);
     await client.query('DELETE FROM users WHERE id = $1', [userId]);
+    // The backend's cue to erase its own copies; it commits with the deletion (platform/webhooks/outbox.ts).
+    const announced = await recordWebhookEvents(client, [accountDeletedEvent(userId, new Date(deletion.deleted_at))]);
+    if (announced > 0) deletion.kept = [...deletion.kept, KEPT_FOR_WEBHOOKS];
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK');

@@ -118,6 +118,8 @@ async function run() {
       TEMPORAL_ADDRESS: temporalAddress,
       PORT: String(apiPort),
       ...(anthropicBaseUrl ? { ANTHROPIC_BASE_URL: anthropicBaseUrl } : {}),
+      // A developer's webhook receiver runs on this machine (docs/webhooks.md#safety); set to 0 to try the refusal.
+      AMY_WEBHOOKS_ALLOW_PRIVATE: process.env.AMY_WEBHOOKS_ALLOW_PRIVATE ?? '1',
     };
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     // AMY_METRICS_PORT asks for metrics (docs/operations.md#metrics): one port per process, so the API gets

@@ -44,6 +44,15 @@ export type { FindingSeriesResponse } from '../../contracts/finding-series';
 export type { DailySummary, Workout, LabResult, FhirBundle, Profile, UpsertResult } from '../../contracts/data';
 export type { ErrorBody } from '../../contracts/errors';
 export type { AccountDeletion } from '../../contracts/account';
+export { verifyWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks';
+export type {
+  WebhookEvent,
+  WebhookEventOf,
+  WebhookEventType,
+  TurnEndedWebhookData,
+  MemoryCreatedWebhookData,
+  AccountDeletedWebhookData,
+} from '../../contracts/webhooks';
 export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-types';
 export { GATE_NAMES, GATE_LABELS, type GateName } from '../../contracts/gate-names';
 export { FACT_TOLERANCE, withinTolerance } from '../../contracts/fact-tolerance';

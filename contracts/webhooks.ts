@@ -1,0 +1,59 @@
+/**
+ * The webhook events the service sends (docs/webhooks.md): their types and their thin payloads, shared by
+ * the service (platform/webhooks/) and the SDK's `verifyWebhook`. A payload names what happened and to what
+ * (ids, a status, instants); it never holds a message, an answer, a memory's text or a data value: the
+ * receiver fetches those with its own API key.
+ */
+
+export const WEBHOOK_EVENT_TYPES = [
+  'turn.completed',
+  'turn.failed',
+  'turn.cancelled',
+  'memory.created',
+  'account.deleted',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export const isWebhookEventType = (value: string): value is WebhookEventType =>
+  (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
+
+/** A turn's end: `turn.completed`, `turn.failed`, or `turn.cancelled` (a failed turn whose error is `cancelled`). */
+export interface TurnEndedWebhookData {
+  turn_id: string;
+  user_id: string;
+  status: 'completed' | 'failed';
+  /** The failed turn's error code (contracts/errors.ts), null when it completed. */
+  error_code: string | null;
+  created_at: string;
+  completed_at: string;
+}
+
+/** A memory entry a turn wrote; `GET /v1/memory` lists it (there is no route for one entry). */
+export interface MemoryCreatedWebhookData {
+  entry_id: string;
+  user_id: string;
+  turn_id: string;
+  category: string;
+  created_at: string;
+}
+
+/** An account deleted with `DELETE /v1/account`: everything of the user is gone from the service. */
+export interface AccountDeletedWebhookData {
+  user_id: string;
+  deleted_at: string;
+}
+
+interface WebhookDataByType {
+  'turn.completed': TurnEndedWebhookData;
+  'turn.failed': TurnEndedWebhookData;
+  'turn.cancelled': TurnEndedWebhookData;
+  'memory.created': MemoryCreatedWebhookData;
+  'account.deleted': AccountDeletedWebhookData;
+}
+
+/** The JSON body of a webhook request: `type`, `timestamp` (when the event happened, ISO 8601) and `data`. */
+export type WebhookEvent = {
+  [T in WebhookEventType]: { type: T; timestamp: string; data: WebhookDataByType[T] };
+}[WebhookEventType];
+
+export type WebhookEventOf<T extends WebhookEventType> = Extract<WebhookEvent, { type: T }>;
