@@ -152,7 +152,9 @@ export function dataTurnOverheadSection(r: TurnOverheadResult, question: string)
       `(f) "${question}", asked by a user with the demo health data (180 days). Activities per run, counted ` +
         `from the recorded histories: turn ${t.activities}, bare ${b.activities}, the same in every run and ` +
         `never more than ${t.maxConcurrentActivities} outstanding at a time, so the bare workflow awaits its ` +
-        `no-ops one by one: ${t.activityTypes.join(' → ')}. Each turn's stream carried ${r.eventsPerTurn} ` +
+        `no-ops one by one: ${t.activityTypes.join(' → ')}` +
+        (t.localActivityTypes.length > 0 ? ` (and, as local activities: ${t.localActivityTypes.join(', ')})` : '') +
+        `. Each turn's stream carried ${r.eventsPerTurn} ` +
         `events; the last ended with ${validator.findings_validated} validated, ${validator.findings_conditional} ` +
         `conditional and ${validator.findings_rejected} rejected of ${validator.findings_total} finding.`,
       "(f) Where the turn's time went (p50 per run, from the histories' server timestamps): activities " +

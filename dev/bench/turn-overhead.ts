@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { TurnResult } from '../../contracts/turn';
 import type { TurnWorkflow } from '../../workflows/turn-workflow';
 import type { BareWorkflow } from './bare-workflow';
+import { localActivityType } from '../../platform/temporal/local-activity-markers';
 import { openSse, postJson } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';
 
@@ -33,6 +34,11 @@ export interface TurnAgainstBareOptions extends TurnOverheadOptions {
 export interface HistoryBreakdown {
   /** The activity types, in the order they were scheduled. */
   activityTypes: string[];
+  /**
+   * The bookkeeping steps run as local activities (workflows/activities.ts), in order: no task queue round
+   * trip, so not among `activityTypes` nor in the bare floor, which counts full activities only.
+   */
+  localActivityTypes: string[];
   /** The most activities scheduled and not yet closed at one time: 1 means one after another. */
   maxConcurrentActivities: number;
   /** Workflow tasks and activity tasks waiting between scheduled and picked up by the worker. */
@@ -49,6 +55,8 @@ interface HistorySummary {
   activities: number;
   /** The same in every run (checked). */
   activityTypes: string[];
+  /** The local activities of the first run. */
+  localActivityTypes: string[];
   maxConcurrentActivities: number;
   dispatch: Summary;
   workflowTask: Summary;
@@ -142,6 +150,7 @@ export async function historyBreakdown(temporal: Client, workflowId: string): Pr
   const open = new Set<string>();
   const breakdown: HistoryBreakdown = {
     activityTypes: [],
+    localActivityTypes: [],
     maxConcurrentActivities: 0,
     dispatchMs: 0,
     workflowTaskMs: 0,
@@ -161,6 +170,8 @@ export async function historyBreakdown(temporal: Client, workflowId: string): Pr
       workflowTaskStartedAt = time;
     }
     if (event.workflowTaskCompletedEventAttributes) breakdown.workflowTaskMs += time - workflowTaskStartedAt;
+    const local = localActivityType(event);
+    if (local) breakdown.localActivityTypes.push(local);
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled) {
       const type = scheduled.activityType?.name ?? 'unknown';
@@ -193,11 +204,12 @@ async function summarizeHistories(temporal: Client, workflowIds: string[]): Prom
   for (const id of workflowIds) breakdowns.push(await historyBreakdown(temporal, id));
   const shapes = new Set(breakdowns.map((b) => b.activityTypes.join(' → ')));
   if (shapes.size !== 1) throw new Error(`runs scheduled different activities: ${[...shapes].join(' | ')}`);
-  const { activityTypes } = breakdowns[0];
+  const { activityTypes, localActivityTypes } = breakdowns[0];
   const types = [...new Set(activityTypes)];
   return {
     activities: activityTypes.length,
     activityTypes,
+    localActivityTypes,
     maxConcurrentActivities: Math.max(...breakdowns.map((b) => b.maxConcurrentActivities)),
     dispatch: summarize(breakdowns.map((b) => b.dispatchMs)),
     workflowTask: summarize(breakdowns.map((b) => b.workflowTaskMs)),
