@@ -54,7 +54,7 @@ const localBookkeeping = proxyLocalActivitiesWithSummaries(
  * Marks turns whose bookkeeping steps run as local activities. Histories recorded before (test/histories,
  * and any turn in flight across the deploy) scheduled them as full activities and replay that way.
  */
-export const LOCAL_BOOKKEEPING = 'bookkeeping-as-local-activities';
+const LOCAL_BOOKKEEPING = 'bookkeeping-as-local-activities';
 
 /**
  * The proxy for the quick bookkeeping steps: local activities, except where a history recorded before

@@ -8,7 +8,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 
-export const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 /** The activity type of a local activity's marker; null for any other event. */
 export function localActivityType(event: temporal.api.history.v1.IHistoryEvent): string | null {
