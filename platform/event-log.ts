@@ -1,6 +1,7 @@
 /**
  * The per-turn event log in Postgres: the source of truth for SSE replay and live tailing.
  *
+ * One statement per append (the SQL function `append_turn_events`, see `appendTurnEvents` below).
  * Gapless ids under concurrent writers: every append takes the turn row's lock and advances
  * `turns.last_event_id` in the same transaction as the inserts, so ids are handed out in commit
  * order and a rolled-back append leaves no hole. Deterministic events carry a `dedupeKey`; an append
@@ -13,7 +14,6 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { metrics } from './metrics';
-import { inTransaction } from './pg-pool';
 import { TERMINAL_EVENTS, type TurnEvent, type TurnEventData, type TurnEventType } from '../contracts/events';
 
 export const EVENTS_CHANNEL = 'turn_events';
@@ -42,62 +42,46 @@ export interface EventLog {
   readAfter(turnId: string, afterId: number, limit?: number): Promise<TurnEvent[]>;
 }
 
+/** Anything that runs a query: the pool (autocommit) or a client inside a transaction. */
+type Queryable = Pick<Pool, 'query'> | Pick<PoolClient, 'query'>;
+
+/** What `append_turn_events` reports of each event it wrote: its position in the batch (1-based) and its id. */
+interface Appended {
+  ord: number;
+  id: number;
+}
+
+/** Postgres's `no_data_found`, which `append_turn_events` raises for a turn that does not exist. */
+const NO_DATA_FOUND = 'P0002';
+
 /**
- * Appends to the turn's log inside the caller's transaction, which then holds the turn row's lock until
- * it commits. The terminal transition (platform/turn-ending.ts) uses it to write the row's end and its
- * terminal event in one commit; everything else goes through `EventLog.append`.
+ * Appends to the turn's log in one statement: the SQL function `append_turn_events` (its migration,
+ * prisma/migrations/20261210100000_append_turn_events_function) takes the row lock, drops duplicates
+ * and what comes after the end, inserts, advances `last_event_id` and notifies — every guarantee of this
+ * file's header, in one round trip. On the pool it is its own transaction. Inside a caller's transaction
+ * (the terminal transition, platform/turn-ending.ts, which writes the row's end and its terminal event in
+ * one commit) the turn row's lock is then held until that commits.
  */
-export async function appendTurnEvents(
-  client: PoolClient,
-  turnId: string,
-  events: NewTurnEvent[],
-): Promise<TurnEvent[]> {
+export async function appendTurnEvents(db: Queryable, turnId: string, events: NewTurnEvent[]): Promise<TurnEvent[]> {
   if (events.length === 0) return [];
-  const locked = await client.query<{ last_event_id: number; attempt: number; status: string }>(
-    'SELECT last_event_id, attempt, status FROM turns WHERE id = $1 FOR UPDATE',
-    [turnId],
-  );
-  if (locked.rowCount === 0) throw new TurnNotFoundError(`turn ${turnId} does not exist`);
-  const { attempt, status } = locked.rows[0];
-  let lastId = locked.rows[0].last_event_id;
-  const ended = status === 'completed' || status === 'failed';
-  const writable = events
-    .filter((e) => !ended || TERMINAL_EVENTS.includes(e.type))
-    .map((e) => (e.dedupeKey && attempt > 1 ? { ...e, dedupeKey: `attempt${attempt}:${e.dedupeKey}` } : e));
-
-  const keys = writable.map((e) => e.dedupeKey).filter((k): k is string => k !== undefined);
-  const seen = new Set<string>();
-  if (keys.length > 0) {
-    const existing = await client.query<{ dedupe_key: string }>(
-      'SELECT dedupe_key FROM turn_events WHERE turn_id = $1 AND dedupe_key = ANY($2::text[])',
-      [turnId, keys],
-    );
-    for (const row of existing.rows) seen.add(row.dedupe_key);
-  }
-  const fresh: Array<NewTurnEvent & { id: number }> = [];
-  for (const event of writable) {
-    if (event.dedupeKey !== undefined) {
-      if (seen.has(event.dedupeKey)) continue;
-      seen.add(event.dedupeKey);
-    }
-    fresh.push({ ...event, id: ++lastId });
-  }
-  if (fresh.length === 0) return [];
-
-  await client.query(
-    `INSERT INTO turn_events (turn_id, id, type, data, dedupe_key)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::json[], $5::text[])`,
-    [
+  let written;
+  try {
+    written = await db.query<Appended>('SELECT ord, id FROM append_turn_events($1, $2, $3, $4, $5)', [
       turnId,
-      fresh.map((e) => e.id),
-      fresh.map((e) => e.type),
-      fresh.map((e) => JSON.stringify(e.data)),
-      fresh.map((e) => e.dedupeKey ?? null),
-    ],
-  );
-  await client.query('UPDATE turns SET last_event_id = $2 WHERE id = $1', [turnId, lastId]);
-  await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `${turnId}:${lastId}`]);
-  return fresh.map(({ id, type, data }) => ({ id, type, data }));
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => e.dedupeKey ?? null),
+      TERMINAL_EVENTS,
+    ]);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === NO_DATA_FOUND)
+      throw new TurnNotFoundError(`turn ${turnId} does not exist`);
+    throw err;
+  }
+  return written.rows.map(({ ord, id }) => {
+    const { type, data } = events[ord - 1];
+    return { id, type, data } as TurnEvent;
+  });
 }
 
 export function createEventLog(pool: Pool): EventLog {
@@ -105,7 +89,7 @@ export function createEventLog(pool: Pool): EventLog {
     async append(turnId, events) {
       if (events.length === 0) return [];
       const appended = metrics.eventAppendStarted();
-      return inTransaction(pool, (client) => appendTurnEvents(client, turnId, events)).finally(appended);
+      return appendTurnEvents(pool, turnId, events).finally(appended);
     },
 
     async readAfter(turnId, afterId, limit = 1000) {

@@ -1,13 +1,69 @@
 /** The activity proxies the turn workflow schedules, grouped by how they fail and are retried. */
-import { proxyActivitiesWithSummaries } from './summaries';
+import { ActivityCancellationType, patched, type RetryPolicy } from '@temporalio/workflow';
+import { proxyActivitiesWithSummaries, proxyLocalActivitiesWithSummaries } from './summaries';
 
 const NON_RETRYABLE = ['UpstreamRequestError', 'TurnNotFoundError'];
+
+const BOOKKEEPING_RETRY: RetryPolicy = {
+  initialInterval: '500 ms',
+  backoffCoefficient: 2,
+  maximumInterval: '10 seconds',
+};
 
 /** Bookkeeping against our own Postgres: quick, retried until Postgres is back. */
 export const bookkeeping = proxyActivitiesWithSummaries({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+  retry: BOOKKEEPING_RETRY,
 });
+
+/**
+ * The bookkeeping steps on every turn's path, run as local activities: in the worker that runs the
+ * workflow task, with no task queue round trip and no ActivityTaskScheduled/Started/Completed events (one
+ * MarkerRecorded event instead, carrying the same summary). Why each of these qualifies:
+ * - `startTurn`, `recallMemory`, `completeTurn` and `finishDataScience` are a few Postgres statements
+ *   (milliseconds), call no model and never heartbeat. They are idempotent (turn-lifecycle.ts, the event
+ *   log's dedupe keys, a read), so running one again is harmless: a local activity runs again when its
+ *   workflow task does (a worker crash, a task completion the server refused).
+ * - Their failure class is `bookkeeping`'s: retried with the same backoff until Postgres is back (no
+ *   scheduleToCloseTimeout: no limit). The backoff stays below `localRetryThreshold` (1 minute), so the
+ *   retries happen inside the worker while Temporal's core keeps the workflow task alive (heartbeating
+ *   it); a longer one would become a durable timer between attempts.
+ * - Cancellation is requested and not waited for (TRY_CANCEL), as for the full activities they replace:
+ *   a turn cancelled while it completes goes to `failTurn` at once, and the terminal transition settles
+ *   the race (platform/turn-ending.ts).
+ * - A failed turn is still retried from the step that failed (scripts/turn-retry.ts): those are model,
+ *   sandbox and gates steps, full activities. A reset re-runs the local activities of the workflow task
+ *   it resets to, which their idempotence allows.
+ * What stays a full activity: every model call (long, streamed, heartbeating, retried by Temporal and
+ * retryable from the Web UI), the sandbox and the gates, `testHypotheses` (computes over the user's rows),
+ * `checkAnswer` (streams the checked answer), `rememberTurn` (the memory extractor's model call), and the
+ * bookkeeping of failures, `failTurn` and `recordCriticFallback`: they run only when something failed, so
+ * there is nothing to save on a turn's usual path, and `failTurn`'s ActivityTaskScheduled is where
+ * `turn:retry` stops looking for the failed step.
+ */
+const localBookkeeping = proxyLocalActivitiesWithSummaries(
+  {
+    startToCloseTimeout: '30 seconds',
+    retry: BOOKKEEPING_RETRY,
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  },
+  ['startTurn', 'recallMemory', 'completeTurn', 'finishDataScience'] as const,
+);
+
+/**
+ * Marks turns whose bookkeeping steps run as local activities. Histories recorded before (test/histories,
+ * and any turn in flight across the deploy) scheduled them as full activities and replay that way.
+ */
+const LOCAL_BOOKKEEPING = 'bookkeeping-as-local-activities';
+
+/**
+ * The proxy for the quick bookkeeping steps: local activities, except where a history recorded before
+ * replays (there they were full activities). A turn in flight across the deploy replays its earlier steps
+ * as they were and runs its later ones locally (Temporal's `patched`).
+ */
+export function bookkeepingSteps(): typeof localBookkeeping {
+  return patched(LOCAL_BOOKKEEPING) ? localBookkeeping : bookkeeping;
+}
 
 /** Model calls: retried with backoff on 529/5xx/timeouts and malformed output, up to a budget. */
 export const modelSteps = proxyActivitiesWithSummaries({

@@ -6,7 +6,7 @@
  */
 import type { AgentFinding } from '../contracts/findings';
 import type { Invocation } from '../contracts/steps';
-import { bookkeeping, computeSteps, modelSteps } from './activities';
+import { bookkeepingSteps, computeSteps, modelSteps } from './activities';
 import type { StepRunner } from './progress';
 
 export interface DataScienceRequest {
@@ -52,7 +52,7 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
   if (run.status === 'error') {
     const error = run.error;
     await step('ds_finish', () =>
-      bookkeeping.finishDataScience({ turnId, invocation, startedAt, costUsd, status: 'failed', output: error }),
+      bookkeepingSteps().finishDataScience({ turnId, invocation, startedAt, costUsd, status: 'failed', output: error }),
     );
     return { status: 'failed', error, findings: [] };
   }
@@ -76,7 +76,14 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
   );
   costUsd += extracted.costUsd;
   await step('ds_finish', () =>
-    bookkeeping.finishDataScience({ turnId, invocation, startedAt, costUsd, status: 'ok', output: summarised.summary }),
+    bookkeepingSteps().finishDataScience({
+      turnId,
+      invocation,
+      startedAt,
+      costUsd,
+      status: 'ok',
+      output: summarised.summary,
+    }),
   );
   return { status: 'ok', summary: summarised.summary, findings: extracted.findings };
 }

@@ -6,7 +6,7 @@
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
-import { bookkeeping, modelSteps } from './activities';
+import { bookkeeping, bookkeepingSteps, modelSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
 import { recallMemory } from './memory';
 import type { StepRunner } from './progress';
@@ -54,7 +54,7 @@ export async function investigatorTurn(
   const answer = (checked as Partial<typeof checked>).answer ?? briefing;
   await step('memory', () => remember(answer, validated, memory));
   return await step('complete_turn', () =>
-    bookkeeping.completeTurn({
+    bookkeepingSteps().completeTurn({
       turnId,
       answer,
       factSheet: checked.factSheet,

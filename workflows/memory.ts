@@ -4,7 +4,7 @@
  * (by the API, or by another turn) changes what its agents, its Critic or its extractor see.
  */
 import { patched } from '@temporalio/workflow';
-import { bookkeeping } from './activities';
+import { bookkeepingSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
 import type { StepRunner } from './progress';
 
@@ -17,7 +17,7 @@ const MEMORY_READ_AT_TURN_START = 'memory-read-at-turn-start';
 
 export async function recallMemory(step: StepRunner, input: TurnWorkflowInput): Promise<string> {
   const { summary } = await step('recall_memory', () =>
-    bookkeeping.recallMemory({ userId: input.userId, includeMemory: input.context.include_memory }),
+    bookkeepingSteps().recallMemory({ userId: input.userId, includeMemory: input.context.include_memory }),
   );
   return summary;
 }

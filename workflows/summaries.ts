@@ -5,7 +5,16 @@
  * reset to. Summaries are metadata: they are not part of the commands Temporal compares on replay, so
  * histories recorded without them still replay.
  */
-import { scheduleActivity, type ActivityInterfaceFor, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  isCancellation,
+  scheduleActivity,
+  scheduleLocalActivity,
+  type ActivityInterfaceFor,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
+import { RetryState } from '@temporalio/common';
 import type { TurnActivities } from '../activities';
 import { INVOCATIONS, numberedLabel, type Invocation, type StepId } from '../contracts/steps';
 
@@ -81,17 +90,57 @@ export function activitySummary(activity: ActivityName, input: Input): string {
     .join(' ');
 }
 
+/** The summary of a call of `activityType` with `args`: its step's label, or its bare name for one with no step. */
+const summaryOf = (activityType: string, args: unknown[]) =>
+  Object.hasOwn(ACTIVITY_STEPS, activityType)
+    ? activitySummary(activityType as ActivityName, args[0] as Input)
+    : activityType;
+
 /** Like proxyActivities, with each call's summary naming its step (activitySummary). */
 export function proxyActivitiesWithSummaries(options: ActivityOptions): ActivityInterfaceFor<TurnActivities> {
   return new Proxy({} as ActivityInterfaceFor<TurnActivities>, {
     get(_, activityType) {
       if (typeof activityType !== 'string') throw new TypeError('activity types are strings');
-      const known = Object.hasOwn(ACTIVITY_STEPS, activityType);
       return (...args: unknown[]) =>
-        scheduleActivity(activityType, args, {
-          ...options,
-          summary: known ? activitySummary(activityType as ActivityName, args[0] as Input) : activityType,
-        });
+        scheduleActivity(activityType, args, { ...options, summary: summaryOf(activityType, args) });
+    },
+  });
+}
+
+/**
+ * Like proxyLocalActivities, with the same summaries: the Web UI shows them on the local activity's
+ * MarkerRecorded event. Typed to the activities `names` lists, so a step that must stay a full activity
+ * (a model call, the sandbox, the gates) cannot be run locally by mistake.
+ */
+export function proxyLocalActivitiesWithSummaries<N extends ActivityName>(
+  options: LocalActivityOptions,
+  names: readonly N[],
+): ActivityInterfaceFor<Pick<TurnActivities, N>> {
+  return new Proxy({} as ActivityInterfaceFor<Pick<TurnActivities, N>>, {
+    get(_, activityType) {
+      if (typeof activityType !== 'string' || !names.includes(activityType as N)) {
+        throw new TypeError(`${String(activityType)} is not run as a local activity`);
+      }
+      return async (...args: unknown[]) => {
+        try {
+          return await scheduleLocalActivity(activityType, args, {
+            ...options,
+            summary: summaryOf(activityType, args),
+          });
+        } catch (err) {
+          // A local activity's failure reaches the workflow as the activity's own error; wrapped as a full
+          // activity's is, the turn's failure names the step as before (turn-workflow.ts `turnError`).
+          if (err instanceof ActivityFailure || isCancellation(err) || !(err instanceof Error)) throw err;
+          throw new ActivityFailure(
+            err.message,
+            activityType,
+            undefined,
+            RetryState.NON_RETRYABLE_FAILURE,
+            undefined,
+            err,
+          );
+        }
+      };
     },
   });
 }

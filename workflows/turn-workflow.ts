@@ -25,7 +25,7 @@ import type { TurnResult } from '../contracts/turn';
 import { docsUrl } from '../contracts/docs-url';
 import type { RememberTurnInput } from '../activities/steps/memory';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
-import { agentSteps, bookkeeping, modelSteps } from './activities';
+import { agentSteps, bookkeeping, bookkeepingSteps, modelSteps } from './activities';
 import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
 import { investigatorTurn } from './investigator';
 import type { TurnWorkflowInput } from './definitions';
@@ -89,7 +89,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
   // Which way the turn went, once it is known: its ending is counted by it (platform/metrics.ts).
   let path: TurnPath | undefined;
   try {
-    await step('start_turn', () => bookkeeping.startTurn({ turnId }));
+    await step('start_turn', () => bookkeepingSteps().startTurn({ turnId }));
     // Read once, before the first model call: every agent of the turn, the Critic and the extractor
     // included, is given this same snapshot (docs/design.md#injection).
     const memory = await recallMemoryAtTurnStart(step, input);
@@ -130,7 +130,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
         }),
       );
       return await step('complete_turn', () =>
-        bookkeeping.completeTurn({
+        bookkeepingSteps().completeTurn({
           turnId,
           answer,
           factSheet: [],
@@ -337,7 +337,7 @@ async function specialistTurn(
     }),
   );
   return await step('complete_turn', () =>
-    bookkeeping.completeTurn({
+    bookkeepingSteps().completeTurn({
       turnId,
       answer: synthesis.answer,
       factSheet: synthesis.factSheet,

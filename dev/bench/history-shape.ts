@@ -15,11 +15,11 @@
  * turn's steps were.
  */
 import type { temporal } from '@temporalio/proto';
+import { LOCAL_ACTIVITY_MARKER, localActivityType } from '../../platform/temporal/local-activity-markers';
+
+export { LOCAL_ACTIVITY_MARKER };
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-
-/** What Temporal's SDK core names the marker of a completed local activity (LOCAL_ACTIVITY_MARKER_NAME). */
-export const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 export interface BareStep {
   kind: 'activity' | 'local';
@@ -54,21 +54,6 @@ export function overlapInWords(shape: ActivityShape): string {
     : `with the turn's overlaps (up to ${shape.maxConcurrentActivities} activities at once)`;
 }
 
-/** The local activity's type from its marker's `data` payload (JSON written by SDK core), if readable. */
-function localActivityType(event: HistoryEvent): string {
-  const payload = event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-  if (!payload) return 'local activity';
-  try {
-    const data = JSON.parse(Buffer.from(payload).toString('utf8')) as {
-      activity_type?: string;
-      activityType?: string;
-    };
-    return data.activity_type ?? data.activityType ?? 'local activity';
-  } catch {
-    return 'local activity';
-  }
-}
-
 export function activityShape(events: readonly HistoryEvent[]): ActivityShape {
   const steps: BareStep[] = [];
   /** Step index by the scheduled event's id, for the events that close an activity. */
@@ -93,7 +78,11 @@ export function activityShape(events: readonly HistoryEvent[]): ActivityShape {
     const marker = event.markerRecordedEventAttributes;
     if (marker?.markerName === LOCAL_ACTIVITY_MARKER) {
       const index = steps.length;
-      steps.push({ kind: 'local', type: localActivityType(event), after: [...closed].sort((a, b) => a - b) });
+      steps.push({
+        kind: 'local',
+        type: localActivityType(event) ?? 'local activity',
+        after: [...closed].sort((a, b) => a - b),
+      });
       closed.push(index);
       continue;
     }

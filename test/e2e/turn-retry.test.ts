@@ -4,6 +4,7 @@
  * completes. The row and the event log record a second attempt; the failed attempt stays as it was.
  */
 import { readPayload } from '../../platform/temporal/read-payload';
+import { localActivityType } from '../../platform/temporal/local-activity-markers';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema } from '../../contracts/turn';
 import { api, expectSchema } from '../support/http';
@@ -128,8 +129,9 @@ test('in the Temporal Web UI every step of the turn is named by its summary', as
     body: { messages: [{ role: 'user', content: 'What is heart rate variability?' }], stream: false },
   });
   const history = await svc.temporal.workflow.getHandle(res.body.id).fetchHistory();
+  // Full activities on their ActivityTaskScheduled event, the local bookkeeping steps on their marker.
   const summaryPayloads = (history.events ?? [])
-    .filter((e) => e.activityTaskScheduledEventAttributes)
+    .filter((e) => e.activityTaskScheduledEventAttributes || localActivityType(e))
     .map((e) => e.userMetadata?.summary);
   const summaries = await Promise.all(
     summaryPayloads.map((p) => (p ? readPayload<string>(demo.svc.temporal, p) : null)),

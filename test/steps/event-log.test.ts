@@ -1,5 +1,5 @@
-import { Pool } from 'pg';
-import { createEventLog, type EventLog } from '../../platform/event-log';
+import { Client, Pool } from 'pg';
+import { createEventLog, EVENTS_CHANNEL, type EventLog } from '../../platform/event-log';
 import { turnAbandoned } from '../../platform/turn-ending';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { insertUserAndTurn } from '../support/fixtures';
@@ -43,6 +43,76 @@ describe('turn event log', () => {
     // A batch lands contiguously: each writer's "a" is immediately followed by its "b".
     for (let i = 0; i < events.length; i += 2) {
       expect(String(events[i + 1].data.delta)).toBe(String(events[i].data.delta).replace(/a$/, 'b'));
+    }
+  });
+
+  test('an append is one round trip to Postgres: lock, dedupe, insert, last_event_id and notify in one statement', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    // The pool as the log sees it, counting every statement sent, on the pool or on a checked-out client.
+    let statements = 0;
+    const counting = new Proxy(pool, {
+      get(target, prop, receiver) {
+        if (prop === 'query') {
+          return (...args: Parameters<Pool['query']>) => {
+            statements++;
+            return (target.query as (...a: unknown[]) => unknown)(...args);
+          };
+        }
+        if (prop === 'connect') {
+          return async () => {
+            const client = await target.connect();
+            const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+            (client as { query: unknown }).query = (...args: unknown[]) => {
+              statements++;
+              return query(...args);
+            };
+            return client;
+          };
+        }
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    const counted = createEventLog(counting);
+    const written = await counted.append(turnId, [
+      { type: 'turn.started', data: { turn_id: turnId, at: 'x' }, dedupeKey: 'turn.started' },
+      { type: 'agent.thought', data: { agent: 'synthesis', delta: 'a', attempt: 1, step: 'synthesis' } },
+    ]);
+    expect(written.map((e) => [e.id, e.type])).toEqual([
+      [1, 'turn.started'],
+      [2, 'agent.thought'],
+    ]);
+    expect(statements).toBe(1);
+  });
+
+  test('under concurrent writers each commit notifies <turn_id>:<last_id>, in commit order, one per append', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    const listener = new Client({ connectionString: t.url });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (n) => {
+      if (n.channel === EVENTS_CHANNEL && n.payload?.startsWith(`${turnId}:`)) notified.push(n.payload);
+    });
+    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    try {
+      const thought = (delta: string) => ({
+        type: 'agent.thought' as const,
+        data: { agent: 'synthesis' as const, delta, attempt: 1, step: 'synthesis' },
+      });
+      await Promise.all(
+        Array.from({ length: 20 }, (_, w) =>
+          log.append(turnId, [thought(`${w}a`), thought(`${w}b`), thought(`${w}c`)]),
+        ),
+      );
+      // A duplicate takes no id and notifies nothing.
+      const started = { type: 'turn.started' as const, data: { turn_id: turnId, at: 'x' }, dedupeKey: 'turn.started' };
+      await log.append(turnId, [started]);
+      await log.append(turnId, [started]);
+      const deadline = Date.now() + 10_000;
+      while (notified.length < 21 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(notified).toEqual(Array.from({ length: 21 }, (_, i) => `${turnId}:${i < 20 ? (i + 1) * 3 : 61}`));
+    } finally {
+      await listener.end();
     }
   });
 

@@ -369,6 +369,8 @@ interface RunTurnOptions {
 
 export interface TurnRun {
   calls: ActivityRecorder;
+  /** The turn's workflow, to read its history. */
+  handle: WorkflowHandle<typeof TurnWorkflow>;
   /** The workflow's result when it completed. */
   result: TurnResult | null;
   /** The workflow's failure when it failed: its `type` is the turn's error code. */
@@ -377,6 +379,8 @@ export interface TurnRun {
 
 export interface WorkflowTestEnvironment {
   runTurn(fakes?: Partial<Fakes>, options?: RunTurnOptions): Promise<TurnRun>;
+  /** Replays a turn's history against the workflow code the worker runs; throws when it diverges. */
+  replay(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>, workflowId: string): Promise<void>;
 }
 
 interface RunningTurn {
@@ -408,6 +412,7 @@ export function useWorkflowEnvironment(): WorkflowTestEnvironment {
   let env: TestWorkflowEnvironment | undefined;
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
+  let bundle: string | undefined;
   const taskQueue = 'workflow-tests';
   let runs = 0;
 
@@ -437,6 +442,7 @@ export function useWorkflowEnvironment(): WorkflowTestEnvironment {
         logger: quietBundlerLogger,
       }),
     ]);
+    bundle = code;
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
@@ -475,10 +481,15 @@ export function useWorkflowEnvironment(): WorkflowTestEnvironment {
       throw new Error('the worker stopped during the turn');
     });
     await Promise.race([Promise.all([outcome, options.whileRunning?.(handle, calls)]), workerStopped]);
-    return { calls, result, failure };
+    return { calls, handle, result, failure };
   }
 
-  return { runTurn };
+  async function replay(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>, workflowId: string) {
+    if (!bundle) throw new Error('the workflow test environment did not start (see beforeAll)');
+    await Worker.runReplayHistory({ workflowBundle: { code: bundle } }, history, workflowId);
+  }
+
+  return { runTurn, replay };
 }
 
 /** The run's result; fails the test with the turn's own error when the turn failed instead. */
