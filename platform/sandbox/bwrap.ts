@@ -38,6 +38,8 @@ export function sandboxUid(slot: number, asRoot = isRoot()): number {
 
 export const SANDBOX_RUNNER_DIR = '/sandbox';
 export const SANDBOX_INPUT_DIR = '/input';
+/** Where the fork server sees the sandbox directory (every run's directory); its children unmount it. */
+const SANDBOX_RUNS_DIR = '/runs';
 const SANDBOX_SCRATCH_DIR = '/tmp';
 
 /** Where the interpreter lives: directories to bind read-only at their own paths. */
@@ -88,6 +90,11 @@ export interface SandboxMounts {
   runnerDir: string;
   /** The run's input files on the host; absent for commands that need none. */
   inputDir?: string;
+  /**
+   * The fork server's: the sandbox directory on the host (every run directory), bound read-only at
+   * /runs, with an empty /input for each child to bind its own run's input on (zygote.py).
+   */
+  runsDir?: string;
   scratchBytes: number;
 }
 
@@ -163,7 +170,18 @@ function pythonMounts(python: PythonLayout): string[] {
  * A pids cgroup per run would do too, but needs a writable, delegated cgroup tree, which neither a
  * non-root worker nor root in a container usually has.
  */
-function identity(asRoot: boolean, uid: number): { args: string[]; prefix: string[] } {
+function identity(asRoot: boolean, uid: number, forkServer = false): { args: string[]; prefix: string[] } {
+  if (asRoot && forkServer) {
+    // The fork server (zygote.py) keeps uid 0 and just what its children need to make themselves a cold
+    // run's process: a mount namespace of their own with their own scratch and input (CAP_SYS_ADMIN), an
+    // empty bounding set (CAP_SETPCAP), the switch to the run's uid (CAP_SETUID, CAP_SETGID), and a kill
+    // at the wall clock (CAP_KILL). Each child loses all of them for good at that switch, before any
+    // generated code runs; the zygote itself never runs any.
+    return {
+      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP'].flatMap((cap) => ['--cap-add', cap]),
+      prefix: [],
+    };
+  }
   if (asRoot) {
     return {
       args: ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'],
@@ -193,9 +211,10 @@ export function bwrapArgs(
   command: string[],
   { asRoot = isRoot(), uid = sandboxUid(0, asRoot) }: { asRoot?: boolean; uid?: number } = {},
 ): string[] {
-  const { args: identityArgs, prefix } = identity(asRoot, uid);
+  const { args: identityArgs, prefix } = identity(asRoot, uid, mounts.runsDir !== undefined);
   const env = Object.entries(SANDBOX_ENV).flatMap(([name, value]) => ['--setenv', name, value]);
   const input = mounts.inputDir ? ['--ro-bind', mounts.inputDir, SANDBOX_INPUT_DIR] : [];
+  if (mounts.runsDir) input.push('--ro-bind', mounts.runsDir, SANDBOX_RUNS_DIR, '--dir', SANDBOX_INPUT_DIR);
   return [
     '--unshare-net',
     '--unshare-pid',

@@ -36,6 +36,7 @@ import {
   type PythonLayout,
   type SandboxMounts,
 } from './bwrap';
+import { ForkServer } from './fork-server';
 import { runConfined, type ConfinedExit } from './process';
 import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } from './run-dir';
 import { Slots, type SlotsLoad } from './slots';
@@ -83,6 +84,19 @@ export function defaultSandboxDir(): string {
   return path.join(os.tmpdir(), `amy-sandboxes-${process.getuid?.() ?? 'user'}`);
 }
 
+/**
+ * How runs start (`AMY_SANDBOX_WARM`): `fork`, children of a fork server that imported pandas once
+ * (fork-server.ts; root only); `pool`, pre-started one-shot interpreters that imported pandas while
+ * waiting for their one run (pool.ts); `off`, a fresh interpreter per run. `fork` is asked of a
+ * non-root worker in vain: it needs distinct host uids for its children, so such a worker uses `pool`.
+ */
+export type WarmMode = 'fork' | 'pool' | 'off';
+
+/** `fork` as root, `pool` otherwise. */
+export function defaultWarmMode(asRoot = process.getuid?.() === 0): WarmMode {
+  return asRoot ? 'fork' : 'pool';
+}
+
 export interface SandboxOptions {
   /** The project's interpreter, e.g. `.venv/bin/python` (numpy, pandas, scipy). */
   python: string;
@@ -97,6 +111,8 @@ export interface SandboxOptions {
    * on a host must share it, or their uids may meet.
    */
   runDirParent?: string;
+  /** How runs start (`AMY_SANDBOX_WARM`); `defaultWarmMode()` by default. */
+  warm?: WarmMode;
 }
 
 export interface SandboxData {
@@ -133,6 +149,8 @@ export interface Sandbox {
   run(input: { code: string; data: SandboxData; signal?: AbortSignal }): Promise<SandboxResult>;
   /** Runs in progress and waiting, against the bound, and the most at once so far (for logs and tests). */
   readonly load: SlotsLoad;
+  /** How its runs start: the mode asked for, as this worker can have it (see WarmMode). */
+  readonly warm: WarmMode;
 }
 
 /** The sandbox cannot confine code on this machine, so no generated code is run at all. */
@@ -190,6 +208,7 @@ function outcome(exit: ConfinedExit, limits: SandboxLimits): SandboxResult {
     return failure('output_too_large', `the code wrote more than ${limits.maxOutputBytes} bytes`);
   }
   if (exit.timedOut) return failure('timeout', `the code ran longer than ${limits.wallMs} ms and was killed`);
+  if (exit.lost) return failure('crashed', exit.lost);
   if (exit.code === 0) {
     const read = readEnvelope(exit.stdout);
     if (read?.envelope.status === 'ok') {
@@ -218,6 +237,8 @@ function outcome(exit: ConfinedExit, limits: SandboxLimits): SandboxResult {
 interface Mechanism {
   bwrap: string;
   python: PythonLayout;
+  /** The warm path as root (fork mode), started with the first run. */
+  forkServer?: ForkServer;
 }
 
 /**
@@ -250,6 +271,7 @@ function measuredSandbox(sandbox: Sandbox): Sandbox {
     get load() {
       return sandbox.load;
     },
+    warm: sandbox.warm,
     preflight: (code, options) =>
       measured(
         'preflight',
@@ -272,35 +294,52 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const runDirParent = options.runDirParent ?? defaultSandboxDir();
   const asRoot = process.getuid?.() === 0;
   const slots = new Slots(Math.min(options.concurrency ?? DEFAULT_SANDBOX_CONCURRENCY, MAX_SANDBOX_SLOTS));
+  const asked = options.warm ?? defaultWarmMode(asRoot);
+  const warm: WarmMode = asked === 'fork' && !asRoot ? 'pool' : asked;
   let available: Promise<Mechanism> | null = null;
 
   async function confined(
     mechanism: Mechanism,
     command: string[],
     commandLimits: SandboxLimits,
-    { uid, inputDir, signal }: { uid: number; inputDir?: string; signal?: AbortSignal },
+    { slot, uid, inputDir, signal }: { slot: number; uid: number; inputDir: string; signal?: AbortSignal },
   ): Promise<ConfinedExit> {
+    const argv = [
+      ...command,
+      `--cpu-seconds=${commandLimits.cpuSeconds}`,
+      `--memory-mb=${commandLimits.memoryMb}`,
+      `--max-output-bytes=${commandLimits.maxOutputBytes}`,
+    ];
+    const wallMs = commandLimits.wallMs;
+    const maxStdoutBytes = commandLimits.maxOutputBytes + ENVELOPE_SLACK_BYTES;
+    if (mechanism.forkServer) {
+      const runDir = path.basename(path.dirname(inputDir));
+      return mechanism.forkServer.run({ slot, uid, runDir, argv, wallMs, maxStdoutBytes, signal });
+    }
     const mounts: SandboxMounts = {
       python: mechanism.python,
       runnerDir: RUNNER_DIR,
       inputDir,
       scratchBytes: SCRATCH_BYTES,
     };
-    const runner = [
-      mechanism.python.executable,
+    const runner = [mechanism.python.executable, '-s', '-B', `${SANDBOX_RUNNER_DIR}/runner.py`, ...argv];
+    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner, { asRoot, uid }), { wallMs, maxStdoutBytes, signal });
+  }
+
+  /** The fork server for this sandbox's slots: zygote.py under bwrap, seeing every run directory at /runs. */
+  function forkServer(bwrap: string, python: PythonLayout): ForkServer {
+    const mounts: SandboxMounts = { python, runnerDir: RUNNER_DIR, runsDir: runDirParent, scratchBytes: SCRATCH_BYTES };
+    const zygote = [
+      python.executable,
       '-s',
       '-B',
-      `${SANDBOX_RUNNER_DIR}/runner.py`,
-      ...command,
-      `--cpu-seconds=${commandLimits.cpuSeconds}`,
-      `--memory-mb=${commandLimits.memoryMb}`,
-      `--max-output-bytes=${commandLimits.maxOutputBytes}`,
+      `${SANDBOX_RUNNER_DIR}/zygote.py`,
+      '--slots',
+      String(slots.limit),
+      '--scratch-bytes',
+      String(SCRATCH_BYTES),
     ];
-    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner, { asRoot, uid }), {
-      wallMs: commandLimits.wallMs,
-      maxStdoutBytes: commandLimits.maxOutputBytes + ENVELOPE_SLACK_BYTES,
-      signal,
-    });
+    return new ForkServer({ bwrap, args: bwrapArgs(mounts, zygote, { asRoot }), slots: slots.limit });
   }
 
   /** Proves, once, that the whole chain works here: bwrap, the uid switch, seccomp, pandas under the limits. */
@@ -339,17 +378,21 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     } catch (err) {
       throw new SandboxUnavailableError(`the sandbox interpreter ${options.python} does not start: ${String(err)}`);
     }
-    const mechanism = { bwrap, python };
+    const mechanism: Mechanism = { bwrap, python, forkServer: warm === 'fork' ? forkServer(bwrap, python) : undefined };
     let exit: ConfinedExit;
     try {
-      exit = await inSlot({}, (uid) => confined(mechanism, ['probe'], limits, { uid }));
+      exit = await inSlot({}, (slot, uid, inputDir) => confined(mechanism, ['probe'], limits, { slot, uid, inputDir }));
     } catch (err) {
+      mechanism.forkServer?.close();
       throw new SandboxUnavailableError(`bubblewrap (${bwrap}) cannot be started: ${String(err)}`);
     }
     const read = exit.code === 0 ? readEnvelope(exit.stdout) : null;
     if (read?.envelope.status !== 'ok') {
+      mechanism.forkServer?.close();
       const reason =
-        read?.envelope.status === 'error' ? read.envelope.message : tail(exit.stderr) || `status ${exit.code}`;
+        read?.envelope.status === 'error'
+          ? read.envelope.message
+          : exit.lost || tail(exit.stderr) || `status ${exit.code}`;
       throw new SandboxUnavailableError(`the sandbox does not work on this machine: ${reason}`);
     }
     return mechanism;
@@ -373,7 +416,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
    */
   async function inSlot<T>(
     files: Record<string, string>,
-    use: (uid: number, inputDir: string) => Promise<T>,
+    use: (slot: number, uid: number, inputDir: string) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
     return slots.with(async (slot) => {
@@ -388,7 +431,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           for (const [name, content] of Object.entries(files)) {
             await fs.writeFile(path.join(inputDir, name), content, { mode: 0o644 });
           }
-          return await use(lease?.uid ?? sandboxUid(slot, false), inputDir);
+          return await use(slot, lease?.uid ?? sandboxUid(slot, false), inputDir);
         } finally {
           await fs.rm(runDir, { recursive: true, force: true });
           await lock.release();
@@ -406,13 +449,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       get load() {
         return slots.load;
       },
+      warm,
 
       async preflight(code, { signal } = {}) {
         const mechanism = await ensureAvailable();
         return inSlot(
           { 'code.py': code },
-          async (uid, inputDir) => {
+          async (slot, uid, inputDir) => {
             const exit = await confined(mechanism, ['preflight', `${SANDBOX_INPUT_DIR}/code.py`], PREFLIGHT_LIMITS, {
+              slot,
               uid,
               inputDir,
               signal,
@@ -436,8 +481,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         };
         return inSlot(
           files,
-          async (uid, inputDir) =>
-            outcome(await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, { uid, inputDir, signal }), limits),
+          async (slot, uid, inputDir) =>
+            outcome(
+              await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, { slot, uid, inputDir, signal }),
+              limits,
+            ),
           signal,
         );
       },

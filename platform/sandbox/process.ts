@@ -20,6 +20,8 @@ export interface ConfinedExit {
   timedOut: boolean;
   outputExceeded: boolean;
   durationMs: number;
+  /** Why the run ended without an exit of its own: the fork server it ran in died (fork-server.ts). */
+  lost?: string;
 }
 
 const STDERR_LIMIT = 16 * 1024;

@@ -21,13 +21,17 @@ export function processInfo(pid: string): { comm: string; uid: string; ppid: str
   }
 }
 
+/** The comm of the sandbox's fork server (gates-py/sandbox/zygote.py), which runs as root. */
+export const ZYGOTE_COMM = 'amy-zygote';
+
 /**
- * Who started a sandboxed process: walking up from it through its bwrap processes ends at whoever
- * started them; a sandbox that outlived its bwrap ends at init instead ('1', or '0' once it is gone).
+ * Who started a sandboxed process: walking up from it through its bwrap processes (and the fork
+ * server, when it is a child of one) ends at whoever started them; a sandbox that outlived its bwrap
+ * ends at init instead ('1', or '0' once it is gone).
  */
 function launcherOf(pid: string): string | null {
   for (let info = processInfo(pid); info; info = processInfo(pid)) {
-    if (info.comm !== 'bwrap' && !isSandboxUid(info.uid)) return pid;
+    if (info.comm !== 'bwrap' && info.comm !== ZYGOTE_COMM && !isSandboxUid(info.uid)) return pid;
     pid = info.ppid;
   }
   return null;
