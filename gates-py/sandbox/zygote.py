@@ -75,7 +75,6 @@ MS_PRIVATE = 0x40000
 MNT_DETACH = 0x2
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
-PR_SET_NAME = 15
 PR_CAPBSET_READ = 23
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
@@ -262,7 +261,6 @@ class Zygote:
 def main(argv: list[str]) -> int:
     slots = int(argv[argv.index('--slots') + 1])
     scratch_bytes = int(argv[argv.index('--scratch-bytes') + 1])
-    _prctl(PR_SET_NAME, ctypes.cast(ctypes.c_char_p(b'amy-zygote'), ctypes.c_void_p).value or 0)
     # libseccomp is loaded once here rather than in each child, under its rlimits.
     confine.load_libseccomp()
     # A fork copies only the forking thread, so the zygote starts none (and OpenBLAS is told to make none:

@@ -178,7 +178,10 @@ function identity(asRoot: boolean, uid: number, forkServer = false): { args: str
     // at the wall clock (CAP_KILL). Each child loses all of them for good at that switch, before any
     // generated code runs; the zygote itself never runs any.
     return {
-      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP'].flatMap((cap) => ['--cap-add', cap]),
+      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP'].flatMap((cap) => [
+        '--cap-add',
+        cap,
+      ]),
       prefix: [],
     };
   }

@@ -37,6 +37,7 @@ import {
   type SandboxMounts,
 } from './bwrap';
 import { ForkServer } from './fork-server';
+import { SparePool } from './pool';
 import { runConfined, type ConfinedExit } from './process';
 import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } from './run-dir';
 import { Slots, type SlotsLoad } from './slots';
@@ -239,6 +240,8 @@ interface Mechanism {
   python: PythonLayout;
   /** The warm path as root (fork mode), started with the first run. */
   forkServer?: ForkServer;
+  /** The warm path otherwise (pool mode): a pre-started process per slot. */
+  pool?: SparePool;
 }
 
 /**
@@ -342,6 +345,26 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     return new ForkServer({ bwrap, args: bwrapArgs(mounts, zygote, { asRoot }), slots: slots.limit });
   }
 
+  /** The spares for pool mode: runner.py `serve` under a cold run's bwrap command line, without /input. */
+  function sparePool(bwrap: string, python: PythonLayout): SparePool {
+    const mounts: SandboxMounts = { python, runnerDir: RUNNER_DIR, scratchBytes: SCRATCH_BYTES };
+    const serve = [
+      python.executable,
+      '-s',
+      '-B',
+      `${SANDBOX_RUNNER_DIR}/runner.py`,
+      'serve',
+      `--cpu-seconds=${limits.cpuSeconds}`,
+      `--memory-mb=${limits.memoryMb}`,
+      `--max-output-bytes=${limits.maxOutputBytes}`,
+    ];
+    return new SparePool(bwrap, {
+      args: (uid) => bwrapArgs(mounts, serve, { asRoot, uid }),
+      lease: (slot) => (asRoot ? leaseSandboxUid(runDirParent, slot) : Promise.resolve(null)),
+      unleased: (slot) => sandboxUid(slot, false),
+    });
+  }
+
   /** Proves, once, that the whole chain works here: bwrap, the uid switch, seccomp, pandas under the limits. */
   async function probe(): Promise<Mechanism> {
     try {
@@ -378,7 +401,12 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     } catch (err) {
       throw new SandboxUnavailableError(`the sandbox interpreter ${options.python} does not start: ${String(err)}`);
     }
-    const mechanism: Mechanism = { bwrap, python, forkServer: warm === 'fork' ? forkServer(bwrap, python) : undefined };
+    const mechanism: Mechanism = {
+      bwrap,
+      python,
+      forkServer: warm === 'fork' ? forkServer(bwrap, python) : undefined,
+      pool: warm === 'pool' ? sparePool(bwrap, python) : undefined,
+    };
     let exit: ConfinedExit;
     try {
       exit = await inSlot({}, (slot, uid, inputDir) => confined(mechanism, ['probe'], limits, { slot, uid, inputDir }));
@@ -479,6 +507,17 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           'labs.json': JSON.stringify(data.labs ?? []),
           'profile.json': JSON.stringify(data.profile),
         };
+        const { pool } = mechanism;
+        if (pool) {
+          // The input goes down the spare's stdin: no run directory, and the spare's uid is its own lease.
+          const input = JSON.stringify(files);
+          const maxStdoutBytes = limits.maxOutputBytes + ENVELOPE_SLACK_BYTES;
+          return slots.with(
+            async (slot) =>
+              outcome(await pool.run(slot, input, { wallMs: limits.wallMs, maxStdoutBytes, signal }), limits),
+            signal,
+          );
+        }
         return inSlot(
           files,
           async (slot, uid, inputDir) =>

@@ -21,8 +21,14 @@ export function processInfo(pid: string): { comm: string; uid: string; ppid: str
   }
 }
 
-/** The comm of the sandbox's fork server (gates-py/sandbox/zygote.py), which runs as root. */
-export const ZYGOTE_COMM = 'amy-zygote';
+/** Whether `pid` is a sandbox's fork server (gates-py/sandbox/zygote.py, run as root under bwrap). */
+export function isZygote(pid: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('/sandbox/zygote.py');
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Who started a sandboxed process: walking up from it through its bwrap processes (and the fork
@@ -31,7 +37,7 @@ export const ZYGOTE_COMM = 'amy-zygote';
  */
 function launcherOf(pid: string): string | null {
   for (let info = processInfo(pid); info; info = processInfo(pid)) {
-    if (info.comm !== 'bwrap' && info.comm !== ZYGOTE_COMM && !isSandboxUid(info.uid)) return pid;
+    if (info.comm !== 'bwrap' && !isSandboxUid(info.uid) && !isZygote(pid)) return pid;
     pid = info.ppid;
   }
   return null;
