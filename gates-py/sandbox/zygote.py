@@ -113,6 +113,24 @@ def _private_mounts(run_dir: str | None, uid: int, scratch_bytes: int) -> None:
     _check(_libc.umount2(RUNS_DIR.encode(), MNT_DETACH), 'unmount the runs')
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [('version', ctypes.c_uint32), ('pid', ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [('effective', ctypes.c_uint32), ('permitted', ctypes.c_uint32), ('inheritable', ctypes.c_uint32)]
+
+
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _clear_capabilities() -> None:
+    """Every capability set of this process emptied (capset; lowering needs no privilege)."""
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(header), data), 'clear the capabilities')
+
+
 def _drop_identity(uid: int, zygote_pid: int) -> None:
     """The run's uid for good, with no capability left, and nothing to come back with."""
     for cap in range(64):
@@ -122,6 +140,8 @@ def _drop_identity(uid: int, zygote_pid: int) -> None:
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
+    # The switch emptied the permitted and effective sets; the inheritable one it leaves as it was.
+    _clear_capabilities()
     if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid) or os.getgroups():
         raise OSError(errno.EPERM, 'the uid switch did not hold')
     _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), 'no_new_privs')

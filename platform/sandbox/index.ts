@@ -360,7 +360,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     ];
     return new SparePool(bwrap, {
       args: (uid) => bwrapArgs(mounts, serve, { asRoot, uid }),
-      lease: (slot) => (asRoot ? leaseSandboxUid(runDirParent, slot) : Promise.resolve(null)),
+      lease: (slot) => (asRoot ? leaseSandboxUid(runDirParent, slot, { unref: true }) : Promise.resolve(null)),
       unleased: (slot) => sandboxUid(slot, false),
     });
   }
