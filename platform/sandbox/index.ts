@@ -91,10 +91,11 @@ export function defaultSandboxDir(): string {
  * waiting for their one run (pool.ts); `off`, a fresh interpreter per run. `fork` is asked of a
  * non-root worker in vain: it needs distinct host uids for its children, so such a worker uses `pool`.
  */
-export type WarmMode = 'fork' | 'pool' | 'off';
+export const WARM_MODES = ['fork', 'pool', 'off'] as const;
+type WarmMode = (typeof WARM_MODES)[number];
 
 /** `fork` as root, `pool` otherwise. */
-export function defaultWarmMode(asRoot = process.getuid?.() === 0): WarmMode {
+function defaultWarmMode(asRoot: boolean): WarmMode {
   return asRoot ? 'fork' : 'pool';
 }
 
@@ -112,7 +113,7 @@ export interface SandboxOptions {
    * on a host must share it, or their uids may meet.
    */
   runDirParent?: string;
-  /** How runs start (`AMY_SANDBOX_WARM`); `defaultWarmMode()` by default. */
+  /** How runs start (`AMY_SANDBOX_WARM`); `fork` as root, `pool` otherwise, by default. */
   warm?: WarmMode;
 }
 

@@ -32,11 +32,7 @@ const uidLockPath = (dir: string, uid: number) => path.join(dir, `uid-${uid}.loc
  * lasts until `release`. Throws when every uid of the range is taken (more runs at once on one host
  * than MAX_SANDBOX_SLOTS).
  */
-export async function leaseSandboxUid(
-  dir: string,
-  slot: number,
-  options: { unref?: boolean } = {},
-): Promise<UidLease> {
+export async function leaseSandboxUid(dir: string, slot: number, options: { unref?: boolean } = {}): Promise<UidLease> {
   for (let i = 0; i < MAX_SANDBOX_SLOTS; i++) {
     const uid = sandboxUid((slot + i) % MAX_SANDBOX_SLOTS, true);
     const lock = await tryLock(uidLockPath(dir, uid), options);
