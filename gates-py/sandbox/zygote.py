@@ -12,7 +12,10 @@ any generated code runs, makes itself what a cold run's process is:
   no_new_privs, not dumpable (no ptrace, no core), and SIGKILL when the zygote dies;
 * its own mount namespace: a private size-capped tmpfs at /tmp owned by that uid (mode 0700), its own
   run's input directory bound read-only at /input, and the directory of every run's inputs (/runs)
-  unmounted, so neither another run's scratch nor its data exists for it;
+  unmounted, so neither another run's scratch nor its data exists for it; and its own IPC, network
+  and UTS namespaces, so no System V segment, abstract socket or hostname is shared with another run
+  (the pid namespace is the zygote's: without /proc, with its own uid and seccomp's self-only signals,
+  a sibling is nothing it can reach);
 * only its own slot's pipes as stdout and stderr, /dev/null as stdin, and no other descriptor (not
   the zygote's control pipes, not another slot's output, not a sibling's pidfd);
 * then runner.execute: the rlimits (CPU counted from the fork, memory, tasks counted for its own uid,
@@ -64,6 +67,9 @@ SCRATCH_DIR = '/tmp'
 RUN_DIR_NAME = re.compile(r'^amy-sandbox-[A-Za-z0-9_-]+$')
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
@@ -98,9 +104,11 @@ def _prctl(option: int, arg: int = 0) -> int:
     return _libc.prctl(option, arg, 0, 0, 0)
 
 
-def _private_mounts(run_dir: str | None, uid: int, scratch_bytes: int) -> None:
-    """The child's own mount namespace: its scratch, its input, and no one else's."""
-    _check(_libc.unshare(CLONE_NEWNS), 'unshare')
+def _private_namespaces(run_dir: str | None, uid: int, scratch_bytes: int) -> None:
+    """The child's own namespaces, as a cold run has them: mounts (its scratch, its input, no one
+    else's), IPC (a System V segment or queue would outlive the run in the zygote's), network (an
+    abstract unix socket is per network namespace: no channel to a sibling) and UTS."""
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS), 'unshare')
     # Nothing mounted here propagates back to the zygote's namespace (or to a sibling's).
     _check(_libc.mount(b'none', b'/', None, MS_REC | MS_PRIVATE, None), 'make / private')
     options = f'size={scratch_bytes},mode=0700,uid={uid},gid={uid}'.encode()
@@ -163,7 +171,7 @@ def _child(job: dict, out_fd: int, err_fd: int, zygote_pid: int, scratch_bytes: 
         os.closerange(3, os.sysconf('SC_OPEN_MAX'))
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(number, signal.SIG_DFL)
-        _private_mounts(job['dir'], job['uid'], scratch_bytes)
+        _private_namespaces(job['dir'], job['uid'], scratch_bytes)
         _drop_identity(job['uid'], zygote_pid)
         os.chdir(SCRATCH_DIR)
         args = runner.parse(job['argv'])
@@ -278,11 +286,34 @@ class Zygote:
                     self.reap(number)
 
 
+def _warm_up() -> None:
+    """Runs the run path once on made-up rows, so that pandas' lazily loaded parts (date parsing, rolling
+    windows, the JSON encoding of frames) are loaded here once rather than in every child. The rows are
+    constants of this file: nothing of any user is in the zygote."""
+    days = [
+        {'date': f'2020-01-{day:02d}', **{metric: float(day) for metric in frames.DAILY_METRICS}}
+        for day in range(1, 29)
+    ]
+    files = {
+        'summary.json': json.dumps(days),
+        'activities.json': json.dumps([{'date': '2020-01-02', 'type': 'run', 'duration_minutes': 30}]),
+        'labs.json': json.dumps([{'taken_on': '2020-01-03', 'name': 'ldl', 'value': 1.0, 'unit': 'mmol/L'}]),
+        'profile.json': json.dumps({'sex': 'female', 'birth_year': 1980, 'height_cm': 170, 'weight_kg': 60}),
+    }
+    loaded = frames.frames_from(files.get)
+    summary = loaded['summary_df']
+    result = {'mean': summary['steps'].mean(), 'by_day': summary.groupby(summary['date'].dt.day_name())['steps'].mean()}
+    jsonsafe.encode_result(result, 1024 * 1024)
+    jsonsafe.encode_result(summary.tail(3), 1024 * 1024)
+    analysis_code.analysis_source('return 1')
+
+
 def main(argv: list[str]) -> int:
     slots = int(argv[argv.index('--slots') + 1])
     scratch_bytes = int(argv[argv.index('--scratch-bytes') + 1])
     # libseccomp is loaded once here rather than in each child, under its rlimits.
     confine.load_libseccomp()
+    _warm_up()
     # A fork copies only the forking thread, so the zygote starts none (and OpenBLAS is told to make none:
     # OPENBLAS_NUM_THREADS=1 in the sandbox's environment).
     Zygote(slots, scratch_bytes).serve()

@@ -32,7 +32,7 @@ function statusField(pid: string, name: string): string {
   return new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim() ?? '';
 }
 
-const mountNamespace = (pid: string) => fs.readlinkSync(`/proc/${pid}/ns/mnt`);
+const namespace = (pid: string, kind: 'mnt' | 'ipc' | 'net') => fs.readlinkSync(`/proc/${pid}/ns/${kind}`);
 
 describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
   const runDirParent = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-warm-runs-'));
@@ -53,6 +53,10 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
     const before = new Set(sandboxPids());
     const run = sandbox.run({ code, data, signal: controller.signal });
     const pid = await sandboxProcessWhere((info) => info.comm.startsWith('python'), before);
+    // The code runs once the seccomp filter is in (after the frames are loaded).
+    while (fs.existsSync(`/proc/${pid}`) && statusField(pid, 'Seccomp') !== '2') {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const stop = async () => {
       controller.abort(new Error('done'));
       await run.catch(() => undefined);
@@ -76,17 +80,21 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
     await second.stop();
   }, 120_000);
 
-  test('one run per process: a global, a module attribute and a scratch file of one run are not in the next', async () => {
+  test('one run per process: a global, a module attribute, a scratch file and a shared memory segment of one run are not in the next', async () => {
     const leave = [
       'import builtins, os',
       "builtins.amy_left_behind = 'run one'",
       "pd.amy_left_behind = 'run one'",
       "open('/tmp/left-behind', 'w').write('run one')",
+      // A System V shared memory segment outlives its process, in its IPC namespace.
+      'import ctypes',
+      'assert ctypes.CDLL(None).shmget(0x414D59, 4096, 0o1000 | 0o666) >= 0',
       'return os.getpid()',
     ].join('\n');
     const look = [
-      'import builtins, os',
+      'import builtins, ctypes, os',
       'return {',
+      "    'shm': ctypes.CDLL(None).shmget(0x414D59, 0, 0),",
       "    'builtin': hasattr(builtins, 'amy_left_behind'),",
       "    'pandas': hasattr(pd, 'amy_left_behind'),",
       "    'scratch': sorted(os.listdir('/tmp')),",
@@ -95,11 +103,11 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
     ].join('\n');
     const firstPid = expectOk(await sandbox.run({ code: leave, data: DATA }));
     const second = expectOk(await sandbox.run({ code: look, data: DATA })) as Record<string, unknown>;
-    expect(second).toMatchObject({ builtin: false, pandas: false, scratch: [] });
+    expect(second).toMatchObject({ builtin: false, pandas: false, scratch: [], shm: -1 });
     expect(second.pid).not.toBe(firstPid);
   });
 
-  test("two users' runs at once: distinct uids, no capabilities, separate mounts; neither sees the other's data or scratch", async () => {
+  test("two users' runs at once: distinct uids, no capabilities, namespaces of their own; neither sees the other's data or scratch", async () => {
     // User A's run writes a secret to its scratch and holds it.
     const a = await started(
       "open('/tmp/secret-of-a', 'w').write('health data of a')\nimport time\ntime.sleep(600)\nreturn 1",
@@ -165,7 +173,9 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
         expect(statusField(pid, 'Seccomp')).toBe('2');
         expect(statusField(pid, 'Groups')).toBe('');
       }
-      expect(new Set([mountNamespace(a.pid), mountNamespace(b.pid), mountNamespace(zygote)]).size).toBe(3);
+      for (const kind of ['mnt', 'ipc', 'net'] as const) {
+        expect(new Set([a.pid, b.pid, zygote].map((pid) => namespace(pid, kind))).size).toBe(3);
+      }
       await b.stop();
     } finally {
       await a.stop();
