@@ -9,6 +9,10 @@
  * memory and environment. The process has no network (an empty network namespace), its own pid, ipc
  * and uts namespaces, an environment of the variables below only, no capabilities, and a uid that is
  * not the worker's and is the run's own (see `identity`). bwrap dies with the worker.
+ *
+ * The fork server (fork-server.ts) starts under the same command line, with the sandbox directory
+ * read-only at /runs, as uid 0 with the few capabilities its children drop (see `identity`); each
+ * child then makes its own /tmp, /input and namespaces (gates-py/sandbox/zygote.py).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,12 +1,18 @@
 /**
  * The sandbox the Data Science agent's generated pandas code runs in.
  *
- * Each run is a separate Python process confined by bubblewrap (see sandbox-bwrap.ts: no network,
+ * Each run is a separate Python process confined by bubblewrap (see bwrap.ts: no network,
  * read-only everything but a private size-capped /tmp, data handed in as files, empty environment,
  * unprivileged uid) and by limits it applies to itself before the code runs
  * (gates-py/sandbox/confine.py: CPU, memory, threads, file size, and a seccomp filter that kills
  * the process on any attempt to start a program or open a network socket). The caller adds the
  * wall-clock limit and the output cap. Without bubblewrap no code runs: `SandboxUnavailableError`.
+ *
+ * The process starts warm (`warm`, AMY_SANDBOX_WARM), since a fresh interpreter spends most of a run
+ * importing pandas: as root it is forked from the sandbox's fork server, which imported pandas once,
+ * and confines itself as a fresh one is confined before the code runs (fork-server.ts,
+ * gates-py/sandbox/zygote.py); otherwise it is a one-shot interpreter started ahead of its run (pool.ts).
+ * Either way one process runs one analysis and exits. `off` is a fresh interpreter per run.
  *
  * At most `concurrency` runs (preflights included) go at once in one sandbox, that is one worker; the
  * rest wait their turn (slots.ts). Each run's process limit is its own (see `identity` in bwrap.ts):
