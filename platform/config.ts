@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_GATES_PROCESSES } from './gates';
-import { DEFAULT_SANDBOX_CONCURRENCY } from './sandbox';
+import { DEFAULT_SANDBOX_CONCURRENCY, WARM_MODES } from './sandbox';
 import { MAX_SANDBOX_SLOTS } from './sandbox/bwrap';
 import { MAX_COST_CAP_USD } from './cost-caps';
 
@@ -147,6 +147,12 @@ const configSchema = z.object({
    * unset. Made 0700 when missing, refused unless private; every worker on a host must share it.
    */
   AMY_SANDBOX_DIR: z.string().min(1).optional(),
+  /**
+   * How sandbox runs start: `fork` (children of a fork server that imported pandas once; root only),
+   * `pool` (pre-started one-shot interpreters) or `off` (a fresh interpreter per run). Unset: `fork`
+   * as root, `pool` otherwise; `fork` without root is `pool`.
+   */
+  AMY_SANDBOX_WARM: z.enum(WARM_MODES).optional(),
   /** bubblewrap's path; `bwrap` on PATH when unset. Read by the worker's sandbox and by /healthz. */
   AMY_BWRAP_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),

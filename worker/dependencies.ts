@@ -59,6 +59,7 @@ export function createStepDeps(
       concurrency: config.AMY_SANDBOX_CONCURRENCY,
       bwrap: config.AMY_BWRAP_PATH,
       runDirParent: config.AMY_SANDBOX_DIR,
+      warm: config.AMY_SANDBOX_WARM,
     }),
     gates,
     clock,

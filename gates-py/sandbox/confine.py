@@ -133,6 +133,17 @@ _KILLED_SYSCALLS = (
 _SELF_SIGNAL_SYSCALLS = ('kill', 'tgkill', 'rt_sigqueueinfo', 'rt_tgsigqueueinfo')
 
 
+_libseccomp: ctypes.CDLL | None = None
+
+
+def load_libseccomp() -> ctypes.CDLL:
+    """libseccomp through ctypes, loaded once per process (the fork server loads it for all its children)."""
+    global _libseccomp
+    if _libseccomp is None:
+        _libseccomp = _load_libseccomp()
+    return _libseccomp
+
+
 def _load_libseccomp() -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL('libseccomp.so.2', use_errno=True)
@@ -156,7 +167,7 @@ def _load_libseccomp() -> ctypes.CDLL:
 
 
 def install_seccomp_filter() -> None:
-    lib = _load_libseccomp()
+    lib = load_libseccomp()
     ctx = lib.seccomp_init(_ACT_ALLOW)
     if not ctx:
         raise SeccompUnavailable('seccomp_init failed')

@@ -8,6 +8,7 @@ an empty table still has the columns the generated code expects.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -131,22 +132,32 @@ def labs_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def load_frames(input_dir: Path) -> dict[str, pd.DataFrame]:
-    """The keyword arguments of `analysis(...)`."""
+    """The keyword arguments of `analysis(...)`, from the input directory's files."""
 
-    def read(name: str, missing=None):
+    def read(name: str) -> str | None:
         path = input_dir / name
-        return json.loads(path.read_text(encoding='utf-8')) if path.exists() else missing
+        return path.read_text(encoding='utf-8') if path.exists() else None
 
-    activities = activities_frame(read('activities.json'))
-    profile_row = read('profile.json')  # null when the user has no profile: an empty profile_df
+    return frames_from(read)
+
+
+def frames_from(read: Callable[[str], str | None]) -> dict[str, pd.DataFrame]:
+    """The keyword arguments of `analysis(...)`, from the input files `read(name)` returns (None: missing)."""
+
+    def parsed(name: str, missing=None):
+        text = read(name)
+        return json.loads(text) if text is not None else missing
+
+    activities = activities_frame(parsed('activities.json'))
+    profile_row = parsed('profile.json')  # null when the user has no profile: an empty profile_df
     profile = _table(
         [profile_row] if profile_row else [], PROFILE_COLUMNS, text_columns=('sex',), integer_columns=('birth_year',)
     )
     population = _table([], POPULATION_COLUMNS, text_columns=('metric', 'sex', 'age_band'))
     return {
-        'summary_df': summary_frame(read('summary.json')),
+        'summary_df': summary_frame(parsed('summary.json')),
         'activities_df': activities,
         'profile_df': profile,
         'population_df': population,
-        'labs_df': labs_frame(read('labs.json', [])),
+        'labs_df': labs_frame(parsed('labs.json', [])),
     }

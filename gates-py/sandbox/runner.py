@@ -3,10 +3,16 @@
     runner.py probe    --cpu-seconds N --memory-mb N --max-output-bytes N
     runner.py preflight CODE_FILE  (same limits)
     runner.py run INPUT_DIR        (same limits)
+    runner.py serve                (same limits)
 
 Every command applies the rlimits first and installs the seccomp filter (confine.py) before it
 touches the generated code, so nothing the code does can lift them. `run` reads the data files into
 DataFrames, installs the filter, then defines the generated `analysis(...)` and calls it.
+
+`serve` is a `run` started ahead of its job (the pre-started pool, for workers that cannot use the
+fork server): it applies the limits and imports pandas, then reads its one job from stdin (a JSON
+object of the input files' names and contents, up to end-of-file) and runs it as `run` would. The
+fork server (zygote.py) calls `execute` in each forked child instead of starting this script.
 
 Output: anything the code prints, then one envelope, the last thing on stdout:
 
@@ -121,15 +127,24 @@ def _install_filter(envelope: _Envelope) -> bool:
         return False
 
 
-def _run(input_dir: Path, max_output_bytes: int, envelope: _Envelope) -> None:
+def _read_dir(input_dir: Path):
+    def read(name: str) -> str | None:
+        path = input_dir / name
+        return path.read_text(encoding='utf-8') if path.exists() else None
+
+    return read
+
+
+def _run(read, max_output_bytes: int, envelope: _Envelope) -> None:
+    """Runs the job whose input files `read(name)` returns (None for a missing one)."""
     import numpy as np
     import pandas as pd
 
-    from frames import load_frames
+    from frames import frames_from
     from jsonsafe import encode_result
 
-    frames = load_frames(input_dir)
-    source = analysis_source((input_dir / 'code.py').read_text(encoding='utf-8'))
+    frames = frames_from(read)
+    source = analysis_source(read('code.py') or '')
     if not _install_filter(envelope):
         return
     pid = os.getpid()
@@ -155,19 +170,36 @@ def _run(input_dir: Path, max_output_bytes: int, envelope: _Envelope) -> None:
     envelope.send(payload)
 
 
-def main(argv: list[str]) -> int:
+def _read_stdin():
+    """The pool's job: a JSON object of input file names and contents, read whole from stdin."""
+    files = json.loads(sys.stdin.buffer.read().decode('utf-8'))
+    if not isinstance(files, dict):
+        raise ValueError('the job must be a JSON object of input files')
+    return files.get
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    parser.add_argument('command', choices=['probe', 'preflight', 'run'])
+    parser.add_argument('command', choices=['probe', 'preflight', 'run', 'serve'])
     parser.add_argument('path', nargs='?')
     parser.add_argument('--cpu-seconds', type=int, required=True)
     parser.add_argument('--memory-mb', type=int, required=True)
     parser.add_argument('--max-output-bytes', type=int, required=True)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def execute(args: argparse.Namespace) -> int:
+    """One command, in this process, which it confines first (rlimits here, seccomp before the code)."""
     confine.apply_rlimits(confine.Limits(cpu_seconds=args.cpu_seconds, memory_bytes=args.memory_mb * 1024 * 1024))
     envelope = _Envelope()
     if args.command == 'run':
-        _run(Path(args.path), args.max_output_bytes, envelope)
+        _run(_read_dir(Path(args.path)), args.max_output_bytes, envelope)
+        return 0
+    if args.command == 'serve':
+        # Everything a run imports, before the job arrives: that is what the pool saves.
+        importlib.import_module('frames')
+        importlib.import_module('jsonsafe')
+        _run(_read_stdin(), args.max_output_bytes, envelope)
         return 0
     if not _install_filter(envelope):
         return 0
@@ -182,6 +214,10 @@ def main(argv: list[str]) -> int:
 
         envelope.send({'status': 'ok', 'result': preflight(Path(args.path).read_text(encoding='utf-8'))})
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return execute(parse(argv))
 
 
 if __name__ == '__main__':

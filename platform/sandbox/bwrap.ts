@@ -9,6 +9,10 @@
  * memory and environment. The process has no network (an empty network namespace), its own pid, ipc
  * and uts namespaces, an environment of the variables below only, no capabilities, and a uid that is
  * not the worker's and is the run's own (see `identity`). bwrap dies with the worker.
+ *
+ * The fork server (fork-server.ts) starts under the same command line, with the sandbox directory
+ * read-only at /runs, as uid 0 with the few capabilities its children drop (see `identity`); each
+ * child then makes its own /tmp, /input and namespaces (gates-py/sandbox/zygote.py).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,6 +42,8 @@ export function sandboxUid(slot: number, asRoot = isRoot()): number {
 
 export const SANDBOX_RUNNER_DIR = '/sandbox';
 export const SANDBOX_INPUT_DIR = '/input';
+/** Where the fork server sees the sandbox directory (every run's directory); its children unmount it. */
+const SANDBOX_RUNS_DIR = '/runs';
 const SANDBOX_SCRATCH_DIR = '/tmp';
 
 /** Where the interpreter lives: directories to bind read-only at their own paths. */
@@ -88,6 +94,11 @@ export interface SandboxMounts {
   runnerDir: string;
   /** The run's input files on the host; absent for commands that need none. */
   inputDir?: string;
+  /**
+   * The fork server's: the sandbox directory on the host (every run directory), bound read-only at
+   * /runs, with an empty /input for each child to bind its own run's input on (zygote.py).
+   */
+  runsDir?: string;
   scratchBytes: number;
 }
 
@@ -163,7 +174,21 @@ function pythonMounts(python: PythonLayout): string[] {
  * A pids cgroup per run would do too, but needs a writable, delegated cgroup tree, which neither a
  * non-root worker nor root in a container usually has.
  */
-function identity(asRoot: boolean, uid: number): { args: string[]; prefix: string[] } {
+function identity(asRoot: boolean, uid: number, forkServer = false): { args: string[]; prefix: string[] } {
+  if (asRoot && forkServer) {
+    // The fork server (zygote.py) keeps uid 0 and just what its children need to make themselves a cold
+    // run's process: a mount namespace of their own with their own scratch and input (CAP_SYS_ADMIN), an
+    // empty bounding set (CAP_SETPCAP), the switch to the run's uid (CAP_SETUID, CAP_SETGID), and a kill
+    // at the wall clock (CAP_KILL). Each child loses all of them for good at that switch, before any
+    // generated code runs; the zygote itself never runs any.
+    return {
+      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP'].flatMap((cap) => [
+        '--cap-add',
+        cap,
+      ]),
+      prefix: [],
+    };
+  }
   if (asRoot) {
     return {
       args: ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'],
@@ -193,9 +218,10 @@ export function bwrapArgs(
   command: string[],
   { asRoot = isRoot(), uid = sandboxUid(0, asRoot) }: { asRoot?: boolean; uid?: number } = {},
 ): string[] {
-  const { args: identityArgs, prefix } = identity(asRoot, uid);
+  const { args: identityArgs, prefix } = identity(asRoot, uid, mounts.runsDir !== undefined);
   const env = Object.entries(SANDBOX_ENV).flatMap(([name, value]) => ['--setenv', name, value]);
   const input = mounts.inputDir ? ['--ro-bind', mounts.inputDir, SANDBOX_INPUT_DIR] : [];
+  if (mounts.runsDir) input.push('--ro-bind', mounts.runsDir, SANDBOX_RUNS_DIR, '--dir', SANDBOX_INPUT_DIR);
   return [
     '--unshare-net',
     '--unshare-pid',

@@ -1,12 +1,18 @@
 /**
  * The sandbox the Data Science agent's generated pandas code runs in.
  *
- * Each run is a separate Python process confined by bubblewrap (see sandbox-bwrap.ts: no network,
+ * Each run is a separate Python process confined by bubblewrap (see bwrap.ts: no network,
  * read-only everything but a private size-capped /tmp, data handed in as files, empty environment,
  * unprivileged uid) and by limits it applies to itself before the code runs
  * (gates-py/sandbox/confine.py: CPU, memory, threads, file size, and a seccomp filter that kills
  * the process on any attempt to start a program or open a network socket). The caller adds the
  * wall-clock limit and the output cap. Without bubblewrap no code runs: `SandboxUnavailableError`.
+ *
+ * The process starts warm (`warm`, AMY_SANDBOX_WARM), since a fresh interpreter spends most of a run
+ * importing pandas: as root it is forked from the sandbox's fork server, which imported pandas once,
+ * and confines itself as a fresh one is confined before the code runs (fork-server.ts,
+ * gates-py/sandbox/zygote.py); otherwise it is a one-shot interpreter started ahead of its run (pool.ts).
+ * Either way one process runs one analysis and exits. `off` is a fresh interpreter per run.
  *
  * At most `concurrency` runs (preflights included) go at once in one sandbox, that is one worker; the
  * rest wait their turn (slots.ts). Each run's process limit is its own (see `identity` in bwrap.ts):
@@ -36,6 +42,8 @@ import {
   type PythonLayout,
   type SandboxMounts,
 } from './bwrap';
+import { ForkServer } from './fork-server';
+import { SparePool } from './pool';
 import { runConfined, type ConfinedExit } from './process';
 import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } from './run-dir';
 import { Slots, type SlotsLoad } from './slots';
@@ -83,6 +91,20 @@ export function defaultSandboxDir(): string {
   return path.join(os.tmpdir(), `amy-sandboxes-${process.getuid?.() ?? 'user'}`);
 }
 
+/**
+ * How runs start (`AMY_SANDBOX_WARM`): `fork`, children of a fork server that imported pandas once
+ * (fork-server.ts; root only); `pool`, pre-started one-shot interpreters that imported pandas while
+ * waiting for their one run (pool.ts); `off`, a fresh interpreter per run. `fork` is asked of a
+ * non-root worker in vain: it needs distinct host uids for its children, so such a worker uses `pool`.
+ */
+export const WARM_MODES = ['fork', 'pool', 'off'] as const;
+type WarmMode = (typeof WARM_MODES)[number];
+
+/** `fork` as root, `pool` otherwise. */
+function defaultWarmMode(asRoot: boolean): WarmMode {
+  return asRoot ? 'fork' : 'pool';
+}
+
 export interface SandboxOptions {
   /** The project's interpreter, e.g. `.venv/bin/python` (numpy, pandas, scipy). */
   python: string;
@@ -97,6 +119,8 @@ export interface SandboxOptions {
    * on a host must share it, or their uids may meet.
    */
   runDirParent?: string;
+  /** How runs start (`AMY_SANDBOX_WARM`); `fork` as root, `pool` otherwise, by default. */
+  warm?: WarmMode;
 }
 
 export interface SandboxData {
@@ -133,6 +157,8 @@ export interface Sandbox {
   run(input: { code: string; data: SandboxData; signal?: AbortSignal }): Promise<SandboxResult>;
   /** Runs in progress and waiting, against the bound, and the most at once so far (for logs and tests). */
   readonly load: SlotsLoad;
+  /** How its runs start: the mode asked for, as this worker can have it (see WarmMode). */
+  readonly warm: WarmMode;
 }
 
 /** The sandbox cannot confine code on this machine, so no generated code is run at all. */
@@ -190,6 +216,7 @@ function outcome(exit: ConfinedExit, limits: SandboxLimits): SandboxResult {
     return failure('output_too_large', `the code wrote more than ${limits.maxOutputBytes} bytes`);
   }
   if (exit.timedOut) return failure('timeout', `the code ran longer than ${limits.wallMs} ms and was killed`);
+  if (exit.lost) return failure('crashed', exit.lost);
   if (exit.code === 0) {
     const read = readEnvelope(exit.stdout);
     if (read?.envelope.status === 'ok') {
@@ -218,6 +245,10 @@ function outcome(exit: ConfinedExit, limits: SandboxLimits): SandboxResult {
 interface Mechanism {
   bwrap: string;
   python: PythonLayout;
+  /** The warm path as root (fork mode), started with the first run. */
+  forkServer?: ForkServer;
+  /** The warm path otherwise (pool mode): a pre-started process per slot. */
+  pool?: SparePool;
 }
 
 /**
@@ -250,6 +281,7 @@ function measuredSandbox(sandbox: Sandbox): Sandbox {
     get load() {
       return sandbox.load;
     },
+    warm: sandbox.warm,
     preflight: (code, options) =>
       measured(
         'preflight',
@@ -272,34 +304,71 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const runDirParent = options.runDirParent ?? defaultSandboxDir();
   const asRoot = process.getuid?.() === 0;
   const slots = new Slots(Math.min(options.concurrency ?? DEFAULT_SANDBOX_CONCURRENCY, MAX_SANDBOX_SLOTS));
+  const asked = options.warm ?? defaultWarmMode(asRoot);
+  const warm: WarmMode = asked === 'fork' && !asRoot ? 'pool' : asked;
   let available: Promise<Mechanism> | null = null;
 
   async function confined(
     mechanism: Mechanism,
     command: string[],
     commandLimits: SandboxLimits,
-    { uid, inputDir, signal }: { uid: number; inputDir?: string; signal?: AbortSignal },
+    { slot, uid, inputDir, signal }: { slot: number; uid: number; inputDir: string; signal?: AbortSignal },
   ): Promise<ConfinedExit> {
+    const argv = [
+      ...command,
+      `--cpu-seconds=${commandLimits.cpuSeconds}`,
+      `--memory-mb=${commandLimits.memoryMb}`,
+      `--max-output-bytes=${commandLimits.maxOutputBytes}`,
+    ];
+    const wallMs = commandLimits.wallMs;
+    const maxStdoutBytes = commandLimits.maxOutputBytes + ENVELOPE_SLACK_BYTES;
+    if (mechanism.forkServer) {
+      const runDir = path.basename(path.dirname(inputDir));
+      return mechanism.forkServer.run({ slot, uid, runDir, argv, wallMs, maxStdoutBytes, signal });
+    }
     const mounts: SandboxMounts = {
       python: mechanism.python,
       runnerDir: RUNNER_DIR,
       inputDir,
       scratchBytes: SCRATCH_BYTES,
     };
-    const runner = [
-      mechanism.python.executable,
+    const runner = [mechanism.python.executable, '-s', '-B', `${SANDBOX_RUNNER_DIR}/runner.py`, ...argv];
+    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner, { asRoot, uid }), { wallMs, maxStdoutBytes, signal });
+  }
+
+  /** The fork server for this sandbox's slots: zygote.py under bwrap, seeing every run directory at /runs. */
+  function forkServer(bwrap: string, python: PythonLayout): ForkServer {
+    const mounts: SandboxMounts = { python, runnerDir: RUNNER_DIR, runsDir: runDirParent, scratchBytes: SCRATCH_BYTES };
+    const zygote = [
+      python.executable,
+      '-s',
+      '-B',
+      `${SANDBOX_RUNNER_DIR}/zygote.py`,
+      '--slots',
+      String(slots.limit),
+      '--scratch-bytes',
+      String(SCRATCH_BYTES),
+    ];
+    return new ForkServer({ bwrap, args: bwrapArgs(mounts, zygote, { asRoot }), slots: slots.limit });
+  }
+
+  /** The spares for pool mode: runner.py `serve` under a cold run's bwrap command line, without /input. */
+  function sparePool(bwrap: string, python: PythonLayout): SparePool {
+    const mounts: SandboxMounts = { python, runnerDir: RUNNER_DIR, scratchBytes: SCRATCH_BYTES };
+    const serve = [
+      python.executable,
       '-s',
       '-B',
       `${SANDBOX_RUNNER_DIR}/runner.py`,
-      ...command,
-      `--cpu-seconds=${commandLimits.cpuSeconds}`,
-      `--memory-mb=${commandLimits.memoryMb}`,
-      `--max-output-bytes=${commandLimits.maxOutputBytes}`,
+      'serve',
+      `--cpu-seconds=${limits.cpuSeconds}`,
+      `--memory-mb=${limits.memoryMb}`,
+      `--max-output-bytes=${limits.maxOutputBytes}`,
     ];
-    return runConfined(mechanism.bwrap, bwrapArgs(mounts, runner, { asRoot, uid }), {
-      wallMs: commandLimits.wallMs,
-      maxStdoutBytes: commandLimits.maxOutputBytes + ENVELOPE_SLACK_BYTES,
-      signal,
+    return new SparePool(bwrap, {
+      args: (uid) => bwrapArgs(mounts, serve, { asRoot, uid }),
+      lease: (slot) => (asRoot ? leaseSandboxUid(runDirParent, slot, { unref: true }) : Promise.resolve(null)),
+      unleased: (slot) => sandboxUid(slot, false),
     });
   }
 
@@ -339,17 +408,26 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     } catch (err) {
       throw new SandboxUnavailableError(`the sandbox interpreter ${options.python} does not start: ${String(err)}`);
     }
-    const mechanism = { bwrap, python };
+    const mechanism: Mechanism = {
+      bwrap,
+      python,
+      forkServer: warm === 'fork' ? forkServer(bwrap, python) : undefined,
+      pool: warm === 'pool' ? sparePool(bwrap, python) : undefined,
+    };
     let exit: ConfinedExit;
     try {
-      exit = await inSlot({}, (uid) => confined(mechanism, ['probe'], limits, { uid }));
+      exit = await inSlot({}, (slot, uid, inputDir) => confined(mechanism, ['probe'], limits, { slot, uid, inputDir }));
     } catch (err) {
+      mechanism.forkServer?.close();
       throw new SandboxUnavailableError(`bubblewrap (${bwrap}) cannot be started: ${String(err)}`);
     }
     const read = exit.code === 0 ? readEnvelope(exit.stdout) : null;
     if (read?.envelope.status !== 'ok') {
+      mechanism.forkServer?.close();
       const reason =
-        read?.envelope.status === 'error' ? read.envelope.message : tail(exit.stderr) || `status ${exit.code}`;
+        read?.envelope.status === 'error'
+          ? read.envelope.message
+          : exit.lost || tail(exit.stderr) || `status ${exit.code}`;
       throw new SandboxUnavailableError(`the sandbox does not work on this machine: ${reason}`);
     }
     return mechanism;
@@ -373,7 +451,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
    */
   async function inSlot<T>(
     files: Record<string, string>,
-    use: (uid: number, inputDir: string) => Promise<T>,
+    use: (slot: number, uid: number, inputDir: string) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
     return slots.with(async (slot) => {
@@ -388,7 +466,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           for (const [name, content] of Object.entries(files)) {
             await fs.writeFile(path.join(inputDir, name), content, { mode: 0o644 });
           }
-          return await use(lease?.uid ?? sandboxUid(slot, false), inputDir);
+          return await use(slot, lease?.uid ?? sandboxUid(slot, false), inputDir);
         } finally {
           await fs.rm(runDir, { recursive: true, force: true });
           await lock.release();
@@ -406,13 +484,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       get load() {
         return slots.load;
       },
+      warm,
 
       async preflight(code, { signal } = {}) {
         const mechanism = await ensureAvailable();
         return inSlot(
           { 'code.py': code },
-          async (uid, inputDir) => {
+          async (slot, uid, inputDir) => {
             const exit = await confined(mechanism, ['preflight', `${SANDBOX_INPUT_DIR}/code.py`], PREFLIGHT_LIMITS, {
+              slot,
               uid,
               inputDir,
               signal,
@@ -434,10 +514,24 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           'labs.json': JSON.stringify(data.labs ?? []),
           'profile.json': JSON.stringify(data.profile),
         };
+        const { pool } = mechanism;
+        if (pool) {
+          // The input goes down the spare's stdin: no run directory, and the spare's uid is its own lease.
+          const input = JSON.stringify(files);
+          const maxStdoutBytes = limits.maxOutputBytes + ENVELOPE_SLACK_BYTES;
+          return slots.with(
+            async (slot) =>
+              outcome(await pool.run(slot, input, { wallMs: limits.wallMs, maxStdoutBytes, signal }), limits),
+            signal,
+          );
+        }
         return inSlot(
           files,
-          async (uid, inputDir) =>
-            outcome(await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, { uid, inputDir, signal }), limits),
+          async (slot, uid, inputDir) =>
+            outcome(
+              await confined(mechanism, ['run', SANDBOX_INPUT_DIR], limits, { slot, uid, inputDir, signal }),
+              limits,
+            ),
           signal,
         );
       },

@@ -75,14 +75,19 @@ export async function preparePrivateDir(dir: string): Promise<void> {
 /**
  * An exclusive flock on `target` (a directory, or a file it creates when missing), held until
  * `release`, or null when someone else holds it (or `target` is gone). Never waits for a lock.
+ * `unref`: the lock does not keep the process alive (a lease held by an idle pre-started run, pool.ts).
  */
-export function tryLock(target: string): Promise<HeldLock | null> {
+export function tryLock(target: string, { unref = false }: { unref?: boolean } = {}): Promise<HeldLock | null> {
   return new Promise((resolve, reject) => {
     const holder = spawn('flock', ['--exclusive', '--nonblock', target, '/bin/sh', '-c', 'echo locked && exec cat'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       stdio: ['pipe', 'pipe', 'ignore'],
     });
     const closed = new Promise<void>((done) => holder.once('close', () => done()));
+    if (unref) {
+      holder.unref();
+      for (const stream of [holder.stdin, holder.stdout]) (stream as { unref?: () => void }).unref?.();
+    }
     let settled = false;
     holder.stdin.on('error', () => undefined);
     holder.stdout.setEncoding('utf8').on('data', (text: string) => {

@@ -15,6 +15,7 @@ export function traceSandbox(sandbox: Sandbox): Sandbox {
     get load() {
       return sandbox.load;
     },
+    warm: sandbox.warm,
     preflight: (code, options) =>
       inSpan('sandbox preflight', {}, async (span) => {
         const checked = await sandbox.preflight(code, options);

@@ -10,6 +10,8 @@
  * dies however it dies, so a killed worker's uids are free again at once, and there is no stale state to
  * recover. A run tries its slot's own uid first, so one worker alone takes a single lock per run.
  *
+ * A pre-started run of the pool (pool.ts) leases its uid when it starts, and holds it while it waits.
+ *
  * Without root each run has a user namespace of its own, where its uid is its own anyway: no lease.
  */
 import path from 'node:path';
@@ -30,10 +32,10 @@ const uidLockPath = (dir: string, uid: number) => path.join(dir, `uid-${uid}.loc
  * lasts until `release`. Throws when every uid of the range is taken (more runs at once on one host
  * than MAX_SANDBOX_SLOTS).
  */
-export async function leaseSandboxUid(dir: string, slot: number): Promise<UidLease> {
+export async function leaseSandboxUid(dir: string, slot: number, options: { unref?: boolean } = {}): Promise<UidLease> {
   for (let i = 0; i < MAX_SANDBOX_SLOTS; i++) {
     const uid = sandboxUid((slot + i) % MAX_SANDBOX_SLOTS, true);
-    const lock = await tryLock(uidLockPath(dir, uid));
+    const lock = await tryLock(uidLockPath(dir, uid), options);
     if (lock) return { uid, release: () => lock.release() };
   }
   throw new Error(`all ${MAX_SANDBOX_SLOTS} sandbox uids of this host are in use`);

@@ -21,13 +21,23 @@ export function processInfo(pid: string): { comm: string; uid: string; ppid: str
   }
 }
 
+/** Whether `pid` is a sandbox's fork server (gates-py/sandbox/zygote.py, run as root under bwrap). */
+export function isZygote(pid: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('/sandbox/zygote.py');
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Who started a sandboxed process: walking up from it through its bwrap processes ends at whoever
- * started them; a sandbox that outlived its bwrap ends at init instead ('1', or '0' once it is gone).
+ * Who started a sandboxed process: walking up from it through its bwrap processes (and the fork
+ * server, when it is a child of one) ends at whoever started them; a sandbox that outlived its bwrap
+ * ends at init instead ('1', or '0' once it is gone).
  */
 function launcherOf(pid: string): string | null {
   for (let info = processInfo(pid); info; info = processInfo(pid)) {
-    if (info.comm !== 'bwrap' && !isSandboxUid(info.uid)) return pid;
+    if (info.comm !== 'bwrap' && !isSandboxUid(info.uid) && !isZygote(pid)) return pid;
     pid = info.ppid;
   }
   return null;
