@@ -196,16 +196,17 @@ export function turnCpuSection(results: Array<{ result: TurnCpuResult; target: n
   const ms = (x: number) => `${x.toFixed(0)} ms`;
   const split = (s: CpuSeries) => s.byRole.map((r) => `${r.role} ${ms(r.msPerRun)}`).join(', ');
   const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}×`;
+  const steps = (r: TurnCpuResult) => r.shape.activities + r.shape.localActivities;
   return {
     rows: results.flatMap(({ result: r, target }): ResultRow[] => [
       {
-        measurement: `(g) ${r.kind.name}: CPU per turn, all processes`,
+        measurement: `(g) ${r.kind.name}: CPU per turn, the service's processes`,
         result: `${ms(r.turn.msPerRun)} (n=${r.turn.runs}, ${r.concurrency} in flight)`,
         target: '',
         met: null,
       },
       {
-        measurement: `(g) Bare workflow, ${noOps(r.shape)}: CPU per run, all processes`,
+        measurement: `(g) Bare workflow, ${steps(r)} no-op activities (one per step of the turn): CPU per run`,
         result: `${ms(r.bare.msPerRun)} (n=${r.bare.runs}, ${r.concurrency} in flight)`,
         target: '',
         met: null,
@@ -216,22 +217,35 @@ export function turnCpuSection(results: Array<{ result: TurnCpuResult; target: n
         target: target === null ? '— (informational)' : `≤ ${target}×`,
         met: target === null ? null : r.ratio <= target,
       },
+      ...(r.mirror
+        ? [
+            {
+              measurement: `(g) Same, against a floor with the turn's own shape (${noOps(r.shape)})`,
+              result: `${r.mirror.ratio.toFixed(2)}× (bare ${ms(r.mirror.bare.msPerRun)}; rounds ${range(r.mirror.roundRatios)})`,
+              target: '— (informational)',
+              met: null,
+            },
+          ]
+        : []),
     ]),
     details: results.flatMap(({ result: r }) => [
       `(g) ${r.kind.name} ("${r.kind.question}"): ${r.kind.rounds} rounds of a batch of ${r.kind.perBatch} ` +
-        `turns and a batch of ${r.kind.perBatch} bare workflows, ${r.concurrency} in flight, alternating, ` +
-        `after one warm-up batch of each. CPU per turn by process: ${split(r.turn)}; per bare workflow: ` +
-        `${split(r.bare)}. Not counted: the bench process driving them (${ms(r.turn.driverMsPerRun)} per ` +
-        `turn, ${ms(r.bare.driverMsPerRun)} per bare workflow)` +
+        `turns and a batch of ${r.kind.perBatch} bare workflows of each floor, ${r.concurrency} in flight, ` +
+        `taking turns, after one warm-up batch of each. CPU per turn by process: ${split(r.turn)}; per bare ` +
+        `workflow: ${split(r.bare)}` +
+        (r.mirror ? `; per bare workflow of the turn's own shape: ${split(r.mirror.bare)}` : '') +
+        `. Not counted: the scripted model, which stands in for Anthropic's API (${ms(r.turn.modelMsPerRun)} ` +
+        `per turn), and the bench process driving the runs (${ms(r.turn.driverMsPerRun)} per turn, ` +
+        `${ms(r.bare.driverMsPerRun)} per bare workflow)` +
         (r.turn.otherMsPerRun + r.bare.otherMsPerRun > 0.5
           ? ` and its other children (${ms(r.turn.otherMsPerRun)}, ${ms(r.bare.otherMsPerRun)})`
           : '') +
         `. Batches took ${r.turn.wallSeconds.toFixed(1)} s (turns) and ${r.bare.wallSeconds.toFixed(1)} s ` +
         `(bare) in all.`,
-      `(g) ${r.kind.name}: the floor's shape, from the first turn's history: ${noOps(r.shape)}, run ` +
-        `${overlapInWords(r.shape)}: ${shapeKey(r.shape.steps)}; the same in every measured turn (checked), and the ` +
-        `bare workflow's own history recorded ${r.bareShape.activities} activities, ` +
-        `${r.bareShape.localActivities} local activities. CPU read from ` +
+      `(g) ${r.kind.name}: the steps, from the first turn's history, run by the floor ${overlapInWords(r.shape)}: ` +
+        `${shapeKey(r.shape.steps)}; the same in every measured turn (checked). The floor's own history ` +
+        `recorded ${r.bareShape.activities} activities and ${r.bareShape.localActivities} local activities. ` +
+        'CPU read from ' +
         (r.accounting === 'cgroup'
           ? 'a cpuacct cgroup per process role (sandbox runs and the gates process counted with the worker).'
           : '/proc (no writable cpuacct cgroup): sandbox runs are missing from the worker.'),

@@ -8,10 +8,17 @@
  *   process and sandbox runs included), the scripted model; the bare workflow's worker is one more
  *   (dev/bench/bare-worker-process.ts). With Postgres and Temporal (children too) each role's processes
  *   go into a cpuacct cgroup of their own (proc-cpu.ts, as `npm run load` counts them).
- * - The floor: BareWorkflow (dev/bench/bare-workflow.ts) with one no-op activity per activity the turn's
- *   history scheduled and one no-op local activity per local-activity marker, in the same order and
- *   with the same overlaps (dev/bench/history-shape.ts), read off the first turn's history; every
- *   measured turn's history must have the same shape.
+ * - The floor: BareWorkflow (dev/bench/bare-workflow.ts) with one no-op activity per step of the turn
+ *   (every activity its history scheduled and every local activity it recorded a marker for), in the same
+ *   order and with the same overlaps (dev/bench/history-shape.ts), read off the first turn's history;
+ *   every measured turn's history must have the same shape. That is "a bare workflow with the same number
+ *   of no-op activities": what Temporal costs for a workflow of that many steps, so running a step as a
+ *   local activity is one of the ways a turn can come closer to it. When the turn has local activities,
+ *   a second floor mirrors them (no-op local activities where the turn had them) and is reported beside
+ *   the first: against it, only the work inside the steps counts.
+ * - Counted: the service's processes (API, worker with its gates process and sandbox runs, Temporal,
+ *   Postgres). The scripted model stands in for Anthropic's API, whose CPU is not on the service's
+ *   machines, so it is listed apart and not counted (the bare workflow calls no model).
  * - Batches of N turns (POST, one SSE subscriber to `turn.completed`, then the workflow's close) and of
  *   N bare workflows (start, `result()`), each with the same number in flight, alternate over several
  *   rounds after one warm-up batch of each; each batch is charged all CPU of all roles from its start
@@ -38,6 +45,9 @@ import { runBareWorkflow, runTurn } from './turn-overhead';
 const DRIVER = 'bench process (driver)';
 /** Children of this process that are not a role (proc-cpu.ts classify): left over by other sections. */
 const NOT_A_ROLE = 'other';
+/** The stand-in for Anthropic's API (proc-cpu.ts classify): listed, not counted. */
+const MODEL = 'scripted model';
+const NOT_COUNTED = new Set([DRIVER, NOT_A_ROLE, MODEL]);
 /** After a batch's last workflow closed: trailing work (the last workflow task's follow-ups, the SSE close). */
 const SETTLE_MS = 250;
 const PER_USER_CAP = 3;
@@ -132,9 +142,10 @@ export interface CpuSeries {
   byRole: RoleCpu[];
   /** Each measured batch's CPU per run, in order. */
   batchMsPerRun: number[];
-  /** This process's CPU per run (not counted), and other children's (not counted). */
+  /** This process's CPU per run (not counted), other children's and the scripted model's (not counted). */
   driverMsPerRun: number;
   otherMsPerRun: number;
+  modelMsPerRun: number;
   wallSeconds: number;
 }
 
@@ -142,11 +153,14 @@ export interface TurnCpuResult {
   kind: TurnKindSpec;
   concurrency: number;
   turn: CpuSeries;
+  /** The floor: one no-op activity per step of the turn, local activities included. */
   bare: CpuSeries;
   /** turn.msPerRun / bare.msPerRun. */
   ratio: number;
   /** The same, round by round: how steady it is. */
   roundRatios: number[];
+  /** When the turn ran local activities: the floor with no-op local activities in their places. */
+  mirror: { bare: CpuSeries; ratio: number; roundRatios: number[] } | null;
   shape: ActivityShape;
   /** The bare workflow's own history, counted the same way: it must match the turn's numbers. */
   bareShape: ActivityShape;
@@ -188,18 +202,19 @@ function series(batches: BatchCpu[], runsPerBatch: number): CpuSeries {
   const total = new Map<string, number>();
   for (const batch of batches) for (const [role, s] of batch.byRole) total.set(role, (total.get(role) ?? 0) + s);
   const counted = (byRole: Map<string, number>) =>
-    [...byRole].filter(([role]) => role !== DRIVER && role !== NOT_A_ROLE).reduce((sum, [, s]) => sum + s, 0);
+    [...byRole].filter(([role]) => !NOT_COUNTED.has(role)).reduce((sum, [, s]) => sum + s, 0);
   const perRun = (seconds: number) => (seconds * 1000) / runs;
   return {
     runs,
     msPerRun: perRun(counted(total)),
     byRole: [...total]
-      .filter(([role]) => role !== DRIVER && role !== NOT_A_ROLE)
+      .filter(([role]) => !NOT_COUNTED.has(role))
       .map(([role, s]) => ({ role, msPerRun: perRun(s) }))
       .sort((a, b) => b.msPerRun - a.msPerRun),
     batchMsPerRun: batches.map((b) => (counted(b.byRole) * 1000) / runsPerBatch),
     driverMsPerRun: perRun(total.get(DRIVER) ?? 0),
     otherMsPerRun: perRun(total.get(NOT_A_ROLE) ?? 0),
+    modelMsPerRun: perRun(total.get(MODEL) ?? 0),
     wallSeconds: batches.reduce((sum, b) => sum + b.wallSeconds, 0),
   };
 }
@@ -246,34 +261,43 @@ export async function measureTurnCpu(opts: {
   // probe), and the first turn's history gives the floor its shape.
   const warmTurns = await turnBatch();
   const shape = await shapeOf(temporal, warmTurns[0]);
-  const warmBare = await bareBatch(shape.steps);
-  const bareShape = await shapeOf(temporal, warmBare[0]);
+  // The floor runs every step as a full activity; the mirror keeps the turn's local activities local.
+  const floorSteps: BareStep[] = shape.steps.map((step) => ({ ...step, kind: 'activity' }));
+  const mirrorSteps = shape.localActivities > 0 ? shape.steps : null;
   const counts = (s: ActivityShape) =>
     `${s.activities} activities, ${s.localActivities} local activities, at most ${s.maxConcurrentActivities} at once`;
-  if (counts(bareShape) !== counts(shape)) {
-    throw new Error(`the bare workflow recorded ${counts(bareShape)}; the turn ${counts(shape)}`);
-  }
+  const expectFloor = (got: ActivityShape, want: ActivityShape) => {
+    if (counts(got) !== counts(want))
+      throw new Error(`the bare workflow recorded ${counts(got)}; expected ${counts(want)}`);
+  };
+  const warmBare = await bareBatch(floorSteps);
+  const bareShape = await shapeOf(temporal, warmBare[0]);
+  expectFloor(bareShape, {
+    ...shape,
+    activities: shape.activities + shape.localActivities,
+    localActivities: 0,
+    maxConcurrentActivities: bareShape.maxConcurrentActivities,
+  });
+  if (mirrorSteps) expectFloor(await shapeOf(temporal, (await bareBatch(mirrorSteps))[0]), shape);
 
   const turnBatches: BatchCpu[] = [];
   const bareBatches: BatchCpu[] = [];
+  const mirrorBatches: BatchCpu[] = [];
   const turnIds: string[] = [];
-  // Alternating, and which goes first alternating too, so a drift in the machine's load over the run
-  // falls on both series alike.
+  // Alternating, and which goes first rotating too, so a drift in the machine's load over the run falls
+  // on every series alike.
   for (let round = 0; round < kind.rounds; round++) {
-    const turns = async () =>
-      turnBatches.push(
-        await batchCpu(stack, async () => {
-          turnIds.push(...(await turnBatch()));
-        }),
-      );
-    const bares = async () => bareBatches.push(await batchCpu(stack, () => bareBatch(shape.steps)));
-    if (round % 2 === 0) {
-      await turns();
-      await bares();
-    } else {
-      await bares();
-      await turns();
-    }
+    const batches: Array<() => Promise<unknown>> = [
+      async () =>
+        turnBatches.push(
+          await batchCpu(stack, async () => {
+            turnIds.push(...(await turnBatch()));
+          }),
+        ),
+      async () => bareBatches.push(await batchCpu(stack, () => bareBatch(floorSteps))),
+    ];
+    if (mirrorSteps) batches.push(async () => mirrorBatches.push(await batchCpu(stack, () => bareBatch(mirrorSteps))));
+    for (let i = 0; i < batches.length; i++) await batches[(round + i) % batches.length]();
   }
 
   // Outside the measured batches: every measured turn ran the shape the floor copies.
@@ -284,14 +308,20 @@ export async function measureTurnCpu(opts: {
   }
 
   const turn = series(turnBatches, kind.perBatch);
-  const bare = series(bareBatches, kind.perBatch);
+  const against = (batches: BatchCpu[]) => {
+    const bare = series(batches, kind.perBatch);
+    return {
+      bare,
+      ratio: turn.msPerRun / bare.msPerRun,
+      roundRatios: turn.batchMsPerRun.map((ms, i) => ms / bare.batchMsPerRun[i]),
+    };
+  };
   return {
     kind,
     concurrency,
     turn,
-    bare,
-    ratio: turn.msPerRun / bare.msPerRun,
-    roundRatios: turn.batchMsPerRun.map((ms, i) => ms / bare.batchMsPerRun[i]),
+    ...against(bareBatches),
+    mirror: mirrorSteps ? against(mirrorBatches) : null,
     shape,
     bareShape,
     accounting: stack.cgroups ? 'cgroup' : 'proc',

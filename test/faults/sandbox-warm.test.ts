@@ -80,6 +80,14 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
     await second.stop();
   }, 120_000);
 
+  test('a module the zygote never imported is still found by the run, wherever the interpreter is installed', async () => {
+    // A checkout in the temporary directory (a CI clone) has its .venv under /tmp, which each child
+    // replaces with a scratch of its own: the interpreter's directories must be bound in it again.
+    // scipy.signal: in the project's interpreter, and not among what the zygote imports (zygote.py).
+    const lazy = 'import scipy.signal\nreturn [float(x) for x in scipy.signal.detrend([1.0, 2.0, 3.0])]';
+    expect(expectOk(await sandbox.run({ code: lazy, data: DATA }))).toEqual([0, 0, 0].map(() => expect.any(Number)));
+  });
+
   test('one run per process: a global, a module attribute, a scratch file and a shared memory segment of one run are not in the next', async () => {
     const leave = [
       'import builtins, os',
@@ -97,13 +105,13 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
       "    'shm': ctypes.CDLL(None).shmget(0x414D59, 0, 0),",
       "    'builtin': hasattr(builtins, 'amy_left_behind'),",
       "    'pandas': hasattr(pd, 'amy_left_behind'),",
-      "    'scratch': sorted(os.listdir('/tmp')),",
+      "    'scratch': os.path.exists('/tmp/left-behind'),",
       "    'pid': os.getpid(),",
       '}',
     ].join('\n');
     const firstPid = expectOk(await sandbox.run({ code: leave, data: DATA }));
     const second = expectOk(await sandbox.run({ code: look, data: DATA })) as Record<string, unknown>;
-    expect(second).toMatchObject({ builtin: false, pandas: false, scratch: [], shm: -1 });
+    expect(second).toMatchObject({ builtin: false, pandas: false, scratch: false, shm: -1 });
     expect(second.pid).not.toBe(firstPid);
   });
 
@@ -231,9 +239,10 @@ describe('the pool (AMY_SANDBOX_WARM=pool)', () => {
     // The slot's next process is already there, waiting, before the next run is asked for.
     const spare = await sandboxProcessWhere((info) => info.comm.startsWith('python'));
     const second = expectOk(
-      await sandbox.run({ code: "import os\nreturn [os.listdir('/tmp'), len(summary_df)]", data: OTHER }),
+      await sandbox.run({ code: "import os\nreturn [os.path.exists('/tmp/x'), len(summary_df)]", data: OTHER }),
     );
-    expect(second).toEqual([[], OTHER.summary.length]);
+    // Not a listing of /tmp: an interpreter installed under the temporary directory has its mount points there.
+    expect(second).toEqual([false, OTHER.summary.length]);
     expect(fs.existsSync(`/proc/${spare}`)).toBe(false);
     expect(firstPid).toBeDefined();
     expect(await sandbox.run({ code: 'import os\nos.system("true")', data: DATA })).toMatchObject({
