@@ -154,8 +154,11 @@ describe('the worker’s /metrics after a data turn and a conversational turn', 
   test('carries Temporal’s own worker metrics and Node’s process metrics on the same endpoint', () => {
     const queue = { task_queue: svc.config.TEMPORAL_TASK_QUEUE };
     expect(total(samples, 'temporal_workflow_completed', { ...queue, workflow_type: 'TurnWorkflow' })).toBe(2);
-    // route: a full activity of both turns (startTurn runs as a local activity, workflows/activities.ts).
-    expect(total(samples, 'temporal_activity_execution_latency_count', { ...queue, activity_type: 'route' })).toBe(2);
+    // classifyVagueness: a full activity both turns run once (startTurn runs as a local activity, and route
+    // is made to fail once above).
+    expect(
+      total(samples, 'temporal_activity_execution_latency_count', { ...queue, activity_type: 'classifyVagueness' }),
+    ).toBe(2);
     expect(has(samples, 'temporal_worker_task_slots_available', queue)).toBe(true);
     expect(has(samples, 'temporal_num_pollers', queue)).toBe(true);
     expect(total(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
