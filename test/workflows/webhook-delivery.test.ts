@@ -9,6 +9,8 @@ import type { WebhookAttemptResult } from '../../activities/webhooks/deliver';
 import { temporalCliPath } from '../../dev/stack/local-temporal';
 import { quietBundlerLogger } from '../../worker/create-worker';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery';
+// The workflow tier's quiet Temporal runtime (warnings kept, errors shown): the fakes fail on purpose.
+import './support';
 
 const taskQueue = 'webhook-workflow-tests';
 let env: TestWorkflowEnvironment;
