@@ -133,27 +133,23 @@ def _python_under_scratch() -> list[str]:
 
 
 def _private_scratch(uid: int, scratch_bytes: int) -> None:
-    """A fresh size-capped tmpfs at /tmp, the run's own, with the interpreter's directories that lie under
-    /tmp bound read-only in it again, as bwrap binds them for a cold run: a module imported lazily (scipy,
-    say) must still be found. The tmpfs is assembled on /input, empty until the input is bound there, and
-    then moved onto /tmp, since mounting it on /tmp first would hide the directories to bind."""
-    options = f'size={scratch_bytes},mode=0700,uid={uid},gid={uid}'.encode()
+    """A fresh size-capped tmpfs at /tmp, the run's own (mode 0700), with the interpreter's directories that
+    lie under /tmp bound read-only in it again, on root-owned directories, as bwrap makes them for a cold
+    run: a module imported lazily (scipy.signal, say) must still be found, and the run may not write beside
+    them. The tmpfs is assembled on /input, empty until the input is bound there, and then moved onto /tmp,
+    since mounting it on /tmp first would hide the directories to bind."""
     staging = INPUT_DIR
+    options = f'size={scratch_bytes},mode=0755,uid=0,gid=0'.encode()
     _check(_libc.mount(b'tmpfs', staging.encode(), b'tmpfs', MS_NOSUID | MS_NODEV, options), 'scratch tmpfs')
-    prefixes = _python_under_scratch()
-    if prefixes:
-        # The tmpfs is the run uid's, mode 0700, and the zygote keeps no CAP_DAC_OVERRIDE: its file system
-        # uid becomes the run's while it makes the mount points (CAP_SYS_ADMIN, for the mounts, stays).
-        _libc.setfsuid(uid)
-        try:
-            for prefix in prefixes:
-                target = os.path.join(staging, os.path.relpath(prefix, SCRATCH_DIR))
-                os.makedirs(target, mode=0o755, exist_ok=True)
-                _check(_libc.mount(prefix.encode(), target.encode(), None, MS_BIND | MS_REC, None), 'bind python')
-                flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
-                _check(_libc.mount(None, target.encode(), None, flags, None), 'python read-only')
-        finally:
-            _libc.setfsuid(0)
+    for prefix in _python_under_scratch():
+        target = os.path.join(staging, os.path.relpath(prefix, SCRATCH_DIR))
+        os.makedirs(target, mode=0o755, exist_ok=True)
+        _check(_libc.mount(prefix.encode(), target.encode(), None, MS_BIND | MS_REC, None), 'bind python')
+        flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
+        _check(_libc.mount(None, target.encode(), None, flags, None), 'python read-only')
+    # Then the scratch becomes the run's (CAP_CHOWN, dropped with the rest at the uid switch).
+    os.chown(staging, uid, uid)
+    os.chmod(staging, 0o700)
     _check(_libc.mount(staging.encode(), SCRATCH_DIR.encode(), None, MS_MOVE, None), 'move the scratch to /tmp')
 
 

@@ -177,12 +177,12 @@ function pythonMounts(python: PythonLayout): string[] {
 function identity(asRoot: boolean, uid: number, forkServer = false): { args: string[]; prefix: string[] } {
   if (asRoot && forkServer) {
     // The fork server (zygote.py) keeps uid 0 and just what its children need to make themselves a cold
-    // run's process: a mount namespace of their own with their own scratch and input (CAP_SYS_ADMIN), an
-    // empty bounding set (CAP_SETPCAP), the switch to the run's uid (CAP_SETUID, CAP_SETGID), and a kill
-    // at the wall clock (CAP_KILL). Each child loses all of them for good at that switch, before any
+    // run's process: a mount namespace of their own with their own scratch and input (CAP_SYS_ADMIN, and
+    // CAP_CHOWN to give the scratch to the run's uid), an empty bounding set (CAP_SETPCAP), the switch to
+    // the run's uid (CAP_SETUID, CAP_SETGID), and a kill at the wall clock (CAP_KILL). Each child loses all of them for good at that switch, before any
     // generated code runs; the zygote itself never runs any.
     return {
-      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP'].flatMap((cap) => [
+      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP', 'CAP_CHOWN'].flatMap((cap) => [
         '--cap-add',
         cap,
       ]),
