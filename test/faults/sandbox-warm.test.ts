@@ -124,10 +124,13 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
     try {
       // User B's run looks for anything of A's: scratch, other run directories, its own input only.
       const look = [
-        'import os',
+        'import os, sys',
         'found = []',
+        // An interpreter installed under /tmp (a CI clone) is bound there read-only: not the scratch's files.
+        "interpreter = tuple(p + '/' for p in {sys.prefix, sys.base_prefix})",
         "for top in ('/tmp', '/runs', '/input', '/sandbox'):",
         '    for root, dirs, files in os.walk(top):',
+        "        dirs[:] = [d for d in dirs if not (os.path.join(root, d) + '/').startswith(interpreter)]",
         '        found += [os.path.join(root, f) for f in files]',
         'st = os.stat("/tmp")',
         'return {',
