@@ -50,9 +50,10 @@ export async function userCostCaps(
   userId: string,
   defaults: CostCapDefaults,
 ): Promise<Record<CostCapWindow, UserCostCap>> {
-  const { rows } = await pool.query<OwnCapRow>('SELECT cap_window, limit_usd::text FROM user_cost_caps WHERE user_id = $1', [
-    userId,
-  ]);
+  const { rows } = await pool.query<OwnCapRow>(
+    'SELECT cap_window, limit_usd::text FROM user_cost_caps WHERE user_id = $1',
+    [userId],
+  );
   return capsFrom(rows, defaults);
 }
 

@@ -114,7 +114,9 @@ test('startTurn: one statement moves the turn to running, one appends turn.start
       [turnId],
     )
   ).rows;
-  expect(events).toEqual([{ type: 'turn.started', data: expect.objectContaining({ at: row.started_at.toISOString() }) }]);
+  expect(events).toEqual([
+    { type: 'turn.started', data: expect.objectContaining({ at: row.started_at.toISOString() }) },
+  ]);
 });
 
 test('completeTurn: seven statements, the transaction included; the result, the terminal event and the webhook event as before', async () => {
@@ -206,7 +208,9 @@ describe('the cost cap guard before each model call', () => {
   test("a user's own cap, reached: the call is refused; the default in the other window still applies", async () => {
     const capped = newId('user');
     await pool.query('INSERT INTO users (id, name) VALUES ($1, $2)', [capped, 'capped']);
-    await pool.query(`INSERT INTO user_cost_caps (user_id, cap_window, limit_usd) VALUES ($1, 'daily', NULL)`, [capped]);
+    await pool.query(`INSERT INTO user_cost_caps (user_id, cap_window, limit_usd) VALUES ($1, 'daily', NULL)`, [
+      capped,
+    ]);
     const turnId = await newTurn('running', capped);
     await chargeCall(turnId, '0.5');
     // Exempt from the daily default by their own row; the monthly default (0.25) is reached.
