@@ -58,7 +58,7 @@ export async function userCostCaps(
 }
 
 /** A row of `user_cost_caps`: the user's own cap in one window (null: exempt from the default). */
-interface OwnCapRow {
+export interface OwnCapRow {
   cap_window: CostCapWindow;
   limit_usd: string | null;
 }
@@ -124,24 +124,18 @@ export interface CostCapReached {
 }
 
 /**
- * The cap the user has reached, or null. With both reached, the monthly one: nothing can run before the
- * month ends, so that is when a client should come back.
+ * The cap the user has reached, or null, given the user's own caps (their `user_cost_caps` rows, which the
+ * caller reads with its other checks). With both reached, the monthly one: nothing can run before the month
+ * ends, so that is when a client should come back.
  */
 export async function costCapReached(
   pool: Pick<Pool, 'query'>,
   userId: string,
+  ownCaps: OwnCapRow[],
   defaults: CostCapDefaults,
   now: Date,
 ): Promise<CostCapReached | null> {
-  return capReachedUnder(pool, userId, await userCostCaps(pool, userId, defaults), now);
-}
-
-async function capReachedUnder(
-  pool: Pick<Pool, 'query'>,
-  userId: string,
-  caps: Record<CostCapWindow, UserCostCap>,
-  now: Date,
-): Promise<CostCapReached | null> {
+  const caps = capsFrom(ownCaps, defaults);
   // Most users have no cap at all: no need to add up their spend.
   if (COST_CAP_WINDOWS.every((window) => caps[window].limitUsd === null)) return null;
   const spent = await userSpendUsd(pool, userId, now);
@@ -192,7 +186,7 @@ export function createCostCapGuard(deps: {
     // A turn without a row fails elsewhere (TurnNotFoundError), not here.
     if (!rows[0]) return;
     const own = rows.flatMap(({ cap_window, limit_usd }) => (cap_window ? [{ cap_window, limit_usd }] : []));
-    const reached = await capReachedUnder(pool, rows[0].user_id, capsFrom(own, deps.defaults), deps.clock());
+    const reached = await costCapReached(pool, rows[0].user_id, own, deps.defaults, deps.clock());
     if (!reached) return;
     const cost = await pool.query<{ total: string }>(
       'SELECT COALESCE(SUM(cost_usd), 0)::text AS total FROM llm_calls WHERE turn_id = $1',

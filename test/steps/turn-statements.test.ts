@@ -6,6 +6,7 @@
  * the terminal event and the webhook event, a cap that is reached).
  */
 import { Pool, type PoolClient } from 'pg';
+import { createQueuedTurn } from '../../api/services/turns';
 import { enterTurnRun } from '../../activities/bookkeeping/turn-attempts';
 import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
 import { CostCapExceededError, createCostCapGuard } from '../../platform/cost-caps';
@@ -227,5 +228,41 @@ describe('the cost cap guard before each model call', () => {
     await expect(
       createCostCapGuard({ pool, defaults: { daily: 0, monthly: 0 }, clock: () => new Date() })(newId('turn')),
     ).resolves.toBeUndefined();
+  });
+});
+
+describe("a turn's creation (POST /v1/turns)", () => {
+  const create = (p: Pool, owner: string, limits: { maxInFlight?: number; maxPerMinute?: number } = {}) =>
+    createQueuedTurn(p, {
+      userId: owner,
+      messages: [{ role: 'user', content: 'What is HRV?' }],
+      context: {} as never,
+      maxInFlight: limits.maxInFlight ?? 10,
+      costCaps: { daily: null, monthly: null },
+      maxPerMinute: limits.maxPerMinute ?? 100,
+    });
+
+  test('five statements: BEGIN, the user lock, the checks, the INSERT, COMMIT', async () => {
+    const owner = newId('user');
+    await pool.query('INSERT INTO users (id, name) VALUES ($1, $2)', [owner, 'creator']);
+    const counted = countingPool();
+    const { turn } = await create(counted.pool, owner);
+    expect(turn.status).toBe('queued');
+    expect(counted.statements).toHaveLength(5);
+  });
+
+  test('the checks still refuse, in their order: cost cap, then turns in flight, then the rate', async () => {
+    const owner = newId('user');
+    await pool.query('INSERT INTO users (id, name) VALUES ($1, $2)', [owner, 'limited']);
+    await create(pool, owner);
+    await create(pool, owner);
+    await expect(create(pool, owner, { maxInFlight: 2, maxPerMinute: 2 })).rejects.toMatchObject({
+      code: 'concurrency_limit_exceeded',
+    });
+    await expect(create(pool, owner, { maxPerMinute: 2 })).rejects.toMatchObject({ code: 'rate_limited' });
+    await pool.query(`INSERT INTO user_cost_caps (user_id, cap_window, limit_usd) VALUES ($1, 'monthly', 0)`, [owner]);
+    await expect(create(pool, owner, { maxInFlight: 2, maxPerMinute: 2 })).rejects.toMatchObject({
+      code: 'cost_cap_exceeded',
+    });
   });
 });
