@@ -50,10 +50,20 @@ export async function userCostCaps(
   userId: string,
   defaults: CostCapDefaults,
 ): Promise<Record<CostCapWindow, UserCostCap>> {
-  const { rows } = await pool.query<{ cap_window: CostCapWindow; limit_usd: string | null }>(
+  const { rows } = await pool.query<OwnCapRow>(
     'SELECT cap_window, limit_usd::text FROM user_cost_caps WHERE user_id = $1',
     [userId],
   );
+  return capsFrom(rows, defaults);
+}
+
+/** A row of `user_cost_caps`: the user's own cap in one window (null: exempt from the default). */
+export interface OwnCapRow {
+  cap_window: CostCapWindow;
+  limit_usd: string | null;
+}
+
+function capsFrom(rows: OwnCapRow[], defaults: CostCapDefaults): Record<CostCapWindow, UserCostCap> {
   const own = new Map(rows.map((row) => [row.cap_window, row.limit_usd === null ? null : Number(row.limit_usd)]));
   const capOf = (window: CostCapWindow): UserCostCap =>
     own.has(window)
@@ -114,16 +124,18 @@ export interface CostCapReached {
 }
 
 /**
- * The cap the user has reached, or null. With both reached, the monthly one: nothing can run before the
- * month ends, so that is when a client should come back.
+ * The cap the user has reached, or null, given the user's own caps (their `user_cost_caps` rows, which the
+ * caller reads with its other checks). With both reached, the monthly one: nothing can run before the month
+ * ends, so that is when a client should come back.
  */
 export async function costCapReached(
   pool: Pick<Pool, 'query'>,
   userId: string,
+  ownCaps: OwnCapRow[],
   defaults: CostCapDefaults,
   now: Date,
 ): Promise<CostCapReached | null> {
-  const caps = await userCostCaps(pool, userId, defaults);
+  const caps = capsFrom(ownCaps, defaults);
   // Most users have no cap at all: no need to add up their spend.
   if (COST_CAP_WINDOWS.every((window) => caps[window].limitUsd === null)) return null;
   const spent = await userSpendUsd(pool, userId, now);
@@ -164,10 +176,17 @@ export function createCostCapGuard(deps: {
 }): CostCapGuard {
   const { pool } = deps;
   return async (turnId) => {
-    const turn = await pool.query<{ user_id: string }>('SELECT user_id FROM turns WHERE id = $1', [turnId]);
+    // The turn's user and their own caps in one statement: this runs before every model call. A user without
+    // caps of their own comes back as one row with no window.
+    const { rows } = await pool.query<{ user_id: string; cap_window: CostCapWindow | null; limit_usd: string | null }>(
+      `SELECT t.user_id, c.cap_window, c.limit_usd::text
+       FROM turns t LEFT JOIN user_cost_caps c ON c.user_id = t.user_id WHERE t.id = $1`,
+      [turnId],
+    );
     // A turn without a row fails elsewhere (TurnNotFoundError), not here.
-    if (!turn.rows[0]) return;
-    const reached = await costCapReached(pool, turn.rows[0].user_id, deps.defaults, deps.clock());
+    if (!rows[0]) return;
+    const own = rows.flatMap(({ cap_window, limit_usd }) => (cap_window ? [{ cap_window, limit_usd }] : []));
+    const reached = await costCapReached(pool, rows[0].user_id, own, deps.defaults, deps.clock());
     if (!reached) return;
     const cost = await pool.query<{ total: string }>(
       'SELECT COALESCE(SUM(cost_usd), 0)::text AS total FROM llm_calls WHERE turn_id = $1',

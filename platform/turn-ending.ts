@@ -53,27 +53,48 @@ export async function endTurn(
   path: TurnPath | 'unknown' = 'unknown',
 ): Promise<EndedTurn> {
   const end = await inTransaction(pool, async (client) => {
-    const locked = await client.query<{ status: string }>('SELECT status FROM turns WHERE id = $1 FOR UPDATE', [
-      turnId,
-    ]);
+    // The lock, and the row as it stands: with the lock held, it is also the row as a writer that finds the
+    // turn ended leaves it.
+    const locked = await client.query<EndedRow & TurnRowForWebhook>(
+      `SELECT ${ENDED_ROW_COLUMNS} FROM turns WHERE id = $1 FOR UPDATE`,
+      [turnId],
+    );
     if (locked.rowCount === 0) throw new TurnNotFoundError(`turn ${turnId} does not exist`);
-    const updated = await setTerminalStatus(client, turnId, ending, at);
-    const row = (await client.query<EndedRow>('SELECT status, result, error FROM turns WHERE id = $1', [turnId]))
-      .rows[0];
-    if (row.status !== 'completed' && row.status !== 'failed') {
-      throw new Error(`turn ${turnId} is ${row.status} after its terminal transition`);
-    }
+    const transitioned = isEnded(locked.rows[0]) ? undefined : await setTerminalStatus(client, turnId, ending, at);
+    const row = transitioned ?? locked.rows[0];
+    if (!isEnded(row)) throw new Error(`turn ${turnId} is ${row.status} after its terminal transition`);
     await appendTurnEvents(client, turnId, [await terminalEvent(client, turnId, row)]);
     // The webhook event commits with the transition it reports, written by the writer that made it.
-    if (updated) await recordWebhookEvents(client, [await turnEndedWebhook(client, turnId)]);
-    return { ended: updated, status: row.status, result: row.result, error: row.error };
+    if (transitioned) await recordWebhookEvents(client, [turnEndedWebhook(turnId, row.status, transitioned)]);
+    return { ended: transitioned !== undefined, status: row.status, result: row.result, error: row.error };
   });
   // Counted once per turn, by the writer whose transition committed.
   if (end.ended) metrics.turnEnded({ status: end.status, path, code: end.error?.code });
   return end;
 }
 
-async function setTerminalStatus(client: PoolClient, turnId: string, ending: TurnEnding, at: Date): Promise<boolean> {
+/** What the turn.ended webhook event says of the turn (./webhooks/outbox.ts). */
+interface TurnRowForWebhook {
+  user_id: string;
+  attempt: number;
+  error_code: string | null;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+/** The columns of EndedRow and TurnRowForWebhook. */
+const ENDED_ROW_COLUMNS = `status, result, error, user_id, attempt, error->>'code' AS error_code, created_at, completed_at`;
+
+const isEnded = (row: EndedRow): row is Extract<EndedRow, { status: 'completed' | 'failed' }> =>
+  row.status === 'completed' || row.status === 'failed';
+
+/** The row as the transition left it, or undefined when the turn was not queued or running (nothing written). */
+async function setTerminalStatus(
+  client: PoolClient,
+  turnId: string,
+  ending: TurnEnding,
+  at: Date,
+): Promise<(EndedRow & TurnRowForWebhook) | undefined> {
   const res =
     ending.status === 'completed'
       ? // The answer was complete before the memory step wrote what the turn taught (memory,
@@ -83,15 +104,15 @@ async function setTerminalStatus(client: PoolClient, turnId: string, ending: Tur
           `UPDATE turns SET status = 'completed', result = $2,
              completed_at = LEAST($3::timestamptz,
                (SELECT min(created_at) - interval '1 millisecond' FROM memory_entries WHERE source_turn_id = $1))
-           WHERE id = $1 AND status IN ('queued', 'running')`,
+           WHERE id = $1 AND status IN ('queued', 'running') RETURNING ${ENDED_ROW_COLUMNS}`,
           [turnId, JSON.stringify(ending.result), at],
         )
       : await client.query(
           `UPDATE turns SET status = 'failed', error = $2, completed_at = $3
-           WHERE id = $1 AND status IN ('queued', 'running')`,
+           WHERE id = $1 AND status IN ('queued', 'running') RETURNING ${ENDED_ROW_COLUMNS}`,
           [turnId, JSON.stringify(ending.error), at],
         );
-  return res.rowCount === 1;
+  return res.rows[0] as (EndedRow & TurnRowForWebhook) | undefined;
 }
 
 async function terminalEvent(
@@ -114,26 +135,14 @@ async function terminalEvent(
   };
 }
 
-async function turnEndedWebhook(client: PoolClient, turnId: string): Promise<OutboxEvent> {
-  const { rows } = await client.query<{
-    user_id: string;
-    attempt: number;
-    status: 'completed' | 'failed';
-    error_code: string | null;
-    created_at: Date;
-    completed_at: Date;
-  }>(
-    `SELECT user_id, attempt, status, error->>'code' AS error_code, created_at, completed_at FROM turns WHERE id = $1`,
-    [turnId],
-  );
-  const turn = rows[0];
+function turnEndedWebhook(turnId: string, status: 'completed' | 'failed', turn: TurnRowForWebhook): OutboxEvent {
   return turnEndedEvent({
     id: turnId,
     userId: turn.user_id,
     attempt: turn.attempt,
-    status: turn.status,
+    status,
     errorCode: turn.error_code,
     createdAt: turn.created_at,
-    completedAt: turn.completed_at,
+    completedAt: turn.completed_at!,
   });
 }

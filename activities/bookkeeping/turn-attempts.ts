@@ -38,6 +38,14 @@ export async function enterTurnRun(
   turnId: string,
   runId: string,
 ): Promise<TurnRunEntry> {
+  // The common case, a turn's first run claiming it, in one statement: the conditional UPDATE takes the row
+  // lock and re-checks the condition under it, as the transaction below would. Anything else (the run is
+  // current already, superseded, or a retry) takes the transaction.
+  const claimed = await deps.pool.query(
+    `UPDATE turns SET run_ids = ARRAY[$2] WHERE id = $1 AND cardinality(run_ids) = 0`,
+    [turnId, runId],
+  );
+  if (claimed.rowCount === 1) return 'claimed';
   const { entry, retried } = await inTransaction(
     deps.pool,
     async (client): Promise<{ entry: TurnRunEntry; retried: Retried }> => {

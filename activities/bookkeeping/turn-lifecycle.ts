@@ -34,26 +34,24 @@ export interface FailTurnInput {
 
 type Deps = Pick<StepDeps, 'pool' | 'events' | 'clock'>;
 
-/** Sum of every LLM call charged to the turn, failed attempts included. */
-async function turnCostUsd(pool: Deps['pool'], turnId: string): Promise<number> {
-  const row = await pool.query<{ total: string | null }>(
-    'SELECT SUM(cost_usd)::text AS total FROM llm_calls WHERE turn_id = $1',
-    [turnId],
-  );
-  return Number(Number(row.rows[0].total ?? 0).toFixed(6));
-}
+/** The sum of every LLM call charged to the turn (failed attempts included), as the ledger adds it up. */
+const roundedUsd = (total: string | null) => Number(Number(total ?? 0).toFixed(6));
 
 export function createTurnLifecycle({ pool, events, clock }: Deps) {
   async function startTurn({ turnId }: { turnId: string }): Promise<void> {
     const now = clock();
-    const started = await pool.query(
-      `UPDATE turns SET status = 'running', started_at = COALESCE(started_at, $2) WHERE id = $1 AND status = 'queued'`,
+    // One statement: the transition, and the start time it set or (a retry, or a turn already past queued)
+    // the one already on the row; the outer SELECT sees the row as it was before the UPDATE.
+    const { rows } = await pool.query<{ moved: Date | null; existing: Date | null }>(
+      `WITH moved AS (
+         UPDATE turns SET status = 'running', started_at = COALESCE(started_at, $2) WHERE id = $1 AND status = 'queued'
+         RETURNING started_at)
+       SELECT (SELECT started_at FROM moved) AS moved, (SELECT started_at FROM turns WHERE id = $1) AS existing`,
       [turnId, now],
     );
     // Counted by the attempt that moved it out of the queue, not by a retry that finds it running.
-    if (started.rowCount === 1) metrics.turnStarted();
-    const row = await pool.query<{ started_at: Date }>('SELECT started_at FROM turns WHERE id = $1', [turnId]);
-    const startedAt = row.rows[0]?.started_at ?? now;
+    if (rows[0].moved) metrics.turnStarted();
+    const startedAt = rows[0].moved ?? rows[0].existing ?? now;
     await events.append(turnId, [
       { type: 'turn.started', data: { turn_id: turnId, at: startedAt.toISOString() }, dedupeKey: 'turn.started' },
     ]);
@@ -61,17 +59,20 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
 
   async function completeTurn(input: CompleteTurnInput): Promise<TurnResult> {
     const { turnId } = input;
-    const current = await pool.query<{ started_at: Date | null }>('SELECT started_at FROM turns WHERE id = $1', [
-      turnId,
-    ]);
+    // The start time and the cost in one statement (one row, whether the turn's row exists or not).
+    const current = await pool.query<{ started_at: Date | null; total: string | null }>(
+      `SELECT (SELECT started_at FROM turns WHERE id = $1) AS started_at,
+              (SELECT SUM(cost_usd)::text FROM llm_calls WHERE turn_id = $1) AS total`,
+      [turnId],
+    );
     const now = clock();
-    const startedAt = current.rows[0]?.started_at ?? now;
+    const startedAt = current.rows[0].started_at ?? now;
     const result: TurnResult = {
       answer: input.answer,
       fact_sheet: input.factSheet,
       agents_used: input.agentsUsed,
       validator: input.validator,
-      cost_usd: await turnCostUsd(pool, turnId),
+      cost_usd: roundedUsd(current.rows[0].total),
       duration_ms: now.getTime() - startedAt.getTime(),
       ...(input.factCheck ? { fact_check: input.factCheck } : {}),
     };

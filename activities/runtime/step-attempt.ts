@@ -51,7 +51,8 @@ export async function runStepAttempt<T>(
         },
       ]);
     }
-    ctx.heartbeat();
+    // No heartbeat at the start: the first one would be a Temporal RPC (RecordActivityTaskHeartbeat) for every step,
+    // most of which end well within HEARTBEAT_EVERY_MS; the ticker's first beat keeps the timeout with room.
     ticker = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     return await metrics.timeStepAttempt(step, attempt, signal, () => work({ attempt, signal }));
   } finally {

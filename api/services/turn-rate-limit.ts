@@ -5,26 +5,27 @@
  * user's row lock that createQueuedTurn holds, so it is exact across any number of API processes and
  * needs no table of its own; a turn discarded because its workflow never started does not count.
  */
-import type { PoolClient } from 'pg';
 import { ApiError } from '../errors';
 
-const WINDOW_SECONDS = 60;
+/** The window, in seconds: `$2` of the subquery below. */
+export const TURN_RATE_WINDOW_SECONDS = 60;
 
-/** Throws `429 rate_limited`, with Retry-After until the oldest turn counted leaves the window, at the limit. */
-export async function assertUnderTurnRateLimit(client: PoolClient, userId: string, maxPerMinute: number) {
-  // The maxPerMinute-th newest turn of the window, if there is one: the limit is reached, and a slot
-  // frees when that turn is WINDOW_SECONDS old.
-  const { rows } = await client.query<{ retry_after: number }>(
-    `SELECT ceil(extract(epoch FROM created_at + make_interval(secs => $2) - now()))::int AS retry_after
+/**
+ * A scalar subquery, for the statement of turn creation's checks (./turns.ts): with `$1` the user, `$2` the
+ * window in seconds and `$3` the limit minus one, the maxPerMinute-th newest turn of the window, if there is
+ * one, as the seconds until it leaves the window (the limit is reached, and a slot frees then); else null.
+ */
+export const TURN_RATE_RETRY_AFTER_SQL = `SELECT ceil(extract(epoch FROM created_at + make_interval(secs => $2) - now()))::int
      FROM turns WHERE user_id = $1 AND created_at > now() - make_interval(secs => $2)
-     ORDER BY created_at DESC OFFSET $3 LIMIT 1`,
-    [userId, WINDOW_SECONDS, maxPerMinute - 1],
-  );
-  if (rows.length === 0) return;
-  const retryAfter = Math.max(1, rows[0].retry_after);
+     ORDER BY created_at DESC OFFSET $3 LIMIT 1`;
+
+/** Throws `429 rate_limited` when the limit is reached (`retryAfter` not null), with its Retry-After. */
+export function refuseOverTurnRateLimit(retryAfterSeconds: number | null, maxPerMinute: number): void {
+  if (retryAfterSeconds === null) return;
+  const retryAfter = Math.max(1, retryAfterSeconds);
   throw new ApiError(
     'rate_limited',
-    `You created ${maxPerMinute} turns in the last ${WINDOW_SECONDS} s, the most allowed; try again in ${retryAfter} s.`,
+    `You created ${maxPerMinute} turns in the last ${TURN_RATE_WINDOW_SECONDS} s, the most allowed; try again in ${retryAfter} s.`,
     undefined,
     { 'Retry-After': String(retryAfter) },
   );

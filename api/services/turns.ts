@@ -23,9 +23,9 @@ import { newId } from '../../platform/ids';
 import { inTransaction } from '../../platform/pg-pool';
 import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
-import type { CostCapDefaults } from '../../platform/cost-caps';
+import type { CostCapDefaults, OwnCapRow } from '../../platform/cost-caps';
 import { refuseTurnOverCostCap } from './cost-caps';
-import { assertUnderTurnRateLimit } from './turn-rate-limit';
+import { refuseOverTurnRateLimit, TURN_RATE_RETRY_AFTER_SQL, TURN_RATE_WINDOW_SECONDS } from './turn-rate-limit';
 
 export interface TurnRow {
   id: string;
@@ -132,20 +132,27 @@ export async function createQueuedTurn(
         return { turn: existing.rows[0], replayed: true };
       }
     }
-    await refuseTurnOverCostCap(client, args.userId, args.costCaps);
-    const inFlight = await client.query<{ n: number }>(
-      `SELECT COUNT(*)::int AS n FROM turns WHERE user_id = $1 AND status IN ('queued', 'running')`,
-      [args.userId],
+    // What the three checks below need, in one statement under the user's lock: their own cost caps, their
+    // turns in flight, and the rate limit's wait. Checked in this order, as each answers differently.
+    const { rows } = await client.query<{ own_caps: OwnCapRow[]; in_flight: number; retry_after: number | null }>(
+      `SELECT
+         (SELECT COALESCE(json_agg(json_build_object('cap_window', cap_window, 'limit_usd', limit_usd::text)), '[]')
+            FROM user_cost_caps WHERE user_id = $1) AS own_caps,
+         (SELECT COUNT(*)::int FROM turns WHERE user_id = $1 AND status IN ('queued', 'running')) AS in_flight,
+         (${TURN_RATE_RETRY_AFTER_SQL}) AS retry_after`,
+      [args.userId, TURN_RATE_WINDOW_SECONDS, args.maxPerMinute - 1],
     );
-    if (inFlight.rows[0].n >= args.maxInFlight) {
+    const checks = rows[0];
+    await refuseTurnOverCostCap(client, args.userId, checks.own_caps, args.costCaps);
+    if (checks.in_flight >= args.maxInFlight) {
       throw new ApiError(
         'concurrency_limit_exceeded',
-        `You already have ${inFlight.rows[0].n} turns in flight; at most ${args.maxInFlight} may be queued or running at once.`,
+        `You already have ${checks.in_flight} turns in flight; at most ${args.maxInFlight} may be queued or running at once.`,
         undefined,
         { 'Retry-After': '5' },
       );
     }
-    await assertUnderTurnRateLimit(client, args.userId, args.maxPerMinute);
+    refuseOverTurnRateLimit(checks.retry_after, args.maxPerMinute);
     const inserted = await client.query<TurnRow>(
       `INSERT INTO turns (id, user_id, status, messages, context) VALUES ($1, $2, 'queued', $3, $4)
        RETURNING ${TURN_COLUMNS}`,

@@ -46,6 +46,8 @@ export async function startApiProcess(
   const api = await launch({
     name: 'the API process',
     entry: 'api/main.ts',
+    // LOAD_API_NODE_ARGS profiles the API alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof-api`.
+    nodeArgs: (process.env.LOAD_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
     env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error' },
     echo: 'all',
     ready: httpOk(`${url}/healthz`),

@@ -45,7 +45,8 @@
  *
  * How each number is measured is written out in docs/benchmarks.md with the first run (dev/bench/load-report.ts).
  * To profile the workers under load: LOAD_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (node
- * flags for the worker processes only; a profile per thread is written when they stop).
+ * flags for the worker processes only; a profile per thread is written when they stop); the API processes
+ * likewise with LOAD_API_NODE_ARGS (dev/bench/api-process.ts; also `npm run bench`'s API process).
  */
 import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { createDataKeyStore } from '../../platform/crypto/data-keys';

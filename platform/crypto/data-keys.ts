@@ -13,7 +13,7 @@
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { DatabaseError, type Pool } from 'pg';
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { inTransaction } from '../pg-pool';
 import type { MasterKey, MasterKeyring } from './master-key';
 

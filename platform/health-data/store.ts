@@ -5,8 +5,7 @@
  * in, `to_char` out): node-pg would turn a `date` into local midnight, a day off east of UTC.
  */
 import type { Pool } from 'pg';
-import { ulid } from 'ulid';
-import { newId } from '../ids';
+import { newId, ulid } from '../ids';
 import { inTransaction } from '../pg-pool';
 import {
   DAILY_METRICS,

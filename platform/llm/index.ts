@@ -6,7 +6,7 @@
  * cost warning fires once, and SDK errors reach the workflow as errors its retry policy understands.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import type { ZodType } from 'zod';
 import { STEP_HEADER, STEP_INPUTS_FIELD, type ModelCallId } from '../../contracts/steps';
 import { ConfigError, type Config } from '../config';
