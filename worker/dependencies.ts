@@ -27,6 +27,16 @@ export function createStepDeps(
   const dataKeys = createDataKeyStore(pool, keyring);
   const dataConverter = createDataConverter(pool, dataKeys);
   const events = createEventLog(pool);
+  const python = config.AMY_PYTHON ?? defaultPythonPath();
+  // A result is a handful of numbers; the cap keeps a runaway print loop out of the worker's memory.
+  const sandbox = createSandbox({
+    python,
+    limits: { maxOutputBytes: 256 * 1024 },
+    concurrency: config.AMY_SANDBOX_CONCURRENCY,
+    bwrap: config.AMY_BWRAP_PATH,
+    runDirParent: config.AMY_SANDBOX_DIR,
+    warm: config.AMY_SANDBOX_WARM,
+  });
   const clock = () => new Date();
   const llm = createLlm({
     anthropic: createAnthropicClient(config),
@@ -38,7 +48,6 @@ export function createStepDeps(
     modelOverrides: config,
     costCapGuard: createCostCapGuard({ pool, defaults: costCapDefaults(config), clock }),
   });
-  const python = config.AMY_PYTHON ?? defaultPythonPath();
   const gates = createGatesRunner({ python, processes: config.AMY_GATES_PROCESSES });
   // Connects on first use: only the reconciler of abandoned turns asks Temporal anything.
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
@@ -52,15 +61,7 @@ export function createStepDeps(
       dataScience: config.AMY_DS_MODEL,
       validator: config.AMY_VALIDATOR_MODEL,
     },
-    // A result is a handful of numbers; the cap keeps a runaway print loop out of the worker's memory.
-    sandbox: createSandbox({
-      python,
-      limits: { maxOutputBytes: 256 * 1024 },
-      concurrency: config.AMY_SANDBOX_CONCURRENCY,
-      bwrap: config.AMY_BWRAP_PATH,
-      runDirParent: config.AMY_SANDBOX_DIR,
-      warm: config.AMY_SANDBOX_WARM,
-    }),
+    sandbox,
     gates,
     clock,
     temporal: new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, dataConverter }),
@@ -74,7 +75,7 @@ export function createStepDeps(
       clock,
     },
     async close() {
-      await Promise.allSettled([pool.end(), gates.close(), temporalConnection.close()]);
+      await Promise.allSettled([pool.end(), gates.close(), sandbox.close(), temporalConnection.close()]);
     },
   };
 }

@@ -219,6 +219,7 @@ export async function measureSandboxOverhead(opts: SandboxOverheadOptions): Prom
     }
   }
 
+  await Promise.all([sandbox.close(), cold.close()]);
   const s = Object.fromEntries(names.map((name) => [name, summarize(samples[name])])) as Record<SeriesName, Summary>;
   const body = (sandboxMs: Summary, coldMs: Summary, floorMs: Summary): BodyResult => ({
     sandbox: sandboxMs,

@@ -159,6 +159,11 @@ export interface Sandbox {
   readonly load: SlotsLoad;
   /** How its runs start: the mode asked for, as this worker can have it (see WarmMode). */
   readonly warm: WarmMode;
+  /**
+   * Stops what it keeps warm (the fork server, the pool's waiting interpreters), for a worker that stops or
+   * a caller done with it. A run after it starts them again.
+   */
+  close(): Promise<void>;
 }
 
 /** The sandbox cannot confine code on this machine, so no generated code is run at all. */
@@ -282,6 +287,7 @@ function measuredSandbox(sandbox: Sandbox): Sandbox {
       return sandbox.load;
     },
     warm: sandbox.warm,
+    close: () => sandbox.close(),
     preflight: (code, options) =>
       measured(
         'preflight',
@@ -485,6 +491,13 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         return slots.load;
       },
       warm,
+
+      async close() {
+        const mechanism = await available?.catch(() => null);
+        available = null;
+        mechanism?.forkServer?.close();
+        mechanism?.pool?.close();
+      },
 
       async preflight(code, { signal } = {}) {
         const mechanism = await ensureAvailable();

@@ -16,6 +16,7 @@ export function traceSandbox(sandbox: Sandbox): Sandbox {
       return sandbox.load;
     },
     warm: sandbox.warm,
+    close: () => sandbox.close(),
     preflight: (code, options) =>
       inSpan('sandbox preflight', {}, async (span) => {
         const checked = await sandbox.preflight(code, options);

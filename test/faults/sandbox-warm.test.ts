@@ -43,7 +43,11 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
     runDirParent,
     limits: { wallMs: 60_000 },
   });
-  afterAll(() => fs.rmSync(runDirParent, { recursive: true, force: true }));
+  // The zygote would otherwise live as long as the jest process, into the suites after this one.
+  afterAll(async () => {
+    await sandbox.close();
+    fs.rmSync(runDirParent, { recursive: true, force: true });
+  });
 
   /**
    * Starts `code` and waits for its process: its host pid, the run's promise, and `stop`, which aborts
@@ -232,7 +236,10 @@ describe('the fork server (AMY_SANDBOX_WARM=fork, as root)', () => {
 describe('the pool (AMY_SANDBOX_WARM=pool)', () => {
   const runDirParent = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-pool-runs-'));
   const sandbox = createSandbox({ python: PYTHON, warm: 'pool', concurrency: 1, runDirParent });
-  afterAll(() => fs.rmSync(runDirParent, { recursive: true, force: true }));
+  afterAll(async () => {
+    await sandbox.close();
+    fs.rmSync(runDirParent, { recursive: true, force: true });
+  });
 
   test('a run is handed to a process started before it, which runs it alone and exits', async () => {
     expect(sandbox.warm).toBe('pool');
@@ -253,4 +260,10 @@ describe('the pool (AMY_SANDBOX_WARM=pool)', () => {
       kind: 'forbidden',
     });
   }, 120_000);
+
+  test('closing the sandbox stops the interpreter waiting for the next run', async () => {
+    await sandboxProcessWhere((info) => info.comm.startsWith('python'));
+    await sandbox.close();
+    expect(await survivors(new Set())).toEqual([]);
+  });
 });
