@@ -51,8 +51,9 @@ export async function runStepAttempt<T>(
         },
       ]);
     }
-    // No heartbeat at the start: the first one would be a Temporal RPC (RecordActivityTaskHeartbeat) for every step,
-    // most of which end well within HEARTBEAT_EVERY_MS; the ticker's first beat keeps the timeout with room.
+    // A beat at the start, then every HEARTBEAT_EVERY_MS: one RPC per step even when it ends sooner, the price of
+    // every step telling the server at once that a worker has it.
+    ctx.heartbeat();
     ticker = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     return await metrics.timeStepAttempt(step, attempt, signal, () => work({ attempt, signal }));
   } finally {
