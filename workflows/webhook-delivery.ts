@@ -40,6 +40,8 @@ export async function WebhookDeliveryWorkflow({
   schedule,
 }: WebhookDeliveryInput): Promise<'succeeded' | 'failed' | 'gone' | 'stopped'> {
   const plan = { ...WEBHOOK_RETRY_SCHEDULE, ...schedule };
+  // Date.now and Math.random inside a workflow are Temporal's replay-safe ones: the workflow task's time and a
+  // random sequence seeded per run, the same on every replay.
   const deadline = Date.now() + plan.giveUpAfterSeconds * 1000;
   let attempts = 0;
   let failures = 0;
