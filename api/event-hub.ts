@@ -1,15 +1,20 @@
 /**
  * Live delivery of turn events to SSE subscribers. One LISTEN connection per API process; each
- * notification (`<turn_id>:<last_id>`) wakes that turn's channel, which reads the new rows once and
- * fans them out in memory to every subscriber of the turn.
+ * notification wakes that turn's channel, which fans the new events out in memory to every subscriber
+ * of the turn. A notification carries the events it announces when they fit
+ * (platform/event-notification.ts): subscribers already up to the first of them get them from it, and
+ * nothing is read. Otherwise the channel reads the new rows once for all its subscribers.
  *
  * No loss or duplicate at the replay→live cutover: a subscriber is registered before its first read,
  * every read starts at the lowest cursor of the channel, and each subscriber only receives events
- * above its own cursor. A notification that arrives during a read makes the channel read again.
+ * above its own cursor. Events from a notification go only to subscribers whose cursor reaches the
+ * first of them (ids are gapless), and only while no read is under way; any other subscriber, and a
+ * notification that arrives during a read, makes the channel read.
  */
 import { Client } from 'pg';
 import type { TurnEvent } from '../contracts/events';
 import { EVENTS_CHANNEL, type EventLog } from '../platform/event-log';
+import { parseEventNotification } from '../platform/event-notification';
 import type { Logger } from '../platform/logger';
 
 const PAGE = 500;
@@ -74,11 +79,36 @@ export async function startEventHub(opts: {
     }
   }
 
+  /**
+   * Hands the notification's events to the subscribers they continue; true if every subscriber is now
+   * up to date, false if one needs a read (it is behind the first of them, or a read is under way).
+   */
+  function deliverNotified(channel: Channel, events: TurnEvent[]): boolean {
+    if (channel.reading) return false;
+    const first = events[0].id;
+    let upToDate = true;
+    for (const subscriber of channel.subscribers) {
+      if (subscriber.cursor < first - 1) {
+        upToDate = false;
+        continue;
+      }
+      const fresh = events.filter((e) => e.id > subscriber.cursor);
+      if (fresh.length === 0) continue;
+      subscriber.cursor = fresh[fresh.length - 1].id;
+      subscriber.deliver(fresh);
+    }
+    return upToDate;
+  }
+
   function onNotification(payload: string | undefined) {
-    if (!payload) return;
-    const turnId = payload.slice(0, payload.lastIndexOf(':'));
-    const channel = channels.get(turnId);
-    if (channel) void pump(turnId, channel);
+    const notice = parseEventNotification(payload);
+    if (!notice) return;
+    const channel = channels.get(notice.turnId);
+    if (!channel) return;
+    // Only parsed for a turn this process streams: every API process hears every append.
+    const events = notice.events();
+    if (events && deliverNotified(channel, events)) return;
+    void pump(notice.turnId, channel);
   }
 
   async function connectListener(): Promise<void> {

@@ -10,7 +10,8 @@
  * events after the failed attempt's, which stay as they were.
  * Once the turn has ended, only its terminal event may still be written: a straggling activity of a
  * failed turn (a parallel agent still running when its sibling failed) cannot append after the end.
- * The commit notifies `turn_events` with `<turn_id>:<last_id>`; API processes LISTEN and fan out.
+ * The commit notifies `turn_events` with `<turn_id>:<last_id>` and, when they fit, the events themselves
+ * (./event-notification.ts); API processes LISTEN and fan out.
  */
 import type { Pool, PoolClient } from 'pg';
 import { metrics } from './metrics';

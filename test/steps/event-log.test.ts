@@ -1,5 +1,6 @@
 import { Client, Pool } from 'pg';
 import { createEventLog, EVENTS_CHANNEL, type EventLog } from '../../platform/event-log';
+import { parseEventNotification } from '../../platform/event-notification';
 import { turnAbandoned } from '../../platform/turn-ending';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { insertUserAndTurn } from '../support/fixtures';
@@ -84,7 +85,7 @@ describe('turn event log', () => {
     expect(statements).toBe(1);
   });
 
-  test('under concurrent writers each commit notifies <turn_id>:<last_id>, in commit order, one per append', async () => {
+  test('under concurrent writers each commit notifies <turn_id>:<last_id> and its events, in commit order, one per append', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
     const listener = new Client({ connectionString: t.url });
     await listener.connect();
@@ -110,7 +111,34 @@ describe('turn event log', () => {
       const deadline = Date.now() + 10_000;
       while (notified.length < 21 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, 100));
-      expect(notified).toEqual(Array.from({ length: 21 }, (_, i) => `${turnId}:${i < 20 ? (i + 1) * 3 : 61}`));
+      const notices = notified.map((payload) => parseEventNotification(payload));
+      expect(notices.map((n) => n?.lastId)).toEqual(Array.from({ length: 21 }, (_, i) => (i < 20 ? (i + 1) * 3 : 61)));
+      // Each carries its own events, as the log holds them: the API delivers them without reading.
+      const stored = await log.readAfter(turnId, 0, 100);
+      expect(notices.flatMap((n) => n?.events() ?? [])).toEqual(stored);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  test('an append too large to carry in a notification (8000 bytes) notifies <turn_id>:<last_id> alone', async () => {
+    const { turnId } = await insertUserAndTurn(t.url);
+    const listener = new Client({ connectionString: t.url });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (n) => {
+      if (n.channel === EVENTS_CHANNEL && n.payload?.startsWith(`${turnId}:`)) notified.push(n.payload);
+    });
+    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    try {
+      const delta = 'é'.repeat(4000); // 8000 bytes in UTF-8, fewer characters
+      await log.append(turnId, [
+        { type: 'agent.thought', data: { agent: 'synthesis', delta, attempt: 1, step: 'synthesis' } },
+      ]);
+      const deadline = Date.now() + 10_000;
+      while (notified.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(notified).toEqual([`${turnId}:1`]);
+      expect(parseEventNotification(notified[0])?.events()).toBeNull();
     } finally {
       await listener.end();
     }
