@@ -181,12 +181,8 @@ export function createLlm({
 
   const requestOptions = (ctx: LlmCallContext) => ({ headers: { [STEP_HEADER]: ctx.step }, signal: ctx.signal });
 
-  async function warnIfOverBudget(turnId: string): Promise<void> {
-    const total = await pool.query<{ cost: string }>(
-      'SELECT COALESCE(SUM(cost_usd), 0)::text AS cost FROM llm_calls WHERE turn_id = $1',
-      [turnId],
-    );
-    const costSoFar = Number(total.rows[0].cost);
+  /** Appends the turn's cost warning once what its calls cost so far reaches the threshold. */
+  async function warnIfOverBudget(turnId: string, costSoFar: number): Promise<void> {
     if (costSoFar < costWarnUsd) return;
     // The dedupe key makes this a no-op once the turn has its warning.
     await events.append(turnId, [
@@ -205,20 +201,32 @@ export function createLlm({
    */
   const unwritten: LlmCallRow[] = [];
 
-  async function writeLedger(row: LlmCallRow): Promise<boolean> {
+  /**
+   * Writes the row (and any kept back) and returns what the row's turn has spent so far, or null if
+   * Postgres could not take it. One statement: the insert, and the turns' running totals
+   * (`turns.llm_cost_usd`) raised by what was inserted. The total is race-free with a parallel call of the
+   * same turn: the UPDATE waits for the other's row lock and adds to the total it committed, so the later
+   * of two calls sees both (a SUM over the ledger in the same statement would see neither's row).
+   */
+  async function writeLedger(row: LlmCallRow): Promise<number | null> {
     const batch = [...unwritten.splice(0), row];
     try {
       const column = <K extends keyof LlmCallRow>(key: K) => batch.map((row) => row[key]);
-      await pool.query(
+      const totals = await pool.query<{ id: string; total: string }>(
         // created_at is when the call ended (a timestamptz): a row kept until Postgres came back keeps its time.
-        `INSERT INTO llm_calls (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd,
-           duration_ms, request_id, error_message, created_at)
-         SELECT id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,
-           request_id, error_message, ended_at
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $8::int[],
-           $9::numeric[], $10::int[], $11::text[], $12::text[], $13::timestamptz[])
-           AS c (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,
-             request_id, error_message, ended_at)`,
+        `WITH written AS (
+           INSERT INTO llm_calls (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd,
+             duration_ms, request_id, error_message, created_at)
+           SELECT id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,
+             request_id, error_message, ended_at
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $8::int[],
+             $9::numeric[], $10::int[], $11::text[], $12::text[], $13::timestamptz[])
+             AS c (id, turn_id, step, model, attempt, outcome, input_tokens, output_tokens, cost_usd, duration_ms,
+               request_id, error_message, ended_at)
+           RETURNING turn_id, cost_usd
+         ), spent AS (SELECT turn_id, SUM(cost_usd) AS cost FROM written GROUP BY turn_id)
+         UPDATE turns t SET llm_cost_usd = t.llm_cost_usd + spent.cost FROM spent WHERE t.id = spent.turn_id
+         RETURNING t.id, t.llm_cost_usd::text AS total`,
         [
           column('id'),
           column('turnId'),
@@ -235,14 +243,15 @@ export function createLlm({
           batch.map((row) => row.createdAt.toISOString()),
         ],
       );
-      return true;
+      const own = totals.rows.find((t) => t.id === row.turnId);
+      return own ? Number(own.total) : 0;
     } catch (err) {
       unwritten.push(...batch.slice(-MAX_UNWRITTEN_ROWS));
       logger.warn('llm_calls rows kept in memory until Postgres is back', {
         rows: unwritten.length,
         error: String(err),
       });
-      return false;
+      return null;
     }
   }
 
@@ -266,8 +275,8 @@ export function createLlm({
       createdAt: new Date(),
     };
     metrics.modelCallEnded(row);
-    const written = await writeLedger(row);
-    if (written) await warnIfOverBudget(ctx.turnId);
+    const costSoFar = await writeLedger(row);
+    if (costSoFar !== null) await warnIfOverBudget(ctx.turnId, costSoFar);
     return cost;
   }
 

@@ -291,6 +291,47 @@ describe('cost warning', () => {
     expect(warnings[0].data.cost_usd).toBeCloseTo(first.costUsd + second.costUsd, 6);
   });
 
+  test('two calls of one turn that cross the threshold together, at the same time, still warn', async () => {
+    const probe = await llm.complete(
+      { turnId: await newTurn(), step: 'route', inputs: conversation('What is HRV?'), attempt: 1 },
+      question('What is HRV?'),
+    );
+    // Neither call alone reaches it; both together do, whichever commits last.
+    const watched = createLlm({ anthropic, pool, events, costWarnUsd: probe.costUsd * 1.5, sendStepInputs: true });
+    for (let round = 0; round < 5; round++) {
+      const pair = await newTurn();
+      await Promise.all(
+        [1, 2].map(() =>
+          watched.complete(
+            { turnId: pair, step: 'route', inputs: conversation('What is HRV?'), attempt: 1 },
+            question('What is HRV?'),
+          ),
+        ),
+      );
+      expect(await costWarnings(pair)).toHaveLength(1);
+    }
+  });
+
+  test("writing a call's row and adding up the turn's cost so far is one statement", async () => {
+    const turnId = await newTurn();
+    let statements = 0;
+    const counting = {
+      query: ((text: string, values?: unknown[]) => {
+        statements++;
+        return pool.query(text, values);
+      }) as Pool['query'],
+    };
+    const counted = createLlm({ anthropic, pool: counting, events, costWarnUsd: 100, sendStepInputs: true });
+    await counted.complete(
+      { turnId, step: 'route', inputs: conversation('What is HRV?'), attempt: 1 },
+      question('What is HRV?'),
+    );
+    expect(statements).toBe(1);
+    const turn = await t.db.turn.findUniqueOrThrow({ where: { id: turnId } });
+    const rows = await ledger(turnId);
+    expect(Number(turn.llmCostUsd)).toBeCloseTo(Number(rows[0].costUsd), 6);
+  });
+
   test('does not fire below the threshold', async () => {
     const turnId = await newTurn();
     await llm.complete(
