@@ -57,7 +57,8 @@ const TAKE_SNAPSHOT = `
   LEFT JOIN LATERAL (
     SELECT jsonb_build_object(${PROFILE_FIELDS}) AS row FROM health_profiles p WHERE p.user_id = t.user_id) profile ON true
   WHERE t.id = $1 AND t.user_id = $2
-  ON CONFLICT (turn_id) DO NOTHING`;
+  ON CONFLICT (turn_id) DO NOTHING
+  RETURNING user_id, daily, workouts, labs, profile`;
 
 interface SnapshotRow {
   user_id: string;
@@ -109,8 +110,9 @@ const profileRow = (p: HealthProfileRow | null): HealthProfileRow | null =>
 export async function readTurnHealthData(pool: Pool, { turnId, userId }: TurnDataRef): Promise<TurnHealthData> {
   let row = await selectSnapshot(pool, turnId);
   if (!row) {
-    await pool.query(TAKE_SNAPSHOT, [turnId, userId]);
-    row = await selectSnapshot(pool, turnId);
+    // The snapshot as taken comes back with it; a parallel step that took it first leaves it to be read.
+    const taken = await pool.query<SnapshotRow>(TAKE_SNAPSHOT, [turnId, userId]);
+    row = taken.rows[0] ?? (await selectSnapshot(pool, turnId));
   }
   if (!row || row.user_id !== userId) {
     throw new TurnDataSnapshotError(`turn ${turnId} is not a turn of user ${userId}: it has no data to read`);

@@ -115,6 +115,18 @@ test('concurrent first reads of one turn take one snapshot, and every read gets 
   expect(await readTurnHealthData(pool, { turnId, userId })).toStrictEqual(results[0]);
 });
 
+test('a first read is two statements (a look, then the take, which returns the snapshot); later reads one', async () => {
+  const { userId, turnId } = await userWithData();
+  const sent: string[] = [];
+  const counting = {
+    query: (text: string, values: unknown[]) => (sent.push(text), pool.query(text, values)),
+  } as unknown as Pool;
+  const first = await readTurnHealthData(counting, { turnId, userId });
+  expect(sent).toHaveLength(2);
+  expect(await readTurnHealthData(counting, { turnId, userId })).toStrictEqual(first);
+  expect(sent).toHaveLength(3);
+});
+
 test('an upload that has not committed is wholly out of the snapshot, and stays out after it commits', async () => {
   const { userId, turnId } = await userWithData();
   const before = await readUserHealthData(pool, userId);
