@@ -29,7 +29,12 @@ import { createEventLog } from '../../platform/event-log';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { startApiServer } from '../../api/server';
 import { startScriptedModelServer } from '../scripted-model/server';
-import { createTurnWorker, quietBundlerLogger, workflowsPath } from '../../worker/create-worker';
+import {
+  createTurnWorker,
+  quietBundlerLogger,
+  workflowInterceptorModules,
+  workflowsPath,
+} from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';
 import { readOpenFilesLimit, stopApiProcesses } from './api-process';
 import type { BareActivities } from './bare-workflow';
@@ -140,8 +145,15 @@ function rerunWithMoreOpenFiles(current: number): void {
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
-async function bundle(path: string): Promise<string> {
-  return (await bundleWorkflowCode({ workflowsPath: path, logger: quietBundlerLogger })).code;
+/** A workflow bundle; the turn's with the interceptors every worker of the service runs (its tracing's). */
+async function bundle(path: string, interceptorModules: string[] = []): Promise<string> {
+  return (
+    await bundleWorkflowCode({
+      workflowsPath: path,
+      workflowInterceptorModules: interceptorModules,
+      logger: quietBundlerLogger,
+    })
+  ).code;
 }
 
 const bareActivities: BareActivities = { noOp: async () => undefined };
@@ -179,7 +191,7 @@ async function run(only: Set<SectionLetter>): Promise<number> {
     stoppers.push(() => infra.stop());
 
     say('bundling the turn workflow and the bare workflow');
-    const turnBundle = await bundle(workflowsPath);
+    const turnBundle = await bundle(workflowsPath, workflowInterceptorModules);
     const bareBundle = await bundle(require.resolve('./bare-workflow'));
 
     const scripted = await startScriptedModelServer({ port: 0 });

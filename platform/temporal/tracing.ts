@@ -8,7 +8,8 @@
  * The workflow side only adds a header to the commands it sends and calls a sink, which is not called
  * while a history is replayed: the workflow's decisions, and so its determinism, are untouched (the
  * recorded histories in test/histories replay with it). It is in the workflow bundle whether tracing is
- * on or not, so every worker of that bundle, replaying ones included, registers the sink.
+ * on or not, so every worker of that bundle, replaying ones included, registers the sink; it makes spans
+ * only for a run started with a trace context (by a client with tracing on).
  */
 import type { ClientInterceptors } from '@temporalio/client';
 import {
@@ -24,10 +25,11 @@ import { isTurnId } from '../../contracts/ids';
 import { ATTR_TURN_ID, tracingEnabled } from '../spans';
 import { activeSpanPipeline } from '../tracing';
 
-/** The workflow interceptors, for bundleWorkflowCode's `workflowInterceptorModules`. */
-export const WORKFLOW_TRACING_MODULES = [
-  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-];
+/**
+ * The workflow interceptors, for bundleWorkflowCode's `workflowInterceptorModules`: OpenTelemetry's, made
+ * only for a run whose start carries a trace context (workflows/tracing-interceptors.ts).
+ */
+export const WORKFLOW_TRACING_MODULES = [require.resolve('../../workflows/tracing-interceptors')];
 
 /** For the API's Temporal client: a workflow start (and query, cancel…) is a span whose context the workflow continues. */
 export function workflowClientTracing(): ClientInterceptors | undefined {
