@@ -2,20 +2,23 @@
  * The workflow side of a turn's trace (platform/temporal/tracing.ts), paid for only by traced workflows.
  *
  * OpenTelemetry's workflow interceptors make a span of the run and of every activity scheduled, and hand
- * each to the worker through a sink, whether or not anything exports them: about 20 ms of worker CPU per
- * knowledge turn (npm run bench, section (g), docs/benchmarks.md). Here they are made only for a workflow
- * whose start carries a trace context, i.e. one started by a client with tracing on (the API with an
- * OTLP endpoint set). Every other workflow passes each call straight on.
+ * each to the worker through a sink, whether or not anything exports them. Worse, their module tree (the
+ * OpenTelemetry SDK and its semantic conventions) is evaluated again in every workflow run's sandbox:
+ * together about 20 ms of worker CPU per knowledge turn (npm run bench, section (g), docs/benchmarks.md).
+ * Here that module is loaded, and its interceptors made, only for a run whose start carries a trace
+ * context, i.e. one started by a client with tracing on (the API with an OTLP endpoint set). Every other
+ * run passes each call straight on.
  *
  * Replay-safe: the interceptors add headers and spans, never commands, and whether a run is traced is
  * read from its start's headers, which its history holds.
  */
-import {
+import type {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import type {
+  WorkflowExecuteInput,
   WorkflowInboundCallsInterceptor,
   WorkflowInterceptors,
   WorkflowInternalsInterceptor,
@@ -25,51 +28,71 @@ import type {
 /** The header OpenTelemetry's client interceptor writes the trace context to (`TRACE_HEADER`). */
 const TRACE_HEADER = '_tracer-data';
 
-type Method = (this: unknown, input: unknown, next: (input: unknown) => unknown) => unknown;
-
 /**
- * An interceptor with every method the library's `Interceptor` class has, each passing the call to the
- * library's interceptor once `traced()` has one, and straight to `next` otherwise.
+ * The methods of the library's three interceptors, each passed on to them in a traced run. A test
+ * (test/unit/workflow-tracing-methods.test.ts) holds these lists to the library's classes, so an upgrade
+ * that adds one cannot leave it out unnoticed.
  */
-function whenTraced<T extends object>(Interceptor: new () => T, traced: () => T | null): T {
-  const names = Object.getOwnPropertyNames(Interceptor.prototype).filter((name) => name !== 'constructor');
+export const TRACED_METHODS = {
+  inbound: ['execute', 'handleSignal', 'handleUpdate', 'validateUpdate', 'handleQuery'],
+  outbound: [
+    'scheduleActivity',
+    'scheduleLocalActivity',
+    'startNexusOperation',
+    'startChildWorkflowExecution',
+    'continueAsNew',
+    'signalWorkflow',
+    'getLogAttributes',
+    'getMetricTags',
+  ],
+  internals: ['dispose'],
+} as const;
+
+interface Traced {
+  inbound: OpenTelemetryInboundInterceptor;
+  outbound: OpenTelemetryOutboundInterceptor;
+  internals: OpenTelemetryInternalsInterceptor;
+}
+
+type Next = (input: unknown) => unknown;
+type Method = (this: unknown, input: unknown, next: Next) => unknown;
+
+/** An interceptor whose `methods` go to the traced run's own interceptor of that kind, or straight to `next`. */
+function whenTraced(methods: readonly string[], traced: () => object | undefined): Record<string, Method> {
   return Object.fromEntries(
-    names.map((name) => [
+    methods.map((name) => [
       name,
-      (input: unknown, next: (input: unknown) => unknown) => {
-        const interceptor = traced();
-        return interceptor ? (interceptor[name as keyof T] as Method).call(interceptor, input, next) : next(input);
+      (input: unknown, next: Next) => {
+        const interceptor = traced() as Record<string, Method> | undefined;
+        return interceptor ? interceptor[name].call(interceptor, input, next) : next(input);
       },
     ]),
-  ) as T;
+  );
+}
+
+/** OpenTelemetry's interceptors, their module loaded now (in this run's sandbox), not with the bundle. */
+function openTelemetryInterceptors(): Traced {
+  const otel =
+    require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof import('@temporalio/interceptors-opentelemetry/lib/workflow');
+  return {
+    inbound: new otel.OpenTelemetryInboundInterceptor(),
+    outbound: new otel.OpenTelemetryOutboundInterceptor(),
+    internals: new otel.OpenTelemetryInternalsInterceptor(),
+  };
 }
 
 export const interceptors = (): WorkflowInterceptors => {
-  let otel: {
-    inbound: OpenTelemetryInboundInterceptor;
-    outbound: OpenTelemetryOutboundInterceptor;
-    internals: OpenTelemetryInternalsInterceptor;
-  } | null = null;
-  const inbound = whenTraced(OpenTelemetryInboundInterceptor, () => otel?.inbound ?? null);
-  const execute = inbound.execute.bind(inbound);
+  let traced: Traced | undefined;
+  const inbound = whenTraced(TRACED_METHODS.inbound, () => traced?.inbound);
+  const execute = inbound.execute;
   // The run's first call: its headers say whether the client that started it traces.
   inbound.execute = (input, next) => {
-    if (input.headers[TRACE_HEADER] !== undefined) {
-      otel = {
-        inbound: new OpenTelemetryInboundInterceptor(),
-        outbound: new OpenTelemetryOutboundInterceptor(),
-        internals: new OpenTelemetryInternalsInterceptor(),
-      };
-    }
+    if ((input as WorkflowExecuteInput).headers[TRACE_HEADER] !== undefined) traced = openTelemetryInterceptors();
     return execute(input, next);
   };
   return {
     inbound: [inbound as WorkflowInboundCallsInterceptor],
-    outbound: [
-      whenTraced(OpenTelemetryOutboundInterceptor, () => otel?.outbound ?? null) as WorkflowOutboundCallsInterceptor,
-    ],
-    internals: [
-      whenTraced(OpenTelemetryInternalsInterceptor, () => otel?.internals ?? null) as WorkflowInternalsInterceptor,
-    ],
+    outbound: [whenTraced(TRACED_METHODS.outbound, () => traced?.outbound) as WorkflowOutboundCallsInterceptor],
+    internals: [whenTraced(TRACED_METHODS.internals, () => traced?.internals) as WorkflowInternalsInterceptor],
   };
 };
