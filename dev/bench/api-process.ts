@@ -19,6 +19,9 @@ export interface ApiProcess {
 /** Every API process still running, so an interrupted benchmark can stop them before it exits. */
 const running = new Set<LaunchedProcess>();
 
+/** The API as `npm run build` compiles it and the images run it (Dockerfile: `node dist/api/main.js`). */
+const COMPILED_API = 'dist/api/main.js';
+
 export async function stopApiProcesses(): Promise<void> {
   await stopEach(running);
 }
@@ -40,12 +43,16 @@ export function readOpenFilesLimit(pid: number | 'self'): number {
 /** `env` is added to this process's environment (TEMPORAL_TASK_QUEUE, limits…); PORT and HOST are set here. */
 export async function startApiProcess(
   env: NodeJS.ProcessEnv & { DATABASE_URL: string; TEMPORAL_ADDRESS: string },
+  opts: {
+    /** Run `npm run build`'s dist/api/main.js with plain node, as the images do, instead of api/main.ts under tsx. */
+    compiled?: boolean;
+  } = {},
 ): Promise<ApiProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const api = await launch({
     name: 'the API process',
-    entry: 'api/main.ts',
+    ...(opts.compiled ? { script: COMPILED_API } : { entry: 'api/main.ts' }),
     // LOAD_API_NODE_ARGS profiles the API alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof-api`.
     nodeArgs: (process.env.LOAD_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
     env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error' },

@@ -19,9 +19,13 @@ export interface IdleSubscribersOptions {
   subscribersPerTurn: number;
   /** Connections opened at once; kept under the listen backlog (511) so none is refused. */
   batchSize: number;
+  /** Which API process to measure: `compiled` needs `npm run build` first. */
+  api: 'compiled' | 'tsx';
 }
 
 export interface IdleSubscribersResult {
+  /** How the API process ran: compiled (dist/, as the images run it) or from TypeScript under tsx (as `npm start`). */
+  api: 'compiled' | 'tsx';
   subscribers: number;
   turns: number;
   baselineKb: number;
@@ -41,7 +45,10 @@ export async function measureIdleSubscribers(opts: IdleSubscribersOptions): Prom
   const turnIds = await insertQueuedTurns(opts.pool, userId, opts.turns);
   // Every subscriber here is on one key: the per-key stream cap is lifted for this API process.
   process.env.AMY_MAX_STREAMS_PER_KEY = String(opts.turns * opts.subscribersPerTurn + 1);
-  const api = await startApiProcess({ DATABASE_URL: opts.databaseUrl, TEMPORAL_ADDRESS: opts.temporalAddress });
+  const api = await startApiProcess(
+    { DATABASE_URL: opts.databaseUrl, TEMPORAL_ADDRESS: opts.temporalAddress },
+    { compiled: opts.api === 'compiled' },
+  );
   const agent = newAgent();
   const streams: SseStream[] = [];
   try {
@@ -96,6 +103,7 @@ export async function measureIdleSubscribers(opts: IdleSubscribersOptions): Prom
     const strayDeliveries = [...delivered].reduce((n, [turnId, count]) => (turnId === probeTurn ? n : n + count), 0);
 
     return {
+      api: opts.api,
       subscribers: streams.length,
       turns: opts.turns,
       baselineKb,
