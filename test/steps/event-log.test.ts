@@ -20,6 +20,18 @@ describe('turn event log', () => {
     await t.drop();
   });
 
+  /** A connection LISTENing on the events channel, collecting the payloads of `turnId`'s notifications. */
+  async function listenToTurn(turnId: string) {
+    const listener = new Client({ connectionString: t.url });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (n) => {
+      if (n.channel === EVENTS_CHANNEL && n.payload?.startsWith(`${turnId}:`)) notified.push(n.payload);
+    });
+    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    return { listener, notified };
+  }
+
   test('ids start at 1 and stay gapless and unique under many concurrent writers', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
     const writers = Array.from({ length: 25 }, (_, w) =>
@@ -87,13 +99,7 @@ describe('turn event log', () => {
 
   test('under concurrent writers each commit notifies <turn_id>:<last_id> and its events, in commit order, one per append', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
-    const listener = new Client({ connectionString: t.url });
-    await listener.connect();
-    const notified: string[] = [];
-    listener.on('notification', (n) => {
-      if (n.channel === EVENTS_CHANNEL && n.payload?.startsWith(`${turnId}:`)) notified.push(n.payload);
-    });
-    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    const { listener, notified } = await listenToTurn(turnId);
     try {
       const thought = (delta: string) => ({
         type: 'agent.thought' as const,
@@ -123,13 +129,7 @@ describe('turn event log', () => {
 
   test('an append too large to carry in a notification (8000 bytes) notifies <turn_id>:<last_id> alone', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
-    const listener = new Client({ connectionString: t.url });
-    await listener.connect();
-    const notified: string[] = [];
-    listener.on('notification', (n) => {
-      if (n.channel === EVENTS_CHANNEL && n.payload?.startsWith(`${turnId}:`)) notified.push(n.payload);
-    });
-    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    const { listener, notified } = await listenToTurn(turnId);
     try {
       const delta = 'é'.repeat(4000); // 8000 bytes in UTF-8, fewer characters
       await log.append(turnId, [
