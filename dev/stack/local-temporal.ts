@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { launch } from './child-process';
 import { freePort, isListening } from './ports';
+import { TEMPORAL_SERVER_SETTINGS } from './temporal-server-settings';
 
 export interface LocalTemporal {
   address: string;
@@ -38,7 +39,10 @@ export async function startLocalTemporal(opts: {
   logFile?: string;
   historyRetention?: string;
   uiCodecEndpoint?: string;
-  /** Server settings (`--dynamic-config-value KEY=<JSON>`), e.g. how soon a worker version is reported drained. */
+  /**
+   * Server settings (`--dynamic-config-value KEY=<JSON>`), e.g. how soon a worker version is reported drained,
+   * on top of (and over) the service's own (./temporal-server-settings.ts).
+   */
   dynamicConfig?: Record<string, unknown>;
 }): Promise<LocalTemporal> {
   const port = opts.port ?? (await freePort());
@@ -51,7 +55,7 @@ export async function startLocalTemporal(opts: {
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (uiPort !== null && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
-  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) {
+  for (const [key, value] of Object.entries({ ...TEMPORAL_SERVER_SETTINGS, ...opts.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   const server = await launch({

@@ -6,7 +6,8 @@
  *   its final stages run the compiled service as a numeric non-root user with no secret in the image;
  * - deploy/compose.yaml is accepted by Debian's `docker-compose` (`config`), and what it resolves to
  *   wires the Web UI to the API's codec server, takes every secret from outside (a run with one of them
- *   missing is refused), runs migrations before the API, and gives the worker's sandbox what it needs.
+ *   missing is refused), runs migrations before the API, gives the worker's sandbox what it needs, and
+ *   starts Temporal with the server settings the dev server has.
  *
  * Each check is also shown to fail on a planted fault, so that a passing run means something.
  */
@@ -15,10 +16,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { TEMPORAL_SERVER_SETTINGS } from '../../dev/stack/temporal-server-settings';
 
 const root = path.resolve(__dirname, '../..');
 const DOCKERFILE = path.join(root, 'Dockerfile');
 const COMPOSE_FILE = path.join(root, 'deploy', 'compose.yaml');
+const DYNAMIC_CONFIG_FILE = path.join(root, 'deploy', 'temporal', 'dynamicconfig.yaml');
 const HADOLINT = path.join(root, '.venv', 'bin', 'hadolint');
 const PYTHON = path.join(root, '.venv', 'bin', 'python');
 
@@ -265,6 +268,19 @@ describe('deploy/compose.yaml', () => {
       expect(outcome.stderr).toContain(`set ${missing} in deploy/.env`);
     }
   }, 60_000);
+
+  test('Temporal runs with the server settings the dev server runs with (dev/stack/temporal-server-settings.ts)', async () => {
+    const temporal = config.services.temporal as ComposeService & { volumes?: string[] };
+    const dynamicConfigPath = String(temporal.environment?.DYNAMIC_CONFIG_FILE_PATH);
+    expect(temporal.volumes).toContain(`${DYNAMIC_CONFIG_FILE}:${dynamicConfigPath}:ro`);
+    const settings = (await parseYaml(fs.readFileSync(DYNAMIC_CONFIG_FILE, 'utf8'))) as Record<
+      string,
+      Array<{ value: unknown; constraints: object }>
+    >;
+    for (const [key, value] of Object.entries(TEMPORAL_SERVER_SETTINGS)) {
+      expect({ key, values: settings[key] }).toEqual({ key, values: [{ value, constraints: {} }] });
+    }
+  });
 
   test('the worker’s container lets bubblewrap make its namespaces', () => {
     expect(config.services.worker.security_opt).toEqual(
