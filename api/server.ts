@@ -4,6 +4,7 @@ import type { Config } from '../platform/config';
 import { createDataKeyStore } from '../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../platform/crypto/master-key';
 import { createDataConverter } from '../platform/temporal/data-converter';
+import { createWorkflowOwners } from '../platform/temporal/workflow-owner';
 import { createEventLog } from '../platform/event-log';
 import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
@@ -73,7 +74,8 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   );
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const keys = createDataKeyStore(pool, loadMasterKeyring());
-  const dataConverter = createDataConverter(pool, keys);
+  const turnOwners = createWorkflowOwners(pool);
+  const dataConverter = createDataConverter(pool, keys, turnOwners);
   const temporal = new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -101,6 +103,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
         }
       : {}),
     temporal,
+    turnOwners,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     logger,
     maxInFlightTurns: config.AMY_MAX_INFLIGHT_TURNS,

@@ -9,6 +9,7 @@ import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporali
 import type { TurnProgress } from '../../contracts/turn';
 import { TURN_WORKFLOW_TYPE, progressQuery, type TurnWorkflowInput } from '../../workflows/definitions';
 import type { Logger } from '../../platform/logger';
+import type { WorkflowOwners } from '../../platform/temporal/workflow-owner';
 import { endTurn, turnAbandoned } from '../../platform/turn-ending';
 import { ApiError } from '../errors';
 import { discardQueuedTurn, findTurnForUser, getTurnForUserOrThrow, turnCostSoFar, type TurnRow } from './turns';
@@ -16,6 +17,8 @@ import { discardQueuedTurn, findTurnForUser, getTurnForUserOrThrow, turnCostSoFa
 export interface TurnWorkflowsDeps {
   pool: Pool;
   temporal: TemporalClient;
+  /** The owners behind `temporal`'s codec: told each new turn's user, so its start is encoded without a lookup. */
+  turnOwners: Pick<WorkflowOwners, 'rememberTurnOwner'>;
   taskQueue: string;
   logger: Logger;
   /** AMY_TURN_RUN_TIMEOUT_SECONDS: each run of a turn's workflow is closed by Temporal past it. */
@@ -39,6 +42,7 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
   async function startTurnWorkflow(
     input: TurnWorkflowInput,
   ): Promise<{ waitForEnd(signal: AbortSignal): Promise<void> }> {
+    deps.turnOwners.rememberTurnOwner(input.turnId, input.userId);
     try {
       const handle = await temporal.workflow.start(TURN_WORKFLOW_TYPE, {
         workflowId: input.turnId,

@@ -6,8 +6,13 @@ import type { DataConverter } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type { DataKeyStore } from '../crypto/data-keys';
 import { EncryptionCodec } from './encryption-codec';
-import { createWorkflowOwners } from './workflow-owner';
+import { createWorkflowOwners, type WorkflowOwners } from './workflow-owner';
 
-export function createDataConverter(pool: Pool, keys: DataKeyStore): DataConverter {
-  return { payloadCodecs: [new EncryptionCodec({ keys, ownerOfWorkflow: createWorkflowOwners(pool) })] };
+/** `owners`: whose each workflow's payloads are; the API passes its own, which it tells of the turns it creates. */
+export function createDataConverter(
+  pool: Pool,
+  keys: DataKeyStore,
+  owners: WorkflowOwners = createWorkflowOwners(pool),
+): DataConverter {
+  return { payloadCodecs: [new EncryptionCodec({ keys, ownerOfWorkflow: (id) => owners.ownerOf(id) })] };
 }

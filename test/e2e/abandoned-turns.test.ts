@@ -12,6 +12,8 @@ import { Pool } from 'pg';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { createApp } from '../../api/app';
+import { createDataConverter } from '../../platform/temporal/data-converter';
+import { createWorkflowOwners } from '../../platform/temporal/workflow-owner';
 import { api, expectSchema, thanks } from '../support/http';
 import { startTestService, silentLogger, type TestService } from '../support/service';
 import { openEventStream } from '../support/sse-client';
@@ -156,13 +158,15 @@ describe('with the default run bound', () => {
     };
     const connection = await Connection.connect({ address: svc.config.TEMPORAL_ADDRESS });
     const pool = new Pool({ connectionString: svc.database.url, max: 4 });
+    const turnOwners = createWorkflowOwners(pool);
     const app = createApp({
       pool,
       temporal: new Client({
         connection,
         interceptors: { workflow: [lostResponse] },
-        dataConverter: svc.dataConverter,
+        dataConverter: createDataConverter(pool, svc.dataKeys, turnOwners),
       }),
+      turnOwners,
       taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
       logger: silentLogger,
       maxInFlightTurns: 3,

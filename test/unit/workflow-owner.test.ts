@@ -1,6 +1,6 @@
 /**
  * Whose a workflow's payloads are (platform/temporal/workflow-owner.ts), looked up from the turn row once
- * per turn and process. The pool is a fake that answers from a map and counts its statements.
+ * per turn and process, or told by the process that created the turn. The pool is a fake that answers from a map and counts its statements.
  */
 import type { Pool } from 'pg';
 import { createWorkflowOwners } from '../../platform/temporal/workflow-owner';
@@ -22,7 +22,7 @@ function fakePool(rows: Map<string, string>) {
 
 test("a turn's payloads are its user's, looked up once however many encodings ask at the same time", async () => {
   const pool = fakePool(new Map([[TURN, 'usr_1']]));
-  const ownerOf = createWorkflowOwners(pool);
+  const { ownerOf } = createWorkflowOwners(pool);
   const owners = await Promise.all([ownerOf(TURN), ownerOf(TURN), ownerOf(TURN)]);
   expect(owners).toEqual([{ userId: 'usr_1' }, { userId: 'usr_1' }, { userId: 'usr_1' }]);
   expect(await ownerOf(TURN)).toEqual({ userId: 'usr_1' });
@@ -32,7 +32,7 @@ test("a turn's payloads are its user's, looked up once however many encodings as
 test('a turn without a row is orphaned, and asked again next time (its row may have been on its way)', async () => {
   const rows = new Map<string, string>();
   const pool = fakePool(rows);
-  const ownerOf = createWorkflowOwners(pool);
+  const { ownerOf } = createWorkflowOwners(pool);
   expect(await ownerOf(TURN)).toBe('orphaned_turn');
   rows.set(TURN, 'usr_2');
   expect(await ownerOf(TURN)).toEqual({ userId: 'usr_2' });
@@ -41,6 +41,14 @@ test('a turn without a row is orphaned, and asked again next time (its row may h
 
 test("the service's own workflows need no lookup", async () => {
   const pool = fakePool(new Map());
-  expect(await createWorkflowOwners(pool)('retention-sweep')).toBe('service_workflow');
+  expect(await createWorkflowOwners(pool).ownerOf('retention-sweep')).toBe('service_workflow');
+  expect(pool.statements).toBe(0);
+});
+
+test('a turn this process has just created is its user’s without a lookup (the API, as it starts the workflow)', async () => {
+  const pool = fakePool(new Map([[TURN, 'usr_3']]));
+  const owners = createWorkflowOwners(pool);
+  owners.rememberTurnOwner(TURN, 'usr_3');
+  expect(await owners.ownerOf(TURN)).toEqual({ userId: 'usr_3' });
   expect(pool.statements).toBe(0);
 });
