@@ -12,6 +12,7 @@ import { costCapDefaults } from '../platform/cost-caps';
 import { createApp } from './app';
 import { parseCodecOperators } from './codec-server';
 import { createRequestDrain } from './drain';
+import { createPendingTurnStarts } from './services/pending-turn-starts';
 import { ApiError, errorResponse } from './errors';
 import { startEventHub } from './event-hub';
 import { createEventStreamRoute } from './event-stream';
@@ -88,6 +89,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   const gates = createGatesRunner({ python: config.AMY_PYTHON ?? defaultPythonPath(), processes: 1 });
   const operators = parseCodecOperators(config.AMY_CODEC_OPERATORS);
   const requests = createRequestDrain();
+  const pendingStarts = createPendingTurnStarts();
   const app = createApp({
     gates,
     keys,
@@ -110,6 +112,8 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     costCapDefaults: costCapDefaults(config),
     maxTurnsPerMinute: config.AMY_MAX_TURNS_PER_MINUTE,
     turnRunTimeoutSeconds: config.AMY_TURN_RUN_TIMEOUT_SECONDS,
+    turnStartWaitMs: config.AMY_TURN_START_WAIT_MS,
+    pendingStarts,
     bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
     shutdownDeadline: requests.deadline,
   });
@@ -156,6 +160,8 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
         });
   logger.info('api listening', { url });
   const release = async () => {
+    // A turn answered 201 before its workflow's start still needs that start (or its undoing) to finish.
+    await pendingStarts.settled();
     await hub.close();
     await Promise.allSettled([pool.end(), connection.close(), gates.close(), metrics?.close()]);
   };

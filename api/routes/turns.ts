@@ -126,22 +126,15 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       }
       return;
     }
-    const workflow = await workflows.startTurnWorkflow({
-      turnId: turn.id,
-      userId,
-      messages: body.messages,
-      context: body.context,
-    });
-    logger.info('turn started', {
-      turn_id: turn.id,
-      request_id: res.locals.requestId,
-      stream: body.stream,
-      ...traceLogFields(),
-    });
+    const input = { turnId: turn.id, userId, messages: body.messages, context: body.context };
+    const started = { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream, ...traceLogFields() };
     if (body.stream) {
+      await workflows.startTurnWorkflowWithin(input, () => logger.info('turn started', started));
       res.status(201).json(toTurnResource(turn));
       return;
     }
+    const workflow = await workflows.startTurnWorkflow(input);
+    logger.info('turn started', started);
     const gone = clientGone(res);
     const waiting = waitingFor(gone);
     await workflow.waitForEnd(waiting);
@@ -176,7 +169,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     const userId = res.locals.userId as string;
     let row: TurnRow = await getTurnForUserOrThrow(pool, userId, turnIdFrom(req));
     if (isTurnInFlight(row)) {
-      await workflows.requestCancellation(row.id);
+      await workflows.requestCancellation(userId, row.id);
       logger.info('turn cancellation requested', { turn_id: row.id, request_id: res.locals.requestId });
       row = await getTurnForUserOrThrow(pool, userId, row.id);
     }

@@ -5,13 +5,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
-import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client as TemporalClient, type WorkflowHandle } from '@temporalio/client';
 import type { TurnProgress } from '../../contracts/turn';
 import { TURN_WORKFLOW_TYPE, progressQuery, type TurnWorkflowInput } from '../../workflows/definitions';
 import type { Logger } from '../../platform/logger';
 import type { WorkflowOwners } from '../../platform/temporal/workflow-owner';
 import { endTurn, turnAbandoned } from '../../platform/turn-ending';
 import { ApiError } from '../errors';
+import type { PendingTurnStarts } from './pending-turn-starts';
 import { discardQueuedTurn, findTurnForUser, getTurnForUserOrThrow, turnCostSoFar, type TurnRow } from './turns';
 
 export interface TurnWorkflowsDeps {
@@ -21,13 +22,23 @@ export interface TurnWorkflowsDeps {
   turnOwners: Pick<WorkflowOwners, 'rememberTurnOwner'>;
   taskQueue: string;
   logger: Logger;
+  /**
+   * AMY_TURN_START_WAIT_MS: how long a streaming POST waits for Temporal to accept the turn's workflow
+   * before it answers 201 and lets the start go on without it.
+   */
+  turnStartWaitMs: number;
+  /** This process's starts still going after their POST was answered. */
+  pendingStarts: PendingTurnStarts;
   /** AMY_TURN_RUN_TIMEOUT_SECONDS: each run of a turn's workflow is closed by Temporal past it. */
   turnRunTimeoutSeconds: number;
 }
 
 /** A GET must not hang on a busy or absent worker: past this, the turn is returned without progress. */
 const PROGRESS_QUERY_TIMEOUT_MS = 1_000;
-/** How long a blocking replay looks for a workflow that the request holding its key has yet to start. */
+/**
+ * How long a blocking replay or a cancellation looks for a workflow that the request which created its turn
+ * has yet to start.
+ */
 const WORKFLOW_START_GRACE_MS = 10_000;
 
 const notStarted = () => new ApiError('service_unavailable', 'The turn could not be started; try again shortly.');
@@ -35,48 +46,93 @@ const notStarted = () => new ApiError('service_unavailable', 'The turn could not
 export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
   const { pool, temporal, logger } = deps;
 
-  /**
-   * Starts the queued turn's workflow. When that fails the client is told the turn did not start
-   * (503), so nothing of it may stay in flight: see `abandonUnstartedTurn`.
-   */
-  async function startTurnWorkflow(
-    input: TurnWorkflowInput,
-  ): Promise<{ waitForEnd(signal: AbortSignal): Promise<void> }> {
+  /** Temporal's answer to the start of a turn's workflow: its handle, or the error the start ended in. */
+  type StartOutcome = { handle: WorkflowHandle } | { error: unknown };
+
+  function requestStart(input: TurnWorkflowInput): Promise<StartOutcome> {
     deps.turnOwners.rememberTurnOwner(input.turnId, input.userId);
-    try {
-      const handle = await temporal.workflow.start(TURN_WORKFLOW_TYPE, {
+    return temporal.workflow
+      .start(TURN_WORKFLOW_TYPE, {
         workflowId: input.turnId,
         taskQueue: deps.taskQueue,
         args: [input],
         workflowRunTimeout: deps.turnRunTimeoutSeconds * 1000,
         staticSummary: `Turn: ${input.messages[input.messages.length - 1].content.slice(0, 120)}`,
-      });
-      // The workflow's own failure is recorded on the turn row: waiting only needs its end (or the
-      // caller's leaving).
-      return {
-        waitForEnd: (signal) =>
-          temporal
-            .withAbortSignal(signal, () => handle.result())
-            .then(
-              () => undefined,
-              () => undefined,
-            ),
-      };
-    } catch (err) {
-      logger.error('could not start turn workflow', { turn_id: input.turnId, error: String(err) });
-      await abandonUnstartedTurn(input.turnId);
+      })
+      .then(
+        (handle) => ({ handle }),
+        (error: unknown) => {
+          logger.error('could not start turn workflow', { turn_id: input.turnId, error: String(error) });
+          return { error };
+        },
+      );
+  }
+
+  /**
+   * Starts the queued turn's workflow and waits for it (a blocking POST, which waits for the turn's end
+   * anyway). When the start fails the client is told the turn did not start (503), so nothing of it may
+   * stay in flight: see `abandonUnstartedTurn`.
+   */
+  async function startTurnWorkflow(
+    input: TurnWorkflowInput,
+  ): Promise<{ waitForEnd(signal: AbortSignal): Promise<void> }> {
+    const outcome = await requestStart(input);
+    if ('error' in outcome) {
+      await abandonUnstartedTurn(input.turnId, 'discard');
       throw notStarted();
     }
+    // The workflow's own failure is recorded on the turn row: waiting only needs its end (or the
+    // caller's leaving).
+    return {
+      waitForEnd: (signal) =>
+        temporal
+          .withAbortSignal(signal, () => outcome.handle.result())
+          .then(
+            () => undefined,
+            () => undefined,
+          ),
+    };
+  }
+
+  /**
+   * Starts the queued turn's workflow for a streaming POST, which answers once the start has succeeded
+   * (`onStarted` is called) or after `turnStartWaitMs`, whichever comes first. A start that fails within
+   * that wait is answered 503 with nothing left in flight, as a blocking POST's. A slower start goes on
+   * after the answer: StartWorkflowExecution's latency grows with the load on Temporal's cores (hundreds of
+   * milliseconds on a saturated machine, docs/benchmarks.md) and would otherwise be every POST's. The
+   * client has then been told 201, so a start that fails after it fails the turn (`turn_abandoned`, on
+   * the row and its stream) rather than deleting it.
+   */
+  async function startTurnWorkflowWithin(input: TurnWorkflowInput, onStarted: () => void): Promise<void> {
+    const starting = requestStart(input);
+    let timer: NodeJS.Timeout | undefined;
+    const early = await Promise.race([
+      starting,
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), deps.turnStartWaitMs))),
+    ]).finally(() => clearTimeout(timer));
+    if (early && 'error' in early) {
+      await abandonUnstartedTurn(input.turnId, 'discard');
+      throw notStarted();
+    }
+    if (early) {
+      onStarted();
+      return;
+    }
+    deps.pendingStarts.add(
+      input.turnId,
+      starting.then((outcome) => ('error' in outcome ? abandonUnstartedTurn(input.turnId, 'fail') : onStarted())),
+    );
   }
 
   /**
    * The start can fail after Temporal accepted it (the response lost, a deadline passed), so the
-   * workflow is terminated if it exists; the bare queued row is deleted; a row the workflow had already
-   * begun to write is failed at once, with its terminal event. Whatever this cannot do (Temporal or
-   * Postgres down), the reconciler of abandoned turns finishes, and a workflow whose row is gone fails
-   * at its first step.
+   * workflow is terminated if it exists. Then, with `discard` (the client is answered 503), the bare
+   * queued row is deleted; a row the workflow had already begun to write, or any row with `fail` (the
+   * client was answered 201 and may be watching the turn), is failed at once, with its terminal event.
+   * Whatever this cannot do (Temporal or Postgres down), the reconciler of abandoned turns finishes,
+   * and a workflow whose row is gone fails at its first step. Never rejects.
    */
-  async function abandonUnstartedTurn(turnId: string): Promise<void> {
+  async function abandonUnstartedTurn(turnId: string, row: 'discard' | 'fail'): Promise<void> {
     try {
       await temporal.workflow.getHandle(turnId).terminate('the API reported its start as failed');
     } catch (err) {
@@ -88,7 +144,7 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
       }
     }
     try {
-      if (await discardQueuedTurn(pool, turnId)) return;
+      if (row === 'discard' && (await discardQueuedTurn(pool, turnId))) return;
       await endTurn(
         pool,
         turnId,
@@ -142,6 +198,8 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
       temporal
         .withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () => handle.query(progressQuery))
         .catch((err: unknown) => {
+          // A turn whose POST was answered before its workflow's start: no progress yet.
+          if (err instanceof WorkflowNotFoundError && deps.pendingStarts.of(turnId)) return null;
           logger.warn('progress query failed; the turn is returned without progress', {
             turn_id: turnId,
             error: String(err),
@@ -162,15 +220,25 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
   /**
    * Asks the workflow to cancel; it records the turn as failed with code `cancelled`. A workflow that
    * closed since the caller read the row has its ending on the row already, and Temporal ignores a
-   * second request.
+   * second request. A turn still queued may have no workflow yet, its POST answered before the start
+   * (here, or in another API process): the request waits for that start, as a blocking replay does,
+   * so that the cancellation is not lost.
    */
-  async function requestCancellation(turnId: string): Promise<void> {
-    try {
-      await temporal.workflow.getHandle(turnId).cancel();
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
+  async function requestCancellation(userId: string, turnId: string): Promise<void> {
+    const deadline = Date.now() + WORKFLOW_START_GRACE_MS;
+    for (;;) {
+      await deps.pendingStarts.of(turnId);
+      try {
+        await temporal.workflow.getHandle(turnId).cancel();
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+      // Still queued past the grace: its start failed, and the turn is (or will be) failed with it.
+      if ((await findTurnForUser(pool, userId, turnId))?.status !== 'queued' || Date.now() >= deadline) return;
+      await sleep(100);
     }
   }
 
-  return { startTurnWorkflow, endOfReplayedTurn, progressOf, requestCancellation };
+  return { startTurnWorkflow, startTurnWorkflowWithin, endOfReplayedTurn, progressOf, requestCancellation };
 }

@@ -3,15 +3,23 @@
  * workflow was terminated, or ran past its run bound (AMY_TURN_RUN_TIMEOUT_SECONDS), is failed by the
  * reconciler that the retention schedule runs (here the schedule's workflow run once), and its open
  * stream ends with `turn.failed`; a turn whose row is gone fails at its first step instead of
- * retrying forever; and a start the API reports as failed leaves nothing in flight, even when Temporal
- * had accepted it.
+ * retrying forever; a start the API reports as failed leaves nothing in flight, even when Temporal
+ * had accepted it; and a start slower than AMY_TURN_START_WAIT_MS goes on after its POST's 201: the turn
+ * runs (and can be cancelled meanwhile), or fails on its stream if the start does.
  */
 import http from 'node:http';
-import { Client, Connection, WorkflowFailedError, type WorkflowClientInterceptor } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type WorkflowClientInterceptor,
+} from '@temporalio/client';
 import { Pool } from 'pg';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { createApp } from '../../api/app';
+import { createPendingTurnStarts } from '../../api/services/pending-turn-starts';
 import { createDataConverter } from '../../platform/temporal/data-converter';
 import { createWorkflowOwners } from '../../platform/temporal/workflow-owner';
 import { api, expectSchema, thanks } from '../support/http';
@@ -141,29 +149,21 @@ describe('with the default run bound', () => {
     expect(attempts.every((attempt) => attempt === 1)).toBe(true);
   });
 
-  test('a start reported failed after Temporal accepted it: 503, no turn left in flight, no workflow left running', async () => {
-    // The start reaches Temporal, and then the API hears an error (a lost response, a deadline).
-    const accepted: string[] = [];
-    const lostResponse: WorkflowClientInterceptor = {
-      async start(input, next) {
-        await next(input);
-        accepted.push(input.options.workflowId);
-        throw new Error('the response to the start was lost');
-      },
-      async startWithDetails(input, next) {
-        await next(input);
-        accepted.push(input.options.workflowId);
-        throw new Error('the response to the start was lost');
-      },
-    };
+  /**
+   * An API of its own on the suite's database and Temporal, whose client's workflow starts go through
+   * `interceptor`, and which answers a streaming POST after `turnStartWaitMs` at most. It serves the
+   * Express routes only: streams are read from the suite's API.
+   */
+  async function startApiWith(interceptor: WorkflowClientInterceptor, turnStartWaitMs: number) {
     const connection = await Connection.connect({ address: svc.config.TEMPORAL_ADDRESS });
     const pool = new Pool({ connectionString: svc.database.url, max: 4 });
     const turnOwners = createWorkflowOwners(pool);
+    const pendingStarts = createPendingTurnStarts();
     const app = createApp({
       pool,
       temporal: new Client({
         connection,
-        interceptors: { workflow: [lostResponse] },
+        interceptors: { workflow: [interceptor] },
         dataConverter: createDataConverter(pool, svc.dataKeys, turnOwners),
       }),
       turnOwners,
@@ -173,30 +173,120 @@ describe('with the default run bound', () => {
       costCapDefaults: { daily: null, monthly: null },
       maxTurnsPerMinute: 60,
       turnRunTimeoutSeconds: 3600,
+      turnStartWaitMs,
+      pendingStarts,
       bodyLimitBytes: 1 << 20,
       keys: svc.dataKeys,
     });
     const server = http.createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    return {
+      url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      pool,
+      async close() {
+        await pendingStarts.settled();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await pool.end();
+        await connection.close();
+      },
+    };
+  }
+
+  /** Starts that reach Temporal after `delayMs`, and then (with `lose`) hear an error instead of the answer. */
+  function delayedStarts(delayMs: number, lose: boolean) {
+    const accepted: string[] = [];
+    const start = async <T>(input: { options: { workflowId: string } }, next: () => Promise<T>): Promise<T> => {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const answer = await next();
+      accepted.push(input.options.workflowId);
+      if (lose) throw new Error('the response to the start was lost');
+      return answer;
+    };
+    const interceptor: WorkflowClientInterceptor = {
+      start: (input, next) => start(input, () => next(input)),
+      startWithDetails: (input, next) => start(input, () => next(input)),
+    };
+    return { accepted, interceptor };
+  }
+
+  test('a start reported failed after Temporal accepted it: 503, no turn left in flight, no workflow left running', async () => {
+    // The start reaches Temporal, and then the API hears an error (a lost response, a deadline), within the
+    // time a POST waits for it.
+    const { accepted, interceptor } = delayedStarts(0, true);
     const other = await svc.createUser();
+    const own = await startApiWith(interceptor, 60_000);
     // With no worker, nothing but the API's own handling of the failure can end the workflow.
     await svc.stopWorker();
     try {
-      const res = await api(url, 'POST', '/v1/turns', { key: other.apiKey, body: thanks });
+      const res = await api(own.url, 'POST', '/v1/turns', { key: other.apiKey, body: thanks });
       expect(res.status).toBe(503);
       expect(expectSchema(errorEnvelopeSchema, res.body).error.code).toBe('service_unavailable');
-      const { rows } = await pool.query('SELECT id, status FROM turns WHERE user_id = $1', [other.userId]);
+      const { rows } = await own.pool.query('SELECT id, status FROM turns WHERE user_id = $1', [other.userId]);
       expect(rows.filter((row) => row.status === 'queued' || row.status === 'running')).toEqual([]);
       expect(accepted).toHaveLength(1);
       const workflow = await svc.temporal.workflow.getHandle(accepted[0]).describe();
       expect(workflow.status.name).toBe('TERMINATED');
     } finally {
       await svc.startWorker();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await pool.end();
-      await connection.close();
+      await own.close();
+    }
+  });
+
+  test('a start that fails after the POST was answered 201: the turn fails with turn_abandoned on its stream, and no workflow is left running', async () => {
+    const { accepted, interceptor } = delayedStarts(1_000, true);
+    const other = await svc.createUser();
+    const own = await startApiWith(interceptor, 0);
+    await svc.stopWorker();
+    try {
+      const res = await api(own.url, 'POST', '/v1/turns', { key: other.apiKey, body: thanks });
+      expect(res.status).toBe(201);
+      const turn = expectSchema(turnSchema, res.body);
+      expect(turn.status).toBe('queued');
+      const stream = openEventStream(`${svc.url}/v1/turns/${turn.id}/events`, { apiKey: other.apiKey });
+      try {
+        const failed = await stream.waitFor((e) => e.type === 'turn.failed', BOUND_MS);
+        expect(failed.data).toMatchObject({
+          turn_id: turn.id,
+          error: { code: 'turn_abandoned', message: 'The turn could not be started.' },
+        });
+        await within(stream.closedByServer, 'the stream closed');
+      } finally {
+        stream.close();
+      }
+      expect(await getTurn(svc, other.apiKey, turn.id)).toMatchObject({ status: 'failed' });
+      expect(accepted).toEqual([turn.id]);
+      expect((await svc.temporal.workflow.getHandle(turn.id).describe()).status.name).toBe('TERMINATED');
+    } finally {
+      await svc.startWorker();
+      await own.close();
+    }
+  });
+
+  test('a start still going when the POST is answered: the turn runs, and a cancellation meanwhile waits for the start and cancels it', async () => {
+    const { accepted, interceptor } = delayedStarts(1_000, false);
+    const other = await svc.createUser();
+    const own = await startApiWith(interceptor, 0);
+    await svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 20_000 });
+    try {
+      const res = await api(own.url, 'POST', '/v1/turns', { key: other.apiKey, body: thanks });
+      expect(res.status).toBe(201);
+      const id = expectSchema(turnSchema, res.body).id;
+      // Answered before Temporal heard of the workflow.
+      await expect(svc.temporal.workflow.getHandle(id).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      const stream = openEventStream(`${svc.url}/v1/turns/${id}/events`, { apiKey: other.apiKey });
+      try {
+        const cancel = await api(own.url, 'POST', `/v1/turns/${id}/cancel`, { key: other.apiKey });
+        expect(cancel.status).toBe(202);
+        expect(accepted).toEqual([id]);
+        const failed = await stream.waitFor((e) => e.type === 'turn.failed', BOUND_MS);
+        expect(failed.data).toMatchObject({ turn_id: id, error: { code: 'cancelled' } });
+        expect(stream.events.map((e) => e.type)).toContain('turn.started');
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await own.close();
     }
   });
 });

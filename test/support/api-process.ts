@@ -29,6 +29,7 @@ export async function spawnApiProcess(
       AMY_REPLAY_WINDOW_SECONDS: String(config.AMY_REPLAY_WINDOW_SECONDS),
       AMY_MAX_INFLIGHT_TURNS: String(config.AMY_MAX_INFLIGHT_TURNS),
       AMY_MAX_TURNS_PER_MINUTE: String(config.AMY_MAX_TURNS_PER_MINUTE),
+      AMY_TURN_START_WAIT_MS: String(config.AMY_TURN_START_WAIT_MS),
       HOST: '127.0.0.1',
       PORT: String(port),
       // 'info' at least: start-up is recognised by the "api listening" line.

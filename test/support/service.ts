@@ -119,6 +119,9 @@ export async function startTestService(
     PORT: '0',
     LOG_LEVEL: 'error',
     WORKFLOW_BUNDLE_PATH: testEnv.workflowBundlePath,
+    // Tests reach a turn's workflow by its id as soon as its POST is answered (getHandle(id)), so the POST
+    // waits for the start; the answer before a slow start is tested on its own (e2e/abandoned-turns).
+    AMY_TURN_START_WAIT_MS: '60000',
     ...(opts.env as Record<string, string> | undefined),
   };
   const config = loadConfig(env);

@@ -1,0 +1,28 @@
+/**
+ * The turn workflow starts an API process still has going after it answered their POST (a start slower
+ * than AMY_TURN_START_WAIT_MS, api/services/turn-workflows.ts). The process's shutdown waits for them
+ * before it closes its Temporal connection, and a cancellation of such a turn waits for its start instead
+ * of finding no workflow to cancel.
+ */
+export interface PendingTurnStarts {
+  /** Keeps `start` (which must not reject) until it settles. */
+  add(turnId: string, start: Promise<void>): void;
+  /** The turn's start, if this process still has it going. */
+  of(turnId: string): Promise<void> | undefined;
+  /** Resolves once every start going now has settled. */
+  settled(): Promise<void>;
+}
+
+export function createPendingTurnStarts(): PendingTurnStarts {
+  const pending = new Map<string, Promise<void>>();
+  return {
+    add(turnId, start) {
+      const tracked = start.finally(() => pending.delete(turnId));
+      pending.set(turnId, tracked);
+    },
+    of: (turnId) => pending.get(turnId),
+    async settled() {
+      await Promise.all(pending.values());
+    },
+  };
+}
