@@ -50,11 +50,16 @@ export async function userCostCaps(
   userId: string,
   defaults: CostCapDefaults,
 ): Promise<Record<CostCapWindow, UserCostCap>> {
+  return capsFrom(await ownCostCaps(pool, userId), defaults);
+}
+
+/** The user's `user_cost_caps` rows, for costCapReached. */
+export async function ownCostCaps(pool: Pick<Pool, 'query'>, userId: string): Promise<OwnCapRow[]> {
   const { rows } = await pool.query<OwnCapRow>(
     'SELECT cap_window, limit_usd::text FROM user_cost_caps WHERE user_id = $1',
     [userId],
   );
-  return capsFrom(rows, defaults);
+  return rows;
 }
 
 /** A row of `user_cost_caps`: the user's own cap in one window (null: exempt from the default). */
@@ -125,8 +130,8 @@ export interface CostCapReached {
 
 /**
  * The cap the user has reached, or null, given the user's own caps (their `user_cost_caps` rows, which the
- * caller reads with its other checks). With both reached, the monthly one: nothing can run before the month
- * ends, so that is when a client should come back.
+ * caller reads: ownCostCaps, or joined with what else it reads). With both reached, the monthly one: nothing
+ * can run before the month ends, so that is when a client should come back.
  */
 export async function costCapReached(
   pool: Pick<Pool, 'query'>,

@@ -20,12 +20,11 @@ import type {
   TurnStatus,
 } from '../../contracts/turn';
 import { newId } from '../../platform/ids';
-import { inTransaction } from '../../platform/pg-pool';
 import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
-import type { CostCapDefaults, OwnCapRow } from '../../platform/cost-caps';
-import { refuseTurnOverCostCap } from './cost-caps';
-import { refuseOverTurnRateLimit, TURN_RATE_RETRY_AFTER_SQL, TURN_RATE_WINDOW_SECONDS } from './turn-rate-limit';
+import type { CostCapDefaults } from '../../platform/cost-caps';
+import { refuseTurnOverCostCap, turnCostCapReached } from './cost-caps';
+import { refuseOverTurnRateLimit, TURN_RATE_WINDOW_SECONDS } from './turn-rate-limit';
 
 export interface TurnRow {
   id: string;
@@ -87,10 +86,25 @@ export interface IdempotentRequest {
   requestHash: string;
 }
 
+/** What create_queued_turn answers (prisma/migrations/20261213100000_create_queued_turn_function). */
+type CreationOutcome = 'created' | 'replayed' | 'key_reused' | 'cost_cap' | 'concurrency' | 'rate_limited';
+
 /**
- * Inserts a queued turn unless the user already has `maxInFlight` queued or running turns, or created
- * `maxPerMinute` in the last minute (checked in that order: a burst meets the in-flight cap first). The
- * user's row lock serialises concurrent creations, so both hold under any number of racing POSTs.
+ * The creation's one statement. The function's row is named `turns`, so that TURN_COLUMNS reads the created
+ * turn as it reads a stored one (with the other outcomes, all its columns are null). Its ledger sum and its
+ * snapshot's counts come from the statement's own snapshot, which predates the insert: right for a turn just
+ * created, which is queued and has no snapshot yet. A replay's turn is read afresh instead (see below).
+ */
+const CREATE_QUEUED_TURN_SQL = `SELECT outcome, in_flight, retry_after, ${TURN_COLUMNS}
+  FROM create_queued_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS turns`;
+
+/**
+ * Inserts a queued turn unless the user has reached a cost cap, already has `maxInFlight` queued or running
+ * turns, or created `maxPerMinute` in the last minute (checked in that order: a burst meets the in-flight cap
+ * before the rate). Two statements, in autocommit: the cost cap's decision (one more statement when a cap
+ * applies to the user: their spend), then create_queued_turn, which takes the user's row lock and checks and
+ * writes under it. The lock serialises concurrent creations, so the in-flight cap and the rate hold under
+ * any number of racing POSTs across API processes.
  *
  * With an Idempotency-Key that the user sent with the same body in the last 24 h, the turn it created
  * is returned instead (`replayed`), cap or not: the request is the one already admitted. Racing
@@ -109,66 +123,55 @@ export async function createQueuedTurn(
   },
 ): Promise<{ turn: TurnRow; replayed: boolean }> {
   const { idempotency } = args;
-  return inTransaction(pool, async (client) => {
-    await client.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [args.userId]);
-    if (idempotency) {
-      // A key past its 24 h is as good as absent: the INSERT below replaces it.
-      const used = await client.query<{ request_hash: string; turn_id: string }>(
-        `SELECT request_hash, turn_id FROM idempotency_keys
-         WHERE user_id = $1 AND key = $2 AND created_at > now() - make_interval(hours => $3)`,
-        [args.userId, idempotency.key, IDEMPOTENCY_KEY_TTL_HOURS],
-      );
-      if (used.rowCount === 1) {
-        if (used.rows[0].request_hash !== idempotency.requestHash) {
-          throw new ApiError(
-            'idempotency_key_reused',
-            'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
-            IDEMPOTENCY_KEY_HEADER,
-          );
-        }
-        const existing = await client.query<TurnRow>(`SELECT ${TURN_COLUMNS} FROM turns WHERE id = $1`, [
-          used.rows[0].turn_id,
-        ]);
-        return { turn: existing.rows[0], replayed: true };
-      }
+  const now = new Date();
+  const capReached = await turnCostCapReached(pool, args.userId, args.costCaps, now);
+  const { rows } = await pool.query<
+    TurnRow & { outcome: CreationOutcome; in_flight: number | null; retry_after: number | null }
+  >(CREATE_QUEUED_TURN_SQL, [
+    args.userId,
+    newId('turn'),
+    JSON.stringify(args.messages),
+    JSON.stringify(args.context),
+    capReached !== null,
+    args.maxInFlight,
+    TURN_RATE_WINDOW_SECONDS,
+    args.maxPerMinute,
+    idempotency?.key ?? null,
+    idempotency?.requestHash ?? null,
+    IDEMPOTENCY_KEY_TTL_HOURS,
+  ]);
+  const { outcome, in_flight: inFlight, retry_after: retryAfter, ...turn } = rows[0];
+  switch (outcome) {
+    case 'created':
+      return { turn, replayed: false };
+    case 'replayed': {
+      // Read in a statement of its own: the creation's snapshot predates its wait for the lock, and the
+      // turn may have moved on since (its ledger sum, its snapshot's counts).
+      const existing = await pool.query<TurnRow>(`SELECT ${TURN_COLUMNS} FROM turns WHERE id = $1`, [turn.id]);
+      // Gone in between: its workflow never started, and its key went with it (ON DELETE CASCADE). As for a
+      // retry with that key after the discard, the request starts afresh.
+      if (existing.rowCount === 0) return createQueuedTurn(pool, args);
+      return { turn: existing.rows[0], replayed: true };
     }
-    // What the three checks below need, in one statement under the user's lock: their own cost caps, their
-    // turns in flight, and the rate limit's wait. Checked in this order, as each answers differently.
-    const { rows } = await client.query<{ own_caps: OwnCapRow[]; in_flight: number; retry_after: number | null }>(
-      `SELECT
-         (SELECT COALESCE(json_agg(json_build_object('cap_window', cap_window, 'limit_usd', limit_usd::text)), '[]')
-            FROM user_cost_caps WHERE user_id = $1) AS own_caps,
-         (SELECT COUNT(*)::int FROM turns WHERE user_id = $1 AND status IN ('queued', 'running')) AS in_flight,
-         (${TURN_RATE_RETRY_AFTER_SQL}) AS retry_after`,
-      [args.userId, TURN_RATE_WINDOW_SECONDS, args.maxPerMinute - 1],
-    );
-    const checks = rows[0];
-    await refuseTurnOverCostCap(client, args.userId, checks.own_caps, args.costCaps);
-    if (checks.in_flight >= args.maxInFlight) {
+    case 'key_reused':
+      throw new ApiError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+        IDEMPOTENCY_KEY_HEADER,
+      );
+    case 'cost_cap':
+      return refuseTurnOverCostCap(capReached!, now);
+    case 'concurrency':
       throw new ApiError(
         'concurrency_limit_exceeded',
-        `You already have ${checks.in_flight} turns in flight; at most ${args.maxInFlight} may be queued or running at once.`,
+        `You already have ${inFlight} turns in flight; at most ${args.maxInFlight} may be queued or running at once.`,
         undefined,
         { 'Retry-After': '5' },
       );
-    }
-    refuseOverTurnRateLimit(checks.retry_after, args.maxPerMinute);
-    const inserted = await client.query<TurnRow>(
-      `INSERT INTO turns (id, user_id, status, messages, context) VALUES ($1, $2, 'queued', $3, $4)
-       RETURNING ${TURN_COLUMNS}`,
-      [newId('turn'), args.userId, JSON.stringify(args.messages), JSON.stringify(args.context)],
-    );
-    const turn = inserted.rows[0];
-    if (idempotency) {
-      await client.query(
-        `INSERT INTO idempotency_keys (user_id, key, request_hash, turn_id) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (user_id, key) DO UPDATE
-           SET request_hash = EXCLUDED.request_hash, turn_id = EXCLUDED.turn_id, created_at = now()`,
-        [args.userId, idempotency.key, idempotency.requestHash, turn.id],
-      );
-    }
-    return { turn, replayed: false };
-  });
+    case 'rate_limited':
+      refuseOverTurnRateLimit(retryAfter, args.maxPerMinute);
+  }
+  throw new Error(`create_queued_turn answered ${String(outcome)}`);
 }
 
 /**

@@ -60,8 +60,9 @@ test('Postgres restarted mid-stream: the failed step is retried, the turn comple
 
   // The first delta is on the wire and more follow every 150 ms. Pin both processes in the middle of a
   // transaction when Postgres goes away: rows locked here make the worker's next event append wait on
-  // the turn row and a second POST /v1/turns wait on the user row, each on a client checked out of its
-  // pool. That is where a dropped connection, unheard, would escape as an unhandled 'error' and kill the process.
+  // the turn row and a second POST /v1/turns wait on the user row (in create_queued_turn, one statement in
+  // autocommit), each on a client of its pool. That is where a dropped connection, unheard, would escape as
+  // an unhandled 'error' and kill the process.
   await stream.waitFor((e) => e.type === 'agent.thought');
   const lock = new Client({ connectionString: pg.url });
   lock.on('error', () => undefined); // terminated by the shutdown, like every session
@@ -84,7 +85,7 @@ test('Postgres restarted mid-stream: the failed step is retried, the turn comple
       'SELECT query FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
       [locker[0].pid],
     );
-    const onUser = rows.filter((r) => /FROM users WHERE id/.test(r.query)).length;
+    const onUser = rows.filter((r) => /create_queued_turn/.test(r.query)).length;
     return onUser >= 1 && rows.length - onUser >= 1;
   }, 'the worker and the API both wait on the locked rows');
   await watcher.end();

@@ -6,7 +6,7 @@
  * the terminal event and the webhook event, a cap that is reached).
  */
 import { Pool, type PoolClient } from 'pg';
-import { createQueuedTurn } from '../../api/services/turns';
+import { createQueuedTurn, findTurnForUser, toTurnResource } from '../../api/services/turns';
 import { enterTurnRun } from '../../activities/bookkeeping/turn-attempts';
 import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
 import { CostCapExceededError, createCostCapGuard } from '../../platform/cost-caps';
@@ -232,7 +232,12 @@ describe('the cost cap guard before each model call', () => {
 });
 
 describe("a turn's creation (POST /v1/turns)", () => {
-  const create = (p: Pool, owner: string, limits: { maxInFlight?: number; maxPerMinute?: number } = {}) =>
+  const create = (
+    p: Pool,
+    owner: string,
+    limits: { maxInFlight?: number; maxPerMinute?: number } = {},
+    idempotency?: { key: string; requestHash: string },
+  ) =>
     createQueuedTurn(p, {
       userId: owner,
       messages: [{ role: 'user', content: 'What is HRV?' }],
@@ -240,15 +245,48 @@ describe("a turn's creation (POST /v1/turns)", () => {
       maxInFlight: limits.maxInFlight ?? 10,
       costCaps: { daily: null, monthly: null },
       maxPerMinute: limits.maxPerMinute ?? 100,
+      idempotency,
     });
 
-  test('five statements: BEGIN, the user lock, the checks, the INSERT, COMMIT', async () => {
+  test('two statements without a cap, in autocommit: the own caps, then create_queued_turn; the turn as read back', async () => {
     const owner = newId('user');
     await pool.query('INSERT INTO users (id, name) VALUES ($1, $2)', [owner, 'creator']);
     const counted = countingPool();
-    const { turn } = await create(counted.pool, owner);
-    expect(turn.status).toBe('queued');
-    expect(counted.statements).toHaveLength(5);
+    const { turn, replayed } = await create(counted.pool, owner);
+    expect(replayed).toBe(false);
+    expect(counted.statements).toHaveLength(2);
+    expect(counted.statements.some((sql) => /^\s*(BEGIN|COMMIT)/i.test(sql))).toBe(false);
+    // The created row has the very types and values a read of it gives (dates as Dates, json parsed, nulls).
+    expect(turn).toEqual(await findTurnForUser(pool, owner, turn.id));
+    expect(toTurnResource(turn)).toEqual(toTurnResource((await findTurnForUser(pool, owner, turn.id))!));
+    expect(turn.created_at).toBeInstanceOf(Date);
+    expect(turn).toMatchObject({ status: 'queued', attempt: 1, last_event_id: 0, ledger_cost_usd: null });
+  });
+
+  test('with an Idempotency-Key: still two statements; its replay reads the turn afresh (three)', async () => {
+    const owner = newId('user');
+    await pool.query('INSERT INTO users (id, name) VALUES ($1, $2)', [owner, 'keyed']);
+    const idempotency = { key: 'k-1', requestHash: 'h-1' };
+    const counted = countingPool();
+    const first = await create(counted.pool, owner, {}, idempotency);
+    expect(counted.statements).toHaveLength(2);
+    const again = countingPool();
+    const replay = await create(again.pool, owner, { maxInFlight: 1 }, idempotency);
+    expect(again.statements).toHaveLength(3);
+    expect(replay).toEqual({ turn: first.turn, replayed: true });
+    await expect(create(pool, owner, {}, { key: 'k-1', requestHash: 'h-2' })).rejects.toMatchObject({
+      code: 'idempotency_key_reused',
+      field: 'Idempotency-Key',
+    });
+  });
+
+  test("a user's own cap adds the spend's statement", async () => {
+    const owner = newId('user');
+    await pool.query('INSERT INTO users (id, name) VALUES ($1, $2)', [owner, 'capped creator']);
+    await pool.query(`INSERT INTO user_cost_caps (user_id, cap_window, limit_usd) VALUES ($1, 'daily', 5)`, [owner]);
+    const counted = countingPool();
+    await create(counted.pool, owner);
+    expect(counted.statements).toHaveLength(3);
   });
 
   test('the checks still refuse, in their order: cost cap, then turns in flight, then the rate', async () => {
@@ -258,11 +296,25 @@ describe("a turn's creation (POST /v1/turns)", () => {
     await create(pool, owner);
     await expect(create(pool, owner, { maxInFlight: 2, maxPerMinute: 2 })).rejects.toMatchObject({
       code: 'concurrency_limit_exceeded',
+      message: 'You already have 2 turns in flight; at most 2 may be queued or running at once.',
+      headers: { 'Retry-After': '5' },
     });
-    await expect(create(pool, owner, { maxPerMinute: 2 })).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(create(pool, owner, { maxPerMinute: 2 })).rejects.toMatchObject({
+      code: 'rate_limited',
+      message: expect.stringMatching(
+        /^You created 2 turns in the last 60 s, the most allowed; try again in (59|60) s\.$/,
+      ),
+      headers: { 'Retry-After': expect.stringMatching(/^(59|60)$/) },
+    });
     await pool.query(`INSERT INTO user_cost_caps (user_id, cap_window, limit_usd) VALUES ($1, 'monthly', 0)`, [owner]);
     await expect(create(pool, owner, { maxInFlight: 2, maxPerMinute: 2 })).rejects.toMatchObject({
       code: 'cost_cap_exceeded',
+      message: expect.stringMatching(
+        /^The monthly cost cap of \$0 is reached: \$0 spent this month \(UTC\); .* No turn was created\.$/,
+      ),
     });
+    // Nothing was written by the refusals: the two turns only.
+    const { rows } = await pool.query('SELECT COUNT(*)::int AS n FROM turns WHERE user_id = $1', [owner]);
+    expect(rows[0].n).toBe(2);
   });
 });
