@@ -71,10 +71,10 @@ const configSchema = z.object({
   AMY_TURN_RUN_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(3600),
   /**
    * How long a streaming POST /v1/turns waits for Temporal to accept the turn's workflow before it answers
-   * 201 anyway, the start going on (api/services/turn-workflows.ts). Long enough for a start on an idle
-   * server, short enough that a busy one does not set the latency of every POST.
+   * 201 anyway, the start going on (api/services/turn-workflows.ts). 0: it answers once the turn is recorded,
+   * so a busy Temporal does not set the latency of every POST.
    */
-  AMY_TURN_START_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10),
+  AMY_TURN_START_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   AMY_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

@@ -41,6 +41,13 @@ const PROGRESS_QUERY_TIMEOUT_MS = 1_000;
  */
 const WORKFLOW_START_GRACE_MS = 10_000;
 
+/** `promise`'s value if it settles within `ms`, else null (it goes on). */
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 const notStarted = () => new ApiError('service_unavailable', 'The turn could not be started; try again shortly.');
 
 export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
@@ -96,20 +103,16 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
 
   /**
    * Starts the queued turn's workflow for a streaming POST, which answers once the start has succeeded
-   * (`onStarted` is called) or after `turnStartWaitMs`, whichever comes first. A start that fails within
-   * that wait is answered 503 with nothing left in flight, as a blocking POST's. A slower start goes on
-   * after the answer: StartWorkflowExecution's latency grows with the load on Temporal's cores (hundreds of
-   * milliseconds on a saturated machine, docs/benchmarks.md) and would otherwise be every POST's. The
-   * client has then been told 201, so a start that fails after it fails the turn (`turn_abandoned`, on
-   * the row and its stream) rather than deleting it.
+   * (`onStarted` is called) or after `turnStartWaitMs`, whichever comes first: by default (0) at once,
+   * without even a turn of the event loop. StartWorkflowExecution's latency grows with the load on
+   * Temporal's cores (hundreds of milliseconds on a saturated machine, docs/benchmarks.md) and would
+   * otherwise be every POST's. A start that fails within the wait is answered 503 with nothing left in
+   * flight, as a blocking POST's. A start that goes on after the answer and then fails fails the turn
+   * (`turn_abandoned`, on the row and its stream) rather than deleting it: the client was told 201.
    */
   async function startTurnWorkflowWithin(input: TurnWorkflowInput, onStarted: () => void): Promise<void> {
     const starting = requestStart(input);
-    let timer: NodeJS.Timeout | undefined;
-    const early = await Promise.race([
-      starting,
-      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), deps.turnStartWaitMs))),
-    ]).finally(() => clearTimeout(timer));
+    const early = deps.turnStartWaitMs > 0 ? await settledWithin(starting, deps.turnStartWaitMs) : null;
     if (early && 'error' in early) {
       await abandonUnstartedTurn(input.turnId, 'discard');
       throw notStarted();
