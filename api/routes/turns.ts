@@ -153,7 +153,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
     const row = await getTurnForUserOrThrow(pool, res.locals.userId as string, turnIdFrom(req));
     const turn: Turn = toTurnResource(row);
     if (isTurnInFlight(row)) {
-      const progress = await workflows.progressOf(row.id);
+      const progress = await workflows.progressOf(row);
       if (progress) turn.progress = progress;
     }
     res.json(turn);

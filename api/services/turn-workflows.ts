@@ -194,15 +194,17 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
     }
   }
 
-  /** The workflow's own progress plus the ledger's cost so far; null when the workflow does not answer in time. */
-  async function progressOf(turnId: string): Promise<TurnProgress | null> {
+  /**
+   * The workflow's own progress plus the ledger's cost so far; null when the workflow does not answer in
+   * time, or has yet to be started (`queued`: its POST was answered first, here or in another API process).
+   */
+  async function progressOf({ id: turnId, status }: Pick<TurnRow, 'id' | 'status'>): Promise<TurnProgress | null> {
     const handle = temporal.workflow.getHandle(turnId);
     const [steps, cost] = await Promise.all([
       temporal
         .withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () => handle.query(progressQuery))
         .catch((err: unknown) => {
-          // A turn whose POST was answered before its workflow's start: no progress yet.
-          if (err instanceof WorkflowNotFoundError && deps.pendingStarts.of(turnId)) return null;
+          if (err instanceof WorkflowNotFoundError && status === 'queued') return null;
           logger.warn('progress query failed; the turn is returned without progress', {
             turn_id: turnId,
             error: String(err),

@@ -264,7 +264,7 @@ describe('with the default run bound', () => {
   });
 
   test('a start still going when the POST is answered: the turn runs, and a cancellation meanwhile waits for the start and cancels it', async () => {
-    const { accepted, interceptor } = delayedStarts(1_000, false);
+    const { accepted, interceptor } = delayedStarts(2_000, false);
     const other = await svc.createUser();
     const own = await startApiWith(interceptor, 0);
     await svc.scripted.faults.inject({ kind: 'slow', step: 'fallback_reply', times: 1, delay_ms: 20_000 });
@@ -272,8 +272,12 @@ describe('with the default run bound', () => {
       const res = await api(own.url, 'POST', '/v1/turns', { key: other.apiKey, body: thanks });
       expect(res.status).toBe(201);
       const id = expectSchema(turnSchema, res.body).id;
-      // Answered before Temporal heard of the workflow.
+      // Answered before Temporal heard of the workflow; read meanwhile, the turn is queued, without progress.
       await expect(svc.temporal.workflow.getHandle(id).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      const meanwhile = await api(own.url, 'GET', `/v1/turns/${id}`, { key: other.apiKey });
+      expect(meanwhile.status).toBe(200);
+      expect(expectSchema(turnSchema, meanwhile.body)).toMatchObject({ status: 'queued' });
+      expect(meanwhile.body).not.toHaveProperty('progress');
       const stream = openEventStream(`${svc.url}/v1/turns/${id}/events`, { apiKey: other.apiKey });
       try {
         const cancel = await api(own.url, 'POST', `/v1/turns/${id}/cancel`, { key: other.apiKey });
