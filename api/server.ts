@@ -68,6 +68,9 @@ function receiveBounds(config: Config): http.ServerOptions {
   };
 }
 
+/** How long `close()` lets the turn starts still going finish. */
+const CLOSE_STARTS_WITHIN_MS = 5_000;
+
 /** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
 export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
   const pool = createPgPool(config.DATABASE_URL, config.AMY_PG_POOL_SIZE, (err) =>
@@ -159,9 +162,14 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
           logger,
         });
   logger.info('api listening', { url });
-  const release = async () => {
-    // A turn answered 201 before its workflow's start still needs that start (or its undoing) to finish.
-    await pendingStarts.settled();
+  /** `startsWithinMs`: how long the turn starts still going may take to finish. */
+  const release = async (startsWithinMs: number) => {
+    // A turn answered 201 before its workflow's start needs that start (or its undoing) to finish. One that
+    // does not leaves a queued turn without a workflow, which the reconciler fails (docs/operations.md).
+    const unfinishedStarts = await pendingStarts.settled(startsWithinMs);
+    if (unfinishedStarts > 0) {
+      logger.warn('api stopping with turn starts unfinished', { turn_starts_unfinished: unfinishedStarts });
+    }
     await hub.close();
     await Promise.allSettled([pool.end(), connection.close(), gates.close(), metrics?.close()]);
   };
@@ -171,9 +179,10 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await release();
+      await release(CLOSE_STARTS_WITHIN_MS);
     },
     async drain(graceMs) {
+      const deadline = Date.now() + graceMs;
       // Stops listening now (a new connection is refused) and closes the idle keep-alive connections.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const streams = eventStreamRoute.endAll();
@@ -186,7 +195,8 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
       if (unfinished > 0) logger.warn('api stopping with requests unfinished', { requests_unfinished: unfinished });
       server.closeAllConnections();
       await closed;
-      await release();
+      // What is left of the grace, and at least a second: a start begun at the last moment gets its chance.
+      await release(Math.max(1_000, deadline - Date.now()));
       logger.info('api stopped');
     },
   } satisfies ApiServer;

@@ -1,16 +1,19 @@
 /**
- * The turn workflow starts an API process still has going after it answered their POST (a start slower
- * than AMY_TURN_START_WAIT_MS, api/services/turn-workflows.ts). The process's shutdown waits for them
- * before it closes its Temporal connection, and a cancellation of such a turn waits for its start instead
- * of finding no workflow to cancel.
+ * The turn workflow starts an API process still has going after it answered their POST
+ * (api/services/turn-workflows.ts). The process's shutdown waits for them before it closes its Temporal
+ * connection, and a cancellation of such a turn waits for its start instead of finding no workflow to
+ * cancel.
  */
 export interface PendingTurnStarts {
   /** Keeps `start` (which must not reject) until it settles. */
   add(turnId: string, start: Promise<void>): void;
   /** The turn's start, if this process still has it going. */
   of(turnId: string): Promise<void> | undefined;
-  /** Resolves once every start going now has settled. */
-  settled(): Promise<void>;
+  /**
+   * Resolves once every start going now has settled, or after `withinMs` (a start can hang in the Temporal
+   * client's retries while the server is away), with how many are still going.
+   */
+  settled(withinMs: number): Promise<number>;
 }
 
 export function createPendingTurnStarts(): PendingTurnStarts {
@@ -21,8 +24,13 @@ export function createPendingTurnStarts(): PendingTurnStarts {
       pending.set(turnId, tracked);
     },
     of: (turnId) => pending.get(turnId),
-    async settled() {
-      await Promise.all(pending.values());
+    async settled(withinMs) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(pending.values()),
+        new Promise((resolve) => (timer = setTimeout(resolve, withinMs))),
+      ]).finally(() => clearTimeout(timer));
+      return pending.size;
     },
   };
 }

@@ -184,7 +184,7 @@ describe('with the default run bound', () => {
       url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
       pool,
       async close() {
-        await pendingStarts.settled();
+        await pendingStarts.settled(BOUND_MS);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await pool.end();
