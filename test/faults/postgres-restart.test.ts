@@ -80,14 +80,19 @@ test('Postgres restarted mid-stream: the failed step is retried, the turn comple
   await watcher.connect();
   // By what they wait in: the worker may have more than one session on the turn row, and counting
   // sessions alone once let the restart come before the second POST reached its lock (it then got 201).
+  let creating: number[] = [];
   await until(async () => {
-    const { rows } = await watcher.query<{ query: string }>(
-      'SELECT query FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+    const { rows } = await watcher.query<{ pid: number; query: string }>(
+      'SELECT pid, query FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
       [locker[0].pid],
     );
-    const onUser = rows.filter((r) => /create_queued_turn/.test(r.query)).length;
-    return onUser >= 1 && rows.length - onUser >= 1;
+    creating = rows.filter((r) => /create_queued_turn/.test(r.query)).map((r) => r.pid);
+    return creating.length >= 1 && rows.length - creating.length >= 1;
   }, 'the worker and the API both wait on the locked rows');
+  // The creation is one statement: had the shutdown ended the lock's session before the POST's, the POST
+  // would get the lock and commit in the moment between. Its session is ended first, as the shutdown ends
+  // it (57P01, the connection closed under the query in flight).
+  await watcher.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [creating]);
   await watcher.end();
 
   await pg.stop();
