@@ -25,12 +25,15 @@ export function createPendingTurnStarts(): PendingTurnStarts {
     },
     of: (turnId) => pending.get(turnId),
     async settled(withinMs) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(pending.values()),
-        new Promise((resolve) => (timer = setTimeout(resolve, withinMs))),
-      ]).finally(() => clearTimeout(timer));
+      await settledWithin(Promise.all(pending.values()), withinMs);
       return pending.size;
     },
   };
+}
+
+/** `promise`'s value if it settles within `ms`, else null (it goes on): how long a POST or a shutdown waits for starts. */
+export async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -12,7 +12,7 @@ import type { Logger } from '../../platform/logger';
 import type { WorkflowOwners } from '../../platform/temporal/workflow-owner';
 import { endTurn, turnAbandoned } from '../../platform/turn-ending';
 import { ApiError } from '../errors';
-import type { PendingTurnStarts } from './pending-turn-starts';
+import { settledWithin, type PendingTurnStarts } from './pending-turn-starts';
 import { discardQueuedTurn, findTurnForUser, getTurnForUserOrThrow, turnCostSoFar, type TurnRow } from './turns';
 
 export interface TurnWorkflowsDeps {
@@ -40,13 +40,6 @@ const PROGRESS_QUERY_TIMEOUT_MS = 1_000;
  * has yet to start.
  */
 const WORKFLOW_START_GRACE_MS = 10_000;
-
-/** `promise`'s value if it settles within `ms`, else null (it goes on). */
-async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 const notStarted = () => new ApiError('service_unavailable', 'The turn could not be started; try again shortly.');
 
