@@ -42,6 +42,16 @@ export function shapeKey(steps: readonly BareStep[]): string {
   return steps.map((s) => (s.kind === 'local' ? `local ${s.type}` : s.type)).join(' → ');
 }
 
+/**
+ * The floor's steps: every step of the turn as a full activity, local ones included. That is "a bare
+ * workflow with the same number of no-op activities" (the floor of (a), (f) and (g)); running a step as a
+ * local activity is one of the ways a turn comes closer to it. The turn's own shape, local activities
+ * kept local, is the informational second floor beside it.
+ */
+export function asActivities(steps: readonly BareStep[]): BareStep[] {
+  return steps.map((step) => ({ ...step, kind: 'activity' }));
+}
+
 /** Whether no step of `steps` overlaps another: each starts after every step before it. */
 export function isSequential(steps: readonly BareStep[]): boolean {
   return steps.every((step, i) => step.after.length === i);

@@ -79,6 +79,22 @@ const megabytes = (kb: number) => (kb * 1024) / 1e6;
 const noOps = (h: { activities: number; localActivities: number }) =>
   `${h.activities} no-op activities` + (h.localActivities ? ` and ${h.localActivities} no-op local activities` : '');
 
+/**
+ * The informational row of a turn against the floor of its own shape (local activities kept local): against
+ * it only the work inside the steps counts, not how many of them are full activities.
+ */
+function mirrorRows(section: string, r: TurnOverheadResult): ResultRow[] {
+  if (!r.mirror) return [];
+  return [
+    {
+      measurement: `${section} Same, against a floor with the turn's own shape (${noOps(r.mirror.history)})`,
+      result: `${r.mirror.ratio.toFixed(2)}× (bare ${percentiles(r.mirror.runs, ['p50', 'p95'])})`,
+      target: '— (informational)',
+      met: null,
+    },
+  ];
+}
+
 export function turnOverheadSection(r: TurnOverheadResult): Section {
   const closeRatio = r.turnToClose.p50 / r.bare.p50;
   return {
@@ -107,13 +123,12 @@ export function turnOverheadSection(r: TurnOverheadResult): Section {
         target: '',
         met: null,
       },
+      ...mirrorRows('(a)', r),
     ],
     details: [
-      `(a) Activities per run, counted from the recorded histories: turn ${r.turnHistory.activities}, ` +
-        `bare ${r.bareHistory.activities}` +
-        (r.turnHistory.localActivities
-          ? `; local activities: turn ${r.turnHistory.localActivities}, bare ${r.bareHistory.localActivities}`
-          : '') +
+      `(a) Steps per run, counted from the recorded histories: turn ${noOps(r.turnHistory).replaceAll('no-op ', '')}` +
+        `, the floor ${noOps(r.bareHistory)} (one per step of the turn)` +
+        (r.mirror ? `, the floor of the turn's own shape ${noOps(r.mirror.history)}` : '') +
         `; the turn's stream carried ${r.eventsPerTurn} events.`,
       "(a) Where the time went (p50 per run, from the histories' server timestamps): tasks waiting to be " +
         `picked up by a worker: turn ${formatMs(r.turnHistory.dispatch.p50)}, bare ${formatMs(r.bareHistory.dispatch.p50)}; ` +
@@ -121,7 +136,9 @@ export function turnOverheadSection(r: TurnOverheadResult): Section {
         `bare ${formatMs(r.bareHistory.workflowTask.p50)}; ` +
         `activities executing: turn ${formatMs(r.turnHistory.activity.p50)}, bare ${formatMs(r.bareHistory.activity.p50)}. ` +
         `POST → 201 took ${percentiles(r.turnPost, ['p50', 'p95'])}.`,
-      '(a) Runs alternate turn, bare, turn, bare… one at a time, after warm-up. The headline turn clock stops ' +
+      '(a) Runs take turns (turn, floor' +
+        (r.mirror ? ", the turn's own shape" : '') +
+        '; which goes first rotating), one at a time, after warm-up. The headline turn clock stops ' +
         'when `turn.completed` arrives, one workflow task before its workflow closes; the bare clock stops at `result()`.',
     ],
   };
@@ -160,13 +177,14 @@ export function dataTurnOverheadSection(r: TurnOverheadResult, question: string)
         target: '— (informational)',
         met: null,
       },
+      ...mirrorRows('(f)', r),
     ],
     details: [
-      `(f) "${question}", asked by a user with the demo health data (180 days). Activities per run, counted ` +
-        `from the recorded histories: turn ${t.activities}, bare ${b.activities}` +
-        (t.localActivities ? ` (and ${t.localActivities} local activities, bare ${b.localActivities})` : '') +
+      `(f) "${question}", asked by a user with the demo health data (180 days). Steps per run, counted ` +
+        `from the recorded histories: turn ${noOps(t).replaceAll('no-op ', '')}, the floor ${noOps(b)}` +
+        (r.mirror ? `, the floor of the turn's own shape ${noOps(r.mirror.history)}` : '') +
         `, the same in every run and never more than ${t.maxConcurrentActivities} outstanding at a time, so ` +
-        `the bare workflow awaits its no-ops one by one: ${t.shape}. Each turn's stream carried ${r.eventsPerTurn} ` +
+        `the bare workflows await their no-ops one by one: ${t.shape}. Each turn's stream carried ${r.eventsPerTurn} ` +
         `events; the last ended with ${validator.findings_validated} validated, ${validator.findings_conditional} ` +
         `conditional and ${validator.findings_rejected} rejected of ${validator.findings_total} finding.`,
       "(f) Where the turn's time went (p50 per run, from the histories' server timestamps): activities " +
@@ -180,7 +198,7 @@ export function dataTurnOverheadSection(r: TurnOverheadResult, question: string)
       `(f) The floor is the bare workflow's median: what Temporal alone costs here to run ${b.activities} ` +
         'activities one after another. The ratio says how many floors a data turn takes; the difference of ' +
         "medians is the service's own work on top of that floor, most of it the activities above. Runs " +
-        'alternate turn, bare, turn, bare… one at a time, after warm-up (which pays the sandbox probe and the ' +
+        'take turns, one at a time, after warm-up (which pays the sandbox probe and the ' +
         "gates process start). The scripted model answers at once and streams with no delay, so a model step's " +
         'time here is the service handling the call (the request, the streamed deltas appended as events, the ' +
         'cost ledger), not a model thinking; with a real model those steps would dominate instead.',

@@ -36,7 +36,7 @@ import type { TurnResult } from '../../contracts/turn';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { startApiProcess } from './api-process';
 import { createBenchUser } from './fixtures';
-import { activityShape, shapeKey, type ActivityShape, type BareStep } from './history-shape';
+import { activityShape, asActivities, shapeKey, type ActivityShape, type BareStep } from './history-shape';
 import { startBareWorkerProcess, startModelProcess, startWorkerProcess, type RoleProcess } from './load-processes';
 import { cpuBetween, sampleCpu, type RoleCgroups } from './proc-cpu';
 import { runBareWorkflow, runTurn } from './turn-overhead';
@@ -262,7 +262,7 @@ export async function measureTurnCpu(opts: {
   const warmTurns = await turnBatch();
   const shape = await shapeOf(temporal, warmTurns[0]);
   // The floor runs every step as a full activity; the mirror keeps the turn's local activities local.
-  const floorSteps: BareStep[] = shape.steps.map((step) => ({ ...step, kind: 'activity' }));
+  const floorSteps = asActivities(shape.steps);
   const mirrorSteps = shape.localActivities > 0 ? shape.steps : null;
   const counts = (s: ActivityShape) =>
     `${s.activities} activities, ${s.localActivities} local activities, at most ${s.maxConcurrentActivities} at once`;

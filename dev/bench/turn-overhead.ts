@@ -1,7 +1,8 @@
 /**
  * (a) What the service adds on top of Temporal for the cheapest turn: a fallback turn timed from the
  * client's point of view (POST sent → `turn.completed` received over SSE) against a bare workflow
- * that schedules the same number of no-op activities on the same Temporal server. The same comparison
+ * that schedules the same number of no-op activities on the same Temporal server, one per step of the
+ * turn (and, informational, against one of the turn's own shape, its local activities local). The same comparison
  * serves (f), a full data turn, with another question (dev/bench/data-turn-overhead.ts).
  */
 import type http from 'node:http';
@@ -9,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { TurnResult } from '../../contracts/turn';
 import type { TurnWorkflow } from '../../workflows/turn-workflow';
 import type { BareWorkflow } from './bare-workflow';
-import { activityShape, shapeKey, type BareStep } from './history-shape';
+import { activityShape, asActivities, shapeKey, type BareStep } from './history-shape';
 import { openSse, postJson } from './http-client';
 import { nowMs, summarize, type Summary } from './stats';
 
@@ -64,11 +65,22 @@ interface HistorySummary {
   byType: Array<{ type: string; ms: Summary }>;
 }
 
+/** A bare workflow's runs, and the turn's median against theirs. */
+export interface BareSeries {
+  runs: Summary;
+  /** p50(turn) / p50(bare). */
+  ratio: number;
+  history: HistorySummary;
+}
+
 export interface TurnOverheadResult {
   turn: Summary;
+  /** The floor: one no-op activity per step of the turn. */
   bare: Summary;
   /** p50(turn) / p50(bare). */
   ratio: number;
+  /** The floor of the turn's own shape (its local activities local), when it has local activities. */
+  mirror: BareSeries | null;
   /** POST sent → the turn's workflow closed: the same end point as the bare clock's. */
   turnToClose: Summary;
   /** POST sent → 201 received: the synchronous part of the turn (auth, insert, workflow start). */
@@ -218,34 +230,50 @@ async function summarizeHistories(temporal: Client, workflowIds: string[]): Prom
 }
 
 /**
- * Runs turns asking `question` and bare workflows alternately and compares them. The bare workflow's
- * steps are the activities the first turn's history records, so the floor has the turn's shape as it
- * actually ran; every measured turn must then record the same activities, none of them overlapping.
+ * Runs turns asking `question` and bare workflows in turn and compares them. The floor runs one no-op
+ * activity per step the first turn's history records (its local activities as full activities too:
+ * history-shape.ts's asActivities); when the turn has local activities, a second floor of the turn's own
+ * shape runs beside it, informational. Every measured turn must record the same steps, none overlapping.
  */
 export async function measureTurnAgainstBare(opts: TurnAgainstBareOptions): Promise<TurnOverheadResult> {
   const turns: TurnTiming[] = [];
-  const bare: Array<{ workflowId: string; totalMs: number }> = [];
-  let steps: BareStep[] | undefined;
-  // One after the other, never concurrently: the user may have only 3 turns in flight, and overlap
-  // would measure queueing instead of overhead. Alternating A, B, A, B spreads machine noise
-  // (GC, the other core's load, Temporal's timers) evenly over both series.
+  const floorRuns: BareRun[] = [];
+  const mirrorRuns: BareRun[] = [];
+  let floorSteps: BareStep[] | undefined;
+  let mirrorSteps: BareStep[] | null = null;
+  // One at a time, never concurrently: the user may have only 3 turns in flight, and overlap would
+  // measure queueing instead of overhead. Taking turns, and which goes first rotating, spreads machine
+  // noise (GC, the other core's load, Temporal's timers) evenly over the series.
   for (let run = 0; run < opts.warmupRuns + opts.measuredRuns; run++) {
-    const turn = await runTurn(opts);
-    if (!steps) {
-      const shape = await historyBreakdown(opts.temporal, turn.workflowId);
-      // The bare workflow awaits its activities one by one; a turn that overlaps some has another shape.
-      if (shape.maxConcurrentActivities > 1) {
-        throw new Error(`turn ${turn.workflowId} ran up to ${shape.maxConcurrentActivities} activities at once`);
-      }
-      steps = shape.steps;
-    }
-    const baseline = await runBareWorkflow(opts, steps);
-    if (run < opts.warmupRuns) continue;
-    turns.push(turn);
-    bare.push(baseline);
+    const measured = run >= opts.warmupRuns;
+    const series: Array<() => Promise<unknown>> = [
+      async () => {
+        const turn = await runTurn(opts);
+        if (!floorSteps) {
+          const shape = await historyBreakdown(opts.temporal, turn.workflowId);
+          // The bare workflow awaits its activities one by one; a turn that overlaps some has another shape.
+          if (shape.maxConcurrentActivities > 1) {
+            throw new Error(`turn ${turn.workflowId} ran up to ${shape.maxConcurrentActivities} activities at once`);
+          }
+          floorSteps = asActivities(shape.steps);
+          mirrorSteps = shape.localActivities > 0 ? shape.steps : null;
+        }
+        if (measured) turns.push(turn);
+      },
+      async () => {
+        const bare = await runBareWorkflow(opts, floorSteps!);
+        if (measured) floorRuns.push(bare);
+      },
+      async () => {
+        if (!mirrorSteps) return;
+        const bare = await runBareWorkflow(opts, mirrorSteps);
+        if (measured) mirrorRuns.push(bare);
+      },
+    ];
+    // The first run's turn goes first: it gives the floors their steps.
+    for (let i = 0; i < series.length; i++) await series[(run + i) % series.length]();
   }
   const turnSummary = summarize(turns.map((t) => t.totalMs));
-  const bareSummary = summarize(bare.map((b) => b.totalMs));
   const turnHistory = await summarizeHistories(
     opts.temporal,
     turns.map((t) => t.workflowId),
@@ -253,19 +281,32 @@ export async function measureTurnAgainstBare(opts: TurnAgainstBareOptions): Prom
   if (turnHistory.maxConcurrentActivities > 1) {
     throw new Error(`a measured turn ran up to ${turnHistory.maxConcurrentActivities} activities at once`);
   }
+  const floor = await bareSeries(opts.temporal, floorRuns, turnSummary);
   return {
     turn: turnSummary,
-    bare: bareSummary,
-    ratio: turnSummary.p50 / bareSummary.p50,
+    bare: floor.runs,
+    ratio: floor.ratio,
+    bareHistory: floor.history,
+    mirror: mirrorRuns.length > 0 ? await bareSeries(opts.temporal, mirrorRuns, turnSummary) : null,
     turnToClose: summarize(turns.map((t) => t.toCloseMs)),
     turnPost: summarize(turns.map((t) => t.postMs)),
     turnHistory,
-    bareHistory: await summarizeHistories(
-      opts.temporal,
-      bare.map((b) => b.workflowId),
-    ),
     eventsPerTurn: turns[turns.length - 1].events,
     lastResult: turns[turns.length - 1].result,
+  };
+}
+
+type BareRun = Awaited<ReturnType<typeof runBareWorkflow>>;
+
+async function bareSeries(temporal: Client, runs: BareRun[], turn: Summary): Promise<BareSeries> {
+  const summary = summarize(runs.map((b) => b.totalMs));
+  return {
+    runs: summary,
+    ratio: turn.p50 / summary.p50,
+    history: await summarizeHistories(
+      temporal,
+      runs.map((b) => b.workflowId),
+    ),
   };
 }
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import {
   activityShape,
+  asActivities,
   isSequential,
   LOCAL_ACTIVITY_MARKER,
   shapeKey,
@@ -105,4 +106,18 @@ test('local-activity markers count as local steps in their place; other markers 
     'local startTurn → route → local recallMemory → local local activity → synthesise',
   );
   expect(isSequential(shape.steps)).toBe(true);
+});
+
+test("the floor runs every step as a full activity, in the turn's order and with its waits", () => {
+  const turn: BareStep[] = [
+    { kind: 'local', type: 'startTurn', after: [] },
+    { kind: 'activity', type: 'route', after: [0] },
+    { kind: 'activity', type: 'planAnalysis', after: [0, 1] },
+    { kind: 'activity', type: 'consultDomainExpert', after: [0, 1] },
+    { kind: 'local', type: 'completeTurn', after: [0, 1, 2, 3] },
+  ];
+  const floor = asActivities(turn);
+  expect(floor.map((s) => s.kind)).toEqual(Array(5).fill('activity'));
+  expect(floor.map(({ type, after }) => ({ type, after }))).toEqual(turn.map(({ type, after }) => ({ type, after })));
+  expect(turn[0].kind).toBe('local'); // the turn's own shape is left as it was, for the second floor
 });
