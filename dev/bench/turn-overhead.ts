@@ -66,7 +66,7 @@ interface HistorySummary {
 }
 
 /** A bare workflow's runs, and the turn's median against theirs. */
-export interface BareSeries {
+interface BareSeries {
   runs: Summary;
   /** p50(turn) / p50(bare). */
   ratio: number;
