@@ -75,9 +75,11 @@ const percentiles = (s: Summary, which: Array<'min' | 'p50' | 'p95' | 'p99' | 'm
   which.map((p) => `${p} ${formatMs(s[p])}`).join(', ');
 const signedMs = (ms: number) => `${ms < 0 ? '−' : '+'}${formatMs(Math.abs(ms))}`;
 const megabytes = (kb: number) => (kb * 1024) / 1e6;
-/** "16 no-op activities", and the local ones when a turn recorded any. */
-const noOps = (h: { activities: number; localActivities: number }) =>
-  `${h.activities} no-op activities` + (h.localActivities ? ` and ${h.localActivities} no-op local activities` : '');
+/** "4 activities and 3 local activities" (`noun` before each kind, e.g. "no-op "): the local ones only when any. */
+const stepCounts = (h: { activities: number; localActivities: number }, noun = '') =>
+  `${h.activities} ${noun}activities` + (h.localActivities ? ` and ${h.localActivities} ${noun}local activities` : '');
+/** "16 no-op activities", and the local ones when a run recorded any. */
+const noOps = (h: { activities: number; localActivities: number }) => stepCounts(h, 'no-op ');
 
 /**
  * The informational row of a turn against the floor of its own shape (local activities kept local): against
@@ -126,7 +128,7 @@ export function turnOverheadSection(r: TurnOverheadResult): Section {
       ...mirrorRows('(a)', r),
     ],
     details: [
-      `(a) Steps per run, counted from the recorded histories: turn ${noOps(r.turnHistory).replaceAll('no-op ', '')}` +
+      `(a) Steps per run, counted from the recorded histories: turn ${stepCounts(r.turnHistory)}` +
         `, the floor ${noOps(r.bareHistory)} (one per step of the turn)` +
         (r.mirror ? `, the floor of the turn's own shape ${noOps(r.mirror.history)}` : '') +
         `; the turn's stream carried ${r.eventsPerTurn} events.`,
@@ -181,7 +183,7 @@ export function dataTurnOverheadSection(r: TurnOverheadResult, question: string)
     ],
     details: [
       `(f) "${question}", asked by a user with the demo health data (180 days). Steps per run, counted ` +
-        `from the recorded histories: turn ${noOps(t).replaceAll('no-op ', '')}, the floor ${noOps(b)}` +
+        `from the recorded histories: turn ${stepCounts(t)}, the floor ${noOps(b)}` +
         (r.mirror ? `, the floor of the turn's own shape ${noOps(r.mirror.history)}` : '') +
         `, the same in every run and never more than ${t.maxConcurrentActivities} outstanding at a time, so ` +
         `the bare workflows await their no-ops one by one: ${t.shape}. Each turn's stream carried ${r.eventsPerTurn} ` +
