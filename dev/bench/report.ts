@@ -247,6 +247,18 @@ export function turnCpuSection(results: Array<{ result: TurnCpuResult; target: n
             },
           ]
         : []),
+      {
+        measurement:
+          `(g) The least the ratio could read: the floor plus the turn's ` +
+          `${r.lowestReachable.roles.map((role) => role.role).join(' and ')} (the floor runs on neither), ` +
+          `its worker and Temporal as cheap as the floor's`,
+        result:
+          `${r.lowestReachable.ratio.toFixed(2)}× (` +
+          `${r.lowestReachable.roles.map((role) => `${role.role} ${ms(role.msPerRun)}`).join(', ')} ` +
+          `on a floor of ${ms(r.bare.msPerRun)})`,
+        target: '— (informational)',
+        met: null,
+      },
     ]),
     details: results.flatMap(({ result: r }) => [
       `(g) ${r.kind.name} ("${r.kind.question}"): ${r.kind.rounds} rounds of a batch of ${r.kind.perBatch} ` +

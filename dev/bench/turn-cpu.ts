@@ -149,6 +149,30 @@ export interface CpuSeries {
   wallSeconds: number;
 }
 
+/** The roles a bare workflow does not run on: it writes no rows, and no client asks an API for it. */
+const ROLES_THE_FLOOR_LACKS = ['Postgres', 'API'];
+
+export interface LowestReachableRatio {
+  ratio: number;
+  /** What the turn spent in ROLES_THE_FLOOR_LACKS, per turn. */
+  roles: RoleCpu[];
+}
+
+/**
+ * The least the ratio could read for this turn on this machine: the floor, plus what the turn spends in
+ * the roles the floor does not run on at all, as if the turn's worker and Temporal cost no more than the
+ * floor's. A target below it cannot be reached by making the worker cheaper, only by a turn that writes
+ * less to Postgres and asks less of the API.
+ */
+export function lowestReachableRatio(
+  turn: Pick<CpuSeries, 'byRole'>,
+  bare: Pick<CpuSeries, 'msPerRun'>,
+): LowestReachableRatio {
+  const roles = ROLES_THE_FLOOR_LACKS.map((role) => turn.byRole.find((r) => r.role === role) ?? { role, msPerRun: 0 });
+  const ownMs = roles.reduce((sum, r) => sum + r.msPerRun, 0);
+  return { ratio: (bare.msPerRun + ownMs) / bare.msPerRun, roles };
+}
+
 export interface TurnCpuResult {
   kind: TurnKindSpec;
   concurrency: number;
@@ -161,6 +185,8 @@ export interface TurnCpuResult {
   roundRatios: number[];
   /** When the turn ran local activities: the floor with no-op local activities in their places. */
   mirror: { bare: CpuSeries; ratio: number; roundRatios: number[] } | null;
+  /** The least the ratio could read here (lowestReachableRatio). */
+  lowestReachable: LowestReachableRatio;
   shape: ActivityShape;
   /** The bare workflow's own history, counted the same way: it must match the turn's numbers. */
   bareShape: ActivityShape;
@@ -316,12 +342,14 @@ export async function measureTurnCpu(opts: {
       roundRatios: turn.batchMsPerRun.map((ms, i) => ms / bare.batchMsPerRun[i]),
     };
   };
+  const floor = against(bareBatches);
   return {
     kind,
     concurrency,
     turn,
-    ...against(bareBatches),
+    ...floor,
     mirror: mirrorSteps ? against(mirrorBatches) : null,
+    lowestReachable: lowestReachableRatio(turn, floor.bare),
     shape,
     bareShape,
     accounting: stack.cgroups ? 'cgroup' : 'proc',
