@@ -145,14 +145,26 @@ function readCmdline(pid: number): string {
   }
 }
 
+/** The role each process is counted under, as reports name it. */
+export const CPU_ROLES = {
+  postgres: 'Postgres',
+  temporal: 'Temporal',
+  api: 'API',
+  workers: 'workers',
+  model: 'scripted model',
+  bareWorker: 'bare worker',
+  /** A child of this process that is none of the above. */
+  other: 'other',
+} as const;
+
 function classify(cmdline: string): string {
-  if (/\bpostgres\b/.test(cmdline)) return 'Postgres';
-  if (cmdline.includes('start-dev')) return 'Temporal';
-  if (cmdline.includes('api/main.ts')) return 'API';
-  if (cmdline.includes('worker/main.ts')) return 'workers';
-  if (cmdline.includes('model-process.ts')) return 'scripted model';
-  if (cmdline.includes('bare-worker-process.ts')) return 'bare worker';
-  return 'other';
+  if (/\bpostgres\b/.test(cmdline)) return CPU_ROLES.postgres;
+  if (cmdline.includes('start-dev')) return CPU_ROLES.temporal;
+  if (cmdline.includes('api/main.ts')) return CPU_ROLES.api;
+  if (cmdline.includes('worker/main.ts')) return CPU_ROLES.workers;
+  if (cmdline.includes('model-process.ts')) return CPU_ROLES.model;
+  if (cmdline.includes('bare-worker-process.ts')) return CPU_ROLES.bareWorker;
+  return CPU_ROLES.other;
 }
 
 function readAllStats(): Map<number, ProcStat> {

@@ -38,16 +38,16 @@ import { startApiProcess } from './api-process';
 import { createBenchUser } from './fixtures';
 import { activityShape, asActivities, shapeKey, type ActivityShape, type BareStep } from './history-shape';
 import { startBareWorkerProcess, startModelProcess, startWorkerProcess, type RoleProcess } from './load-processes';
-import { cpuBetween, sampleCpu, type RoleCgroups } from './proc-cpu';
+import { CPU_ROLES, cpuBetween, sampleCpu, type RoleCgroups } from './proc-cpu';
 import { runBareWorkflow, runTurn } from './turn-overhead';
 
 /** What this process's own CPU is reported as: the bench drives the turns, it is not one of the roles. */
 const DRIVER = 'bench process (driver)';
-/** Children of this process that are not a role (proc-cpu.ts classify): left over by other sections. */
-const NOT_A_ROLE = 'other';
-/** The stand-in for Anthropic's API (proc-cpu.ts classify): listed, not counted. */
-const MODEL = 'scripted model';
-const NOT_COUNTED = new Set([DRIVER, NOT_A_ROLE, MODEL]);
+/** Children of this process that are not a role: left over by other sections. */
+const NOT_A_ROLE = CPU_ROLES.other;
+/** The stand-in for Anthropic's API: listed, not counted. */
+const MODEL = CPU_ROLES.model;
+const NOT_COUNTED = new Set<string>([DRIVER, NOT_A_ROLE, MODEL]);
 /** After a batch's last workflow closed: trailing work (the last workflow task's follow-ups, the SSE close). */
 const SETTLE_MS = 250;
 const PER_USER_CAP = 3;
@@ -150,7 +150,7 @@ export interface CpuSeries {
 }
 
 /** The roles a bare workflow does not run on: it writes no rows, and no client asks an API for it. */
-const ROLES_THE_FLOOR_LACKS = ['Postgres', 'API'];
+const ROLES_THE_FLOOR_LACKS = [CPU_ROLES.postgres, CPU_ROLES.api];
 
 export interface LowestReachableRatio {
   ratio: number;
