@@ -79,7 +79,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const keys = createDataKeyStore(pool, loadMasterKeyring());
   const turnOwners = createWorkflowOwners(pool);
-  const dataConverter = createDataConverter(pool, keys, turnOwners);
+  const dataConverter = createDataConverter(pool, keys, { owners: turnOwners });
   const temporal = new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

@@ -12,13 +12,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../platform/project-root';
-import { quietBundlerLogger, workflowInterceptorModules, workflowsPath } from './create-worker';
+import { quietBundlerLogger, turnWorkflowBundleOptions } from './create-worker';
 
 const DEFAULT_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
 
 async function run() {
   const out = path.resolve(process.argv[2] ?? DEFAULT_BUNDLE_PATH);
-  const { code } = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: quietBundlerLogger });
+  const { code } = await bundleWorkflowCode({ ...turnWorkflowBundleOptions, logger: quietBundlerLogger });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   // Written whole under another name, then renamed: a worker starting meanwhile reads the old or the new.
   fs.writeFileSync(`${out}.tmp`, code);

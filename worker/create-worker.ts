@@ -14,6 +14,8 @@ import {
   WORKFLOW_TRACING_MODULES,
   workflowTracingSinks,
 } from '../platform/temporal/tracing';
+import { FAILURE_CONVERTER_PATH } from '../platform/temporal/data-converter';
+import type { WorkflowOwners } from '../platform/temporal/workflow-owner';
 import type { DeployOptions } from './deploy-options';
 import type { WorkerTuning } from './worker-tuning';
 import { turnRunInterceptors } from './turn-run-interceptor';
@@ -26,6 +28,17 @@ export const workflowsPath = require.resolve('../workflows');
  * a bundle, a replaying one too, registers `workflowTracingSinks()`.
  */
 export const workflowInterceptorModules = WORKFLOW_TRACING_MODULES;
+
+/**
+ * What every bundle of the service's workflows is built with, whether at a worker's start, by `npm run build`,
+ * or by a benchmark: the workflows, their interceptors, and the failure converter the worker's data converter
+ * names (a bundle carries its own copy, and both must encode failures alike).
+ */
+export const turnWorkflowBundleOptions = {
+  workflowsPath,
+  workflowInterceptorModules,
+  failureConverterPath: FAILURE_CONVERTER_PATH,
+};
 
 /** For bundling workflow code where webpack's progress would bury the output (tests, benchmarks). */
 export const quietBundlerLogger = {
@@ -60,11 +73,7 @@ function bundlerLogger(logger: TemporalLogger): TemporalLogger {
  */
 async function bundleWorkflows(): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
   const logger = Runtime.instance().logger;
-  const { code } = await bundleWorkflowCode({
-    workflowsPath,
-    workflowInterceptorModules,
-    logger: bundlerLogger(logger),
-  });
+  const { code } = await bundleWorkflowCode({ ...turnWorkflowBundleOptions, logger: bundlerLogger(logger) });
   logger.info('workflow bundle built', { size_mb: Number((code.length / 2 ** 20).toFixed(2)) });
   return { code };
 }
@@ -77,7 +86,8 @@ export async function createTurnWorker(opts: {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  deps: StepDeps;
+  /** With `turnOwners`, the lookup the data converter's codec makes, which the activities' check shares. */
+  deps: StepDeps & { turnOwners: WorkflowOwners };
   /** What webhook deliveries need (activities/webhooks/deliver.ts); without it, the worker runs no delivery. */
   webhooks?: WebhookDeps;
   /** The service's data converter (platform/temporal/data-converter.ts): a turn's payloads are encrypted. */

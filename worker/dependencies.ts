@@ -13,19 +13,32 @@ import type { DataConverter } from '@temporalio/common';
 import { createDataKeyStore, type DataKeyStore } from '../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../platform/crypto/master-key';
 import { createDataConverter } from '../platform/temporal/data-converter';
+import { createWorkflowOwners, type WorkflowOwners } from '../platform/temporal/workflow-owner';
+import { turnWithoutOwnerTerminator } from './turns-without-owner';
 
 /** The composition root's wiring: connections and services for the activities, from configuration. */
 export function createStepDeps(
   config: Config,
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
-): StepDeps & { dataConverter: DataConverter; dataKeys: DataKeyStore; webhooks: WebhookDeps; close(): Promise<void> } {
+): StepDeps & {
+  dataConverter: DataConverter;
+  dataKeys: DataKeyStore;
+  turnOwners: WorkflowOwners;
+  webhooks: WebhookDeps;
+  close(): Promise<void>;
+} {
   const pool = createPgPool(config.DATABASE_URL, config.AMY_PG_POOL_SIZE, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
   const keyring = loadMasterKeyring();
   // The turns' payloads are encrypted under their users' data keys (platform/temporal/encryption-codec.ts).
   const dataKeys = createDataKeyStore(pool, keyring);
-  const dataConverter = createDataConverter(pool, dataKeys);
+  // One lookup of a turn's owner serves its codec and its activities' check (./turn-run-interceptor.ts).
+  const turnOwners = createWorkflowOwners(pool);
+  const dataConverter = createDataConverter(pool, dataKeys, {
+    owners: turnOwners,
+    onTurnWithoutOwner: turnWithoutOwnerTerminator({ temporal: () => temporal, logger }),
+  });
   const events = createEventLog(pool);
   const python = config.AMY_PYTHON ?? defaultPythonPath();
   // A result is a handful of numbers; the cap keeps a runaway print loop out of the worker's memory.
@@ -49,8 +62,10 @@ export function createStepDeps(
     costCapGuard: createCostCapGuard({ pool, defaults: costCapDefaults(config), clock }),
   });
   const gates = createGatesRunner({ python, processes: config.AMY_GATES_PROCESSES });
-  // Connects on first use: only the reconciler of abandoned turns asks Temporal anything.
+  // Connects on first use: only the reconciler of abandoned turns, and the end of turns without owner, ask
+  // Temporal anything.
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   return {
     pool,
     events,
@@ -64,9 +79,10 @@ export function createStepDeps(
     sandbox,
     gates,
     clock,
-    temporal: new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, dataConverter }),
+    temporal,
     dataConverter,
     dataKeys,
+    turnOwners,
     webhooks: {
       pool,
       keyring,

@@ -1,5 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { RetentionWorkflow } from '../workflows';
+import { RETENTION_WORKFLOW_ID } from '../platform/temporal/service-workflows';
 
 export const RETENTION_SCHEDULE_ID = 'amy-retention';
 const RETENTION_INTERVAL = '15 minutes';
@@ -20,7 +21,7 @@ export async function ensureRetentionSchedule(
       action: {
         type: 'startWorkflow',
         workflowType: 'RetentionWorkflow',
-        workflowId: `${RETENTION_SCHEDULE_ID}-run`,
+        workflowId: RETENTION_WORKFLOW_ID,
         taskQueue: opts.taskQueue,
         args: [{ olderThanSeconds: opts.replayWindowSeconds }] satisfies Parameters<typeof RetentionWorkflow>,
       },

@@ -12,6 +12,7 @@ import { temporalMetrics } from './temporal-metrics';
 import { workerTuning } from './worker-tuning';
 import { startWebhookDispatcher } from './webhook-dispatcher';
 import type { WebhookDeps } from '../activities/webhooks/deliver';
+import type { WorkflowOwners } from '../platform/temporal/workflow-owner';
 
 const TEMPORAL_LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
 
@@ -70,7 +71,12 @@ async function startWorkerMetrics(config: Config, logger: Logger): Promise<Metri
  */
 export async function runTurnWorker(
   config: Config,
-  deps: StepDeps & { dataConverter: DataConverter; webhooks?: WebhookDeps; close(): Promise<void> },
+  deps: StepDeps & {
+    dataConverter: DataConverter;
+    turnOwners: WorkflowOwners;
+    webhooks?: WebhookDeps;
+    close(): Promise<void>;
+  },
   logger: Logger = createLogger('worker', config.LOG_LEVEL),
 ): Promise<void> {
   const metrics = await startWorkerMetrics(config, logger);

@@ -63,7 +63,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { createUserWithApiKey } from '../../platform/users';
-import { quietBundlerLogger, workflowInterceptorModules, workflowsPath } from '../../worker/create-worker';
+import { quietBundlerLogger, turnWorkflowBundleOptions } from '../../worker/create-worker';
 import { startApiProcess, stopApiProcesses, type ApiProcess } from './api-process';
 import { newAgent } from './http-client';
 import { runPhase, type DriverOptions, type LoadUser, type PhaseResult, type TurnKind } from './load-driver';
@@ -240,8 +240,7 @@ async function run(opts: Options): Promise<number> {
     say('bundling the turn workflow once for every worker');
     // With the interceptors every worker of the service runs (its tracing's), as worker/bundle-workflows.ts builds it.
     const bundle: WorkflowBundle = await bundleWorkflowCode({
-      workflowsPath,
-      workflowInterceptorModules,
+      ...turnWorkflowBundleOptions,
       logger: quietBundlerLogger,
     });
     const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-load-bundle-'));

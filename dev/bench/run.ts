@@ -30,12 +30,7 @@ import { createEventLog } from '../../platform/event-log';
 import { seedDemoHealthData } from '../synthetic-data/demo-user';
 import { startApiServer } from '../../api/server';
 import { startScriptedModelServer } from '../scripted-model/server';
-import {
-  createTurnWorker,
-  quietBundlerLogger,
-  workflowInterceptorModules,
-  workflowsPath,
-} from '../../worker/create-worker';
+import { createTurnWorker, quietBundlerLogger, turnWorkflowBundleOptions } from '../../worker/create-worker';
 import { createStepDeps } from '../../worker/dependencies';
 import { readOpenFilesLimit, stopApiProcesses } from './api-process';
 import type { BareActivities } from './bare-workflow';
@@ -146,15 +141,9 @@ function rerunWithMoreOpenFiles(current: number): void {
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
-/** A workflow bundle; the turn's with the interceptors every worker of the service runs (its tracing's). */
-async function bundle(path: string, interceptorModules: string[] = []): Promise<string> {
-  return (
-    await bundleWorkflowCode({
-      workflowsPath: path,
-      workflowInterceptorModules: interceptorModules,
-      logger: quietBundlerLogger,
-    })
-  ).code;
+/** A workflow bundle; the turn's as every worker of the service runs it (turnWorkflowBundleOptions). */
+async function bundle(options: Parameters<typeof bundleWorkflowCode>[0]): Promise<string> {
+  return (await bundleWorkflowCode({ ...options, logger: quietBundlerLogger })).code;
 }
 
 const bareActivities: BareActivities = { noOp: async () => undefined };
@@ -192,8 +181,8 @@ async function run(only: Set<SectionLetter>): Promise<number> {
     stoppers.push(() => infra.stop());
 
     say('bundling the turn workflow and the bare workflow');
-    const turnBundle = await bundle(workflowsPath, workflowInterceptorModules);
-    const bareBundle = await bundle(require.resolve('./bare-workflow'));
+    const turnBundle = await bundle(turnWorkflowBundleOptions);
+    const bareBundle = await bundle({ workflowsPath: require.resolve('./bare-workflow') });
 
     const scripted = await startScriptedModelServer({ port: 0 });
     stoppers.push(() => scripted.close());

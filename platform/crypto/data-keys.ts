@@ -47,14 +47,13 @@ export interface DataKeyStore {
   destroyUserKeys(userId: string): Promise<number>;
   /** Re-wraps every data key under `next`, in one transaction; nothing else changes. Returns how many. */
   rewrapAll(next: MasterKey): Promise<number>;
-  /**
-   * The service's own key, derived from the current master key (no row): for the payloads of a turn whose row
-   * is gone, which have no user to be encrypted for, and must not be written in the clear either.
-   */
-  serviceKey(): DataKey;
 }
 
-/** Key ids of service keys: `sk_<master key id>`. */
+/**
+ * Key ids of service keys: `sk_<master key id>`. Earlier releases sealed the payloads of a turn whose row was
+ * gone under such a key, derived from the master key; none is written any more (a key that outlives the user
+ * is no erasure), but the codec server still opens the ones in histories Temporal keeps.
+ */
 const SERVICE_KEY_PREFIX = 'sk_';
 
 function deriveServiceKey(master: MasterKey): DataKey {
@@ -235,10 +234,6 @@ export function createDataKeyStore(
       const dataKey = unwrap(row, keyring);
       cache.put(dataKey, generation);
       return dataKey;
-    },
-
-    serviceKey() {
-      return deriveServiceKey(keyring.current);
     },
 
     async keyById(keyId) {

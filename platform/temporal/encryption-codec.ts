@@ -1,17 +1,26 @@
 /**
  * The payload codec every Temporal client and worker of the service uses (docs/operations.md#encrypted-workflow-payloads):
  * each payload of a user's turn (workflow and activity inputs and results, queries, the workflow's summary,
- * failures' details) is encrypted with AES-256-GCM under that user's data key before it leaves the process, so
- * a turn's history in Temporal holds no message, answer or data value in the clear. Workflow code never sees
- * it: the codec sits between the payload converter and the wire.
+ * failures' messages and details) is encrypted with AES-256-GCM under that user's data key before it leaves the
+ * process, so a turn's history in Temporal holds no message, answer or data value in the clear. Workflow code
+ * never sees it: the codec sits between the payload converter and the wire.
  *
  * - **Whose key**: the payload's serialization context names the workflow; a turn's workflow id is the turn
- *   id, and the turn row names its user. The service's own workflows (retention) carry no user content and
- *   stay plain, as do payloads with no workflow in their context. A turn whose row is gone (deleted under
- *   its running workflow) is encrypted under the service's key, derived from the master key.
- * - **Decoding needs no context**: the key id travels in the payload's metadata, so the codec server, a
- *   replay of an exported history and a rotated master key all find the key. A payload that is not ours
- *   (recorded histories from before the codec, the retention workflow's) passes through unchanged.
+ *   id, and the turn row names its user. The service's own workflows (retention, webhook deliveries, known by
+ *   their ids: ./service-workflows.ts) carry no user content and stay plain.
+ * - **What a turn's workflow accepts**: only payloads encrypted under its own user's key. A plaintext payload,
+ *   or one sealed for another user, is refused, so nobody who can start or signal a workflow on Temporal's
+ *   port (the Web UI, the CLI) can make a turn read or write for a user of their choosing: its workflow never
+ *   runs a step. Only `binary/null` (no value at all) passes.
+ * - **A turn with no row** (its account deleted under a running workflow, or an id no turn ever had) has no
+ *   one to encrypt for, and no key that outlives its user may stand in: nothing of it is decoded, what would be
+ *   encoded is withheld (a payload with no data, `binary/withheld`, which nothing decodes), and the process is
+ *   told (`onTurnWithoutOwner`: the worker terminates the workflow). Encoding withholds rather than throws
+ *   because the SDK encodes an activity's failure with the same context, and a second error there has no
+ *   handler left.
+ * - **Decoding without a workflow** (the codec server, a tool reading an exported history) needs no context:
+ *   the key id travels in the payload's metadata, so a rotated master key still finds it. A payload that is
+ *   not ours (histories recorded before the codec) passes through unchanged there.
  * - **Crypto-shredding**: once a user's data key is destroyed, their payloads cannot be decoded anywhere.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
@@ -35,16 +44,33 @@ export interface EncryptionCodecDeps {
   keys: {
     keyForUser(userId: string): Promise<DataKey>;
     keyById(keyId: string): Promise<DataKey>;
-    serviceKey(): DataKey;
   };
   /** Whose a workflow's payloads are (./workflow-owner.ts). */
   ownerOfWorkflow(workflowId: string): Promise<WorkflowOwner>;
+  /** Told of each workflow whose payloads were refused because its turn has no row (the worker ends it). */
+  onTurnWithoutOwner?(workflowId: string): void;
 }
 
 /** Thrown when an encrypted payload is malformed or does not decrypt under the key its metadata names. */
 export class PayloadDecryptionError extends Error {
   override name = 'PayloadDecryptionError';
 }
+
+/** A payload a turn's workflow must not take: in the clear, or sealed for another user. */
+export class PayloadRefusedError extends Error {
+  override name = 'PayloadRefusedError';
+}
+
+/** A workflow whose turn has no row: none of its payloads is encoded or decoded. */
+export class TurnWithoutOwnerError extends Error {
+  override name = 'TurnWithoutOwnerError';
+}
+
+/** The payload converter's encoding of `undefined`: no value, so nothing to protect. */
+const NO_VALUE_ENCODING = 'binary/null';
+/** What stands in for a payload of a turn with no owner: its data dropped, never written under any key. */
+export const WITHHELD_ENCODING = 'binary/withheld';
+const withheld = (): Payload => ({ metadata: { encoding: utf8(WITHHELD_ENCODING) }, data: new Uint8Array() });
 
 export const isEncryptedPayload = (payload: Payload) => text(payload.metadata?.encoding) === ENCRYPTED_ENCODING;
 
@@ -81,22 +107,48 @@ export class EncryptionCodec implements PayloadCodec {
   constructor(private readonly deps: EncryptionCodecDeps) {}
 
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
-    const workflowId = context?.workflowId;
-    const owner = workflowId ? await this.deps.ownerOfWorkflow(workflowId) : 'service_workflow';
-    if (owner === 'service_workflow' || payloads.length === 0) return payloads;
-    // A turn whose row is gone has no user: its payloads go under the service's key, never in the clear.
-    const key = owner === 'orphaned_turn' ? this.deps.keys.serviceKey() : await this.deps.keys.keyForUser(owner.userId);
+    if (payloads.length === 0 || !context?.workflowId) return payloads;
+    const owner = await this.deps.ownerOfWorkflow(context.workflowId);
+    if (owner === 'orphaned_turn') {
+      this.deps.onTurnWithoutOwner?.(context.workflowId);
+      return payloads.map(withheld);
+    }
+    if (owner === 'service_workflow') return payloads;
+    const key = await this.deps.keys.keyForUser(owner.userId);
     return payloads.map((payload) => (isEncryptedPayload(payload) ? payload : encrypt(payload, key)));
   }
 
-  async decode(payloads: Payload[]): Promise<Payload[]> {
+  async decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    if (payloads.length === 0) return payloads;
+    const owner = context?.workflowId ? await this.decodingOwner(context.workflowId) : 'service_workflow';
     return Promise.all(
       payloads.map(async (payload) => {
-        if (!isEncryptedPayload(payload)) return payload;
+        if (!isEncryptedPayload(payload)) {
+          if (owner !== 'service_workflow' && text(payload.metadata?.encoding) !== NO_VALUE_ENCODING) {
+            throw new PayloadRefusedError(
+              `a payload of turn ${context!.workflowId} is not encrypted: a turn's workflow takes only what the service encrypted for its user`,
+            );
+          }
+          return payload;
+        }
         const keyId = text(payload.metadata?.[KEY_ID]);
         if (!keyId) throw new PayloadDecryptionError('an encrypted payload names no data key');
-        return decrypt(payload, await this.deps.keys.keyById(keyId));
+        const key = await this.deps.keys.keyById(keyId);
+        if (owner !== 'service_workflow' && key.userId !== owner.userId) {
+          throw new PayloadRefusedError(
+            `a payload of turn ${context!.workflowId} is sealed under data key ${keyId}, which is not its user's`,
+          );
+        }
+        return decrypt(payload, key);
       }),
     );
+  }
+
+  /** The owner of the workflow whose payloads are decoded; a turn without a row is refused, and reported. */
+  private async decodingOwner(workflowId: string): Promise<Exclude<WorkflowOwner, 'orphaned_turn'>> {
+    const owner = await this.deps.ownerOfWorkflow(workflowId);
+    if (owner !== 'orphaned_turn') return owner;
+    this.deps.onTurnWithoutOwner?.(workflowId);
+    throw new TurnWithoutOwnerError(`workflow ${workflowId} belongs to no turn: none of its payloads is read`);
   }
 }

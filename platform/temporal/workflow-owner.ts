@@ -1,18 +1,17 @@
 /**
  * Whose data a workflow's payloads are, for the encryption codec: a turn's workflow id is its turn id, and the
- * turn row names its user. Any other workflow is the service's own (retention) and carries no user content.
+ * turn row names its user. The service's own workflows (retention, webhook deliveries), known by their ids'
+ * forms (./service-workflows.ts), carry no user content. Every other id is looked up as a turn's: one whose
+ * row is missing has no owner, and none of its payloads may be read or written.
  */
 import type { Pool } from 'pg';
-import { ID_PREFIXES } from '../../contracts/ids';
-
-/** Workflow ids of user turns: the turn id (contracts/ids.ts). */
-const isTurnWorkflow = (workflowId: string) => workflowId.startsWith(ID_PREFIXES.turn);
+import { isServiceWorkflowId } from './service-workflows';
 /** Turn ids looked up recently; a turn's user never changes, so the only bound is memory. */
 const MAX_CACHED = 10_000;
 
 /**
- * Whose a workflow's payloads are: a user's (their turn), the service's own workflows' (plain), or a turn whose
- * row is gone (deleted under a running workflow), which has no user but must not be written in the clear.
+ * Whose a workflow's payloads are: a user's (their turn), the service's own workflows' (plain), or a turn with
+ * no row (deleted under a running workflow, or an id no turn ever had), which no one may read or write for.
  */
 export type WorkflowOwner = { userId: string } | 'service_workflow' | 'orphaned_turn';
 
@@ -41,7 +40,7 @@ export function createWorkflowOwners(pool: Pick<Pool, 'query'>): WorkflowOwners 
   }
   return {
     async ownerOf(workflowId) {
-      if (!isTurnWorkflow(workflowId)) return 'service_workflow';
+      if (isServiceWorkflowId(workflowId)) return 'service_workflow';
       const cached = owners.get(workflowId);
       if (cached) return cached;
       const owner = lookUp(workflowId);

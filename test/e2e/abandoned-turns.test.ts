@@ -2,8 +2,8 @@
  * Turns stuck in flight, over a real API, worker, Temporal and Postgres: a turn whose
  * workflow was terminated, or ran past its run bound (AMY_TURN_RUN_TIMEOUT_SECONDS), is failed by the
  * reconciler that the retention schedule runs (here the schedule's workflow run once), and its open
- * stream ends with `turn.failed`; a turn whose row is gone fails at its first step instead of
- * retrying forever; a start the API reports as failed leaves nothing in flight, even when Temporal
+ * stream ends with `turn.failed`; a turn whose row is gone is terminated by the worker, nothing of it
+ * written under any key, instead of retrying forever; a start the API reports as failed leaves nothing in flight, even when Temporal
  * had accepted it; and a start slower than AMY_TURN_START_WAIT_MS goes on after its POST's 201: the turn
  * runs (and can be cancelled meanwhile), or fails on its stream if the start does.
  */
@@ -22,6 +22,9 @@ import { createApp } from '../../api/app';
 import { createPendingTurnStarts } from '../../api/services/pending-turn-starts';
 import { createDataConverter } from '../../platform/temporal/data-converter';
 import { createWorkflowOwners } from '../../platform/temporal/workflow-owner';
+import { RETENTION_WORKFLOW_ID } from '../../platform/temporal/service-workflows';
+import { TURN_WITHOUT_OWNER_REASON } from '../../worker/turns-without-owner';
+import { historyPayloads, type TurnHistory } from '../support/history';
 import { api, expectSchema, thanks } from '../support/http';
 import { startTestService, silentLogger, type TestService } from '../support/service';
 import { openEventStream } from '../support/sse-client';
@@ -48,7 +51,7 @@ async function waitForStep(svc: TestService, key: string, id: string, step: stri
 async function runRetentionOnce(svc: TestService): Promise<void> {
   await svc.temporal.workflow.execute('RetentionWorkflow', {
     taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
-    workflowId: `retention-now-${Math.random().toString(36).slice(2)}`,
+    workflowId: `${RETENTION_WORKFLOW_ID}-now-${Math.random().toString(36).slice(2)}`,
     args: [{ olderThanSeconds: 3600, abandonedAfterSeconds: 0 }],
   });
 }
@@ -128,7 +131,7 @@ describe('with the default run bound', () => {
     expect(last.rows[0].type).toBe('turn.completed');
   });
 
-  test("a turn whose row is gone: its workflow's first step fails non-retryably and the workflow ends", async () => {
+  test('a turn whose row is gone: the worker terminates its workflow, which runs no step and writes nothing under any key', async () => {
     await svc.stopWorker();
     let id: string;
     try {
@@ -139,14 +142,18 @@ describe('with the default run bound', () => {
     }
     const handle = svc.temporal.workflow.getHandle(id);
     await expect(within(handle.result(), 'the workflow ended')).rejects.toBeInstanceOf(WorkflowFailedError);
-    const history = await handle.fetchHistory();
-    const failures = (history.events ?? []).flatMap((e) => e.activityTaskFailedEventAttributes ?? []);
-    expect(failures.length).toBeGreaterThan(0);
-    for (const failure of failures) {
-      expect(failure.failure?.applicationFailureInfo).toMatchObject({ type: 'TurnNotFoundError', nonRetryable: true });
-    }
-    const attempts = (history.events ?? []).flatMap((e) => e.activityTaskStartedEventAttributes?.attempt ?? []);
-    expect(attempts.every((attempt) => attempt === 1)).toBe(true);
+    const events = (await handle.fetchHistory()).events ?? [];
+    const terminated = events.flatMap((e) => e.workflowExecutionTerminatedEventAttributes ?? []);
+    expect(terminated.map((t) => t.reason)).toEqual([TURN_WITHOUT_OWNER_REASON]);
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    // Only the start's input, sealed for the user when the row still was, holds a payload's data: no key that
+    // outlives the user (the service key of earlier releases) sealed anything.
+    const keyIds = historyPayloads({ events } as TurnHistory).flatMap((p) => {
+      const keyId = p.metadata?.['encryption-key-id'];
+      return keyId ? [Buffer.from(keyId).toString('utf8')] : [];
+    });
+    expect(keyIds.length).toBeGreaterThan(0);
+    for (const keyId of keyIds) expect(keyId).toMatch(/^dk_/);
   });
 
   /**
@@ -164,7 +171,7 @@ describe('with the default run bound', () => {
       temporal: new Client({
         connection,
         interceptors: { workflow: [interceptor] },
-        dataConverter: createDataConverter(pool, svc.dataKeys, turnOwners),
+        dataConverter: createDataConverter(pool, svc.dataKeys, { owners: turnOwners }),
       }),
       turnOwners,
       taskQueue: svc.config.TEMPORAL_TASK_QUEUE,

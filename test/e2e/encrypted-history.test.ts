@@ -8,6 +8,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { Pool } from 'pg';
+import type { temporal } from '@temporalio/proto';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { turnSchema } from '../../contracts/turn';
 import { ENCRYPTED_ENCODING } from '../../platform/temporal/encryption-codec';
@@ -98,4 +99,57 @@ test("a finished turn's raw history holds none of its message, answer or memory;
     WORKFLOW_BUNDLE_PATH: readTestEnv().workflowBundlePath,
   });
   expect(replayed).toMatchObject({ code: 0, stdout: expect.stringContaining(`OK: turn ${turnId} replays`) });
+});
+
+/** Every failure in a history (an activity's, the workflow's, and their causes), as Temporal stores it. */
+function failuresOf(history: TurnHistory): temporal.api.failure.v1.IFailure[] {
+  const out: temporal.api.failure.v1.IFailure[] = [];
+  const walk = (value: unknown, key?: string): void => {
+    if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return;
+    if (Array.isArray(value)) return value.forEach((v) => walk(v));
+    if ((key === 'failure' || key === 'cause') && 'message' in value)
+      out.push(value as temporal.api.failure.v1.IFailure);
+    for (const [k, v] of Object.entries(value)) walk(v, k);
+  };
+  walk(history);
+  return out;
+}
+
+test("a failed turn's raw history holds no failure message or stack trace: they are encrypted with its payloads", async () => {
+  const user = await svc.createUser();
+  // Past route's retry budget (4 attempts): every attempt fails, then the turn.
+  svc.scripted.faults.inject({ kind: 'server_error', step: 'route', times: 4 });
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: user.apiKey,
+    body: { messages: [{ role: 'user', content: 'thanks!' }], stream: false },
+  });
+  expect(created.body.status).toBe('failed');
+  const turnId: string = created.body.id;
+
+  const connection = await Connection.connect({ address: readTestEnv().temporalAddress });
+  let raw: TurnHistory;
+  try {
+    raw = await new Client({ connection }).workflow.getHandle(turnId).fetchHistory();
+  } finally {
+    await connection.close();
+  }
+  const failures = failuresOf(raw);
+  // route's last attempt, the workflow's own failure, and the causes they carry.
+  expect(failures.length).toBeGreaterThanOrEqual(2);
+  for (const failure of failures) {
+    expect({ message: failure.message, stackTrace: failure.stackTrace }).toEqual({
+      message: 'Encoded failure',
+      stackTrace: '',
+    });
+    expect(failure.encodedAttributes?.metadata?.encoding).toEqual(Buffer.from(ENCRYPTED_ENCODING));
+  }
+  const text = rawText(raw);
+  expect(text).not.toMatch(/Step route failed|status code|at .*\.js:\d+/);
+
+  // Through the codec, the text is there for the engineer who opens the turn (the Web UI decodes it too).
+  const workflowFailure = raw.events!.find((e) => e.workflowExecutionFailedEventAttributes)!
+    .workflowExecutionFailedEventAttributes!.failure!;
+  const [decoded] = await svc.dataConverter.payloadCodecs![0].decode([workflowFailure.encodedAttributes!]);
+  const attributes = JSON.parse(Buffer.from(decoded.data!).toString('utf8')) as { message: string };
+  expect(attributes.message).toMatch(/^Step route failed/);
 });

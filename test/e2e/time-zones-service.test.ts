@@ -20,6 +20,7 @@ import { Client } from 'pg';
 import { freePort } from '../../dev/stack/ports';
 import type { Config } from '../../platform/config';
 import type { RetentionWorkflow } from '../../workflows';
+import { RETENTION_WORKFLOW_ID } from '../../platform/temporal/service-workflows';
 import { spawnApiProcess, type ApiProcess } from '../support/api-process';
 import { api, thanks } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
@@ -101,7 +102,7 @@ async function turnEventCount(turnId: string): Promise<number> {
 function runRetention(turnId: string, run: string): Promise<number> {
   return svc.temporal.workflow.execute<typeof RetentionWorkflow>('RetentionWorkflow', {
     taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
-    workflowId: `time-zones-retention-${turnId}-${run}`,
+    workflowId: `${RETENTION_WORKFLOW_ID}-time-zones-${turnId}-${run}`,
     args: [{ olderThanSeconds: REPLAY_WINDOW_SECONDS }],
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The payload codec (platform/temporal/encryption-codec.ts): a turn's payloads leave the process encrypted under
  * its user's data key, named in their metadata; they decode with that key alone, and not at all once it is gone.
- * The service's own workflows stay plain, and payloads from before the codec pass through.
+ * A turn's workflow takes nothing else: no plaintext, nothing sealed for another user, nothing at all once its
+ * row is gone. The service's own workflows stay plain, and outside a workflow old plain payloads pass through.
  */
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
@@ -9,10 +10,14 @@ import {
   ENCRYPTED_ENCODING,
   EncryptionCodec,
   PayloadDecryptionError,
+  PayloadRefusedError,
+  TurnWithoutOwnerError,
+  WITHHELD_ENCODING,
   isEncryptedPayload,
 } from '../../platform/temporal/encryption-codec';
 import type { DataKey } from '../../platform/crypto/data-keys';
 import type { WorkflowOwner } from '../../platform/temporal/workflow-owner';
+import { isServiceWorkflowId } from '../../platform/temporal/service-workflows';
 
 const MESSAGE = 'I slept badly after the lighthouse keeper’s birthday party';
 
@@ -29,9 +34,7 @@ function keyStore() {
       }
       return forUser.get(userId)!;
     },
-    serviceKey: () => SERVICE_KEY,
     async keyById(keyId: string): Promise<DataKey> {
-      if (keyId === SERVICE_KEY.keyId) return SERVICE_KEY;
       const key = keys.get(keyId);
       if (!key) throw new Error(`data key ${keyId} is gone`);
       return key;
@@ -41,12 +44,11 @@ function keyStore() {
 
 const owners: Record<string, string> = { turn_a: 'usr_a', turn_b: 'usr_b' };
 const ownerOfWorkflow = async (workflowId: string): Promise<WorkflowOwner> =>
-  owners[workflowId]
-    ? { userId: owners[workflowId] }
-    : workflowId.startsWith('turn_')
-      ? 'orphaned_turn'
-      : 'service_workflow';
-const SERVICE_KEY: DataKey = { keyId: 'sk_master', userId: '', key: randomBytes(32) };
+  isServiceWorkflowId(workflowId)
+    ? 'service_workflow'
+    : Object.hasOwn(owners, workflowId)
+      ? { userId: owners[workflowId] }
+      : 'orphaned_turn';
 const payload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
 const context = (workflowId: string) => ({ type: 'workflow' as const, namespace: 'default', workflowId });
 const bytesOf = (p: Payload) => Buffer.from(p.data ?? []).toString('latin1');
@@ -103,10 +105,42 @@ test("a payload does not decode under another user's key, nor once its key is de
   await expect(codec.decode([sealed])).rejects.toThrow(/data key dk_usr_a is gone/);
 });
 
-test("a turn whose row is gone is encrypted under the service's key, never written in the clear", async () => {
+test("a turn's workflow takes no plaintext payload: only `binary/null`, which holds no value, passes", async () => {
   const codec = new EncryptionCodec({ keys: keyStore(), ownerOfWorkflow });
-  const [sealed] = await codec.encode([payload(MESSAGE)], context('turn_gone'));
-  expect(new TextDecoder().decode(sealed.metadata!['encryption-key-id'])).toBe('sk_master');
-  expect(bytesOf(sealed)).not.toContain('lighthouse');
-  expect(defaultPayloadConverter.fromPayload((await codec.decode([sealed]))[0])).toBe(MESSAGE);
+  const plain = payload({ turnId: 'turn_a', userId: 'usr_b', messages: [{ role: 'user', content: MESSAGE }] });
+  await expect(codec.decode([plain], context('turn_a'))).rejects.toBeInstanceOf(PayloadRefusedError);
+  await expect(codec.decode([plain], context('turn_a'))).rejects.toThrow(/not encrypted/);
+  const nothing = payload(undefined);
+  expect(new TextDecoder().decode(nothing.metadata!.encoding)).toBe('binary/null');
+  expect(await codec.decode([nothing], context('turn_a'))).toEqual([nothing]);
+  // The service's own workflows take plain payloads, and so does a decoding with no workflow (the codec server).
+  expect(await codec.decode([plain], context('amy-retention-run-2026-12-06T07:15:00Z'))).toEqual([plain]);
+  expect(await codec.decode([plain])).toEqual([plain]);
+});
+
+test("a turn's workflow takes nothing sealed for another user, though the payload itself is sound", async () => {
+  const codec = new EncryptionCodec({ keys: keyStore(), ownerOfWorkflow });
+  const [usersB] = await codec.encode([payload({ userId: 'usr_b' })], context('turn_b'));
+  expect(defaultPayloadConverter.fromPayload((await codec.decode([usersB], context('turn_b')))[0])).toEqual({
+    userId: 'usr_b',
+  });
+  await expect(codec.decode([usersB], context('turn_a'))).rejects.toBeInstanceOf(PayloadRefusedError);
+  await expect(codec.decode([usersB], context('turn_a'))).rejects.toThrow(/not its user's/);
+});
+
+test('a workflow whose turn has no row: nothing of it is written under any key, nor read, and the process is told', async () => {
+  const told: string[] = [];
+  const codec = new EncryptionCodec({ keys: keyStore(), ownerOfWorkflow, onTurnWithoutOwner: (id) => told.push(id) });
+  const [sealed] = await codec.encode([payload(MESSAGE)], context('turn_a'));
+  const [dropped] = await codec.encode([payload(MESSAGE)], context('turn_gone'));
+  expect(dropped).toEqual({
+    metadata: { encoding: new TextEncoder().encode(WITHHELD_ENCODING) },
+    data: new Uint8Array(),
+  });
+  await expect(codec.decode([sealed], context('turn_gone'))).rejects.toBeInstanceOf(TurnWithoutOwnerError);
+  // An id of no form the service uses is no service workflow: it is a turn's, and this one has no row.
+  await expect(codec.decode([payload(MESSAGE)], context('retention-now'))).rejects.toBeInstanceOf(
+    TurnWithoutOwnerError,
+  );
+  expect(told).toEqual(['turn_gone', 'turn_gone', 'retention-now']);
 });

@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { createWorkflowOwners } from '../../platform/temporal/workflow-owner';
 
 const TURN = 'turn_01JZ0000000000000000000000';
+const ULID = '01JZ0000000000000000000000';
 
 function fakePool(rows: Map<string, string>) {
   const pool = {
@@ -39,10 +40,20 @@ test('a turn without a row is orphaned, and asked again next time (its row may h
   expect(pool.statements).toBe(2);
 });
 
-test("the service's own workflows need no lookup", async () => {
+test("the service's own workflows, known by their ids' forms, need no lookup", async () => {
   const pool = fakePool(new Map());
-  expect(await createWorkflowOwners(pool).ownerOf('retention-sweep')).toBe('service_workflow');
+  const { ownerOf } = createWorkflowOwners(pool);
+  expect(await ownerOf('amy-retention-run-2026-12-06T07:15:00Z')).toBe('service_workflow');
+  expect(await ownerOf(`webhook:msg_${ULID}:we_${ULID}:2`)).toBe('service_workflow');
   expect(pool.statements).toBe(0);
+});
+
+test('any other id is a turn’s: without a row it has no owner, whatever it looks like', async () => {
+  const pool = fakePool(new Map());
+  const { ownerOf } = createWorkflowOwners(pool);
+  for (const id of ['retention-sweep', 'amy-retention', `webhook:msg_${ULID}`, 'foo'])
+    expect({ id, owner: await ownerOf(id) }).toEqual({ id, owner: 'orphaned_turn' });
+  expect(pool.statements).toBe(4);
 });
 
 test('a turn this process has just created is its user’s without a lookup (the API, as it starts the workflow)', async () => {
