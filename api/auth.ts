@@ -20,6 +20,8 @@ export interface Caller {
 export async function authenticate(
   pool: Pool,
   credentials: { authorization: string | undefined; apiKeyParam: string | undefined },
+  /** Whether a key revoked by its account's deletion may send this request: only the deletion, again. */
+  resumesAccountDeletion = false,
 ): Promise<Caller> {
   let key: string | undefined;
   if (credentials.authorization) {
@@ -35,6 +37,9 @@ export async function authenticate(
     });
   }
   const found = await checkApiKey(pool, key);
+  if (found.status === 'revoked' && found.accountDeletion && resumesAccountDeletion) {
+    return { userId: found.accountDeletion.userId, apiKeyId: found.id };
+  }
   if (found.status === 'revoked') throw new ApiError('invalid_api_key', 'The API key has been revoked.');
   if (found.status === 'unknown') throw new ApiError('invalid_api_key', 'The API key is not valid.');
   return { userId: found.userId, apiKeyId: found.id };
@@ -68,10 +73,20 @@ export const refuseApiKeyInUrl: RequestHandler = (req, res, next) => {
   );
 };
 
+/**
+ * `DELETE /v1/account` revokes every key of the account first (api/services/account.ts); should it fail
+ * half-way (Temporal away), the same request sent again with the same key finishes it.
+ */
+const resumesAccountDeletion = (req: Request) => req.method === 'DELETE' && req.path === '/account';
+
 export function requireApiKey(pool: Pool): RequestHandler {
   return async (req, res, next) => {
     try {
-      const caller = await authenticate(pool, { authorization: req.get('authorization'), apiKeyParam: undefined });
+      const caller = await authenticate(
+        pool,
+        { authorization: req.get('authorization'), apiKeyParam: undefined },
+        resumesAccountDeletion(req),
+      );
       res.locals.userId = caller.userId;
       res.locals.apiKeyId = caller.apiKeyId;
       next();

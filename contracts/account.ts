@@ -12,7 +12,7 @@ export const accountDeletionSchema = z
       .object({
         turns: count.describe('Turns, with their event logs, idempotency keys, data snapshots and cost ledger rows.'),
         workflow_executions: count.describe(
-          "The turns' workflow executions deleted from Temporal (running ones are terminated).",
+          "The turns' workflow executions deleted from Temporal, every run of a retried turn (running ones are terminated).",
         ),
         memory_entries: count,
         daily_summaries: count,
@@ -22,6 +22,9 @@ export const accountDeletionSchema = z
         api_keys: count.describe("Every key of the account, revoked and deleted (this request's key included)."),
         data_keys: count.describe(
           "The account's data keys, destroyed: any copy of its workflow histories (exports, archives, backups) can no longer be decrypted.",
+        ),
+        webhook_events: count.describe(
+          'Webhook events that named the account (turn.completed, memory.created, …), with their deliveries and attempts.',
         ),
       })
       .strict(),

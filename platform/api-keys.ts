@@ -49,9 +49,14 @@ export class RevokedApiKeyError extends Error {
   }
 }
 
-/** What the API learns from a presented key. */
+/**
+ * What the API learns from a presented key. A key revoked while its account is being deleted says whose it is:
+ * that account may send its deletion again (api/auth.ts), should the first one have failed half-way.
+ */
 export type ApiKeyCheck =
-  { status: 'valid'; id: string; userId: string } | { status: 'revoked'; id: string } | { status: 'unknown' };
+  | { status: 'valid'; id: string; userId: string }
+  | { status: 'revoked'; id: string; accountDeletion: { userId: string } | null }
+  | { status: 'unknown' };
 
 /**
  * Looks a presented key up by its hash and, in the same statement, records that it was used. The
@@ -63,22 +68,24 @@ export type ApiKeyCheck =
  */
 export async function checkApiKey(pool: Pick<Pool, 'query'>, key: string): Promise<ApiKeyCheck> {
   if (!key.startsWith(API_KEY_PREFIX)) return { status: 'unknown' };
-  const { rows } = await pool.query<{ id: string; user_id: string; revoked: boolean }>(
+  const { rows } = await pool.query<{ id: string; user_id: string; revoked: boolean; account_deleting: boolean }>(
     `WITH presented AS (
-       SELECT id, user_id, last_used_at, revoked_at IS NOT NULL AND revoked_at <= now() AS revoked
-         FROM api_keys WHERE key_hash = $1
+       SELECT k.id, k.user_id, k.last_used_at, k.revoked_at IS NOT NULL AND k.revoked_at <= now() AS revoked,
+              u.deleting_since IS NOT NULL AS account_deleting
+         FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1
      ), touched AS (
        UPDATE api_keys SET last_used_at = now()
          FROM presented
         WHERE api_keys.id = presented.id AND NOT presented.revoked
           AND (presented.last_used_at IS NULL OR presented.last_used_at < now() - interval '1 minute')
      )
-     SELECT id, user_id, revoked FROM presented`,
+     SELECT id, user_id, revoked, account_deleting FROM presented`,
     [hashApiKey(key)],
   );
   const row = rows[0];
   if (!row) return { status: 'unknown' };
-  return row.revoked ? { status: 'revoked', id: row.id } : { status: 'valid', id: row.id, userId: row.user_id };
+  if (!row.revoked) return { status: 'valid', id: row.id, userId: row.user_id };
+  return { status: 'revoked', id: row.id, accountDeletion: row.account_deleting ? { userId: row.user_id } : null };
 }
 
 async function userIdByName(pool: Pick<Pool, 'query'>, userName: string): Promise<string> {

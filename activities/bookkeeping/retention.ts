@@ -2,10 +2,12 @@
  * Retention: a turn's event log exists for SSE replay, which ends AMY_REPLAY_WINDOW_SECONDS after the
  * turn completes (the stream then answers turn_events_expired). Past that the rows are dead weight, so
  * they are deleted; the turns themselves, with their results, are kept forever. So are Idempotency-Keys
- * past their 24 h, which no request can use any more.
+ * past their 24 h, which no request can use any more, and webhook events past their 30 days
+ * (platform/webhooks/retention.ts).
  */
 import { Context, log } from '@temporalio/activity';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '../../contracts/idempotency';
+import { purgeExpiredWebhookEvents } from '../../platform/webhooks/retention';
 import type { StepDeps } from '../runtime/step-deps';
 
 export interface PurgeExpiredTurnEventsInput {
@@ -47,10 +49,12 @@ export function createPurgeExpiredTurnEvents({ pool }: Pick<StepDeps, 'pool'>, b
       'DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)',
       [IDEMPOTENCY_KEY_TTL_HOURS],
     );
-    log.info('purged expired turn events and idempotency keys', {
+    const webhookEvents = await purgeExpiredWebhookEvents(pool);
+    log.info('purged expired turn events, idempotency keys and webhook events', {
       deleted,
       olderThanSeconds,
       idempotencyKeysDeleted: keys.rowCount ?? 0,
+      webhookEventsDeleted: webhookEvents,
     });
     return deleted;
   };

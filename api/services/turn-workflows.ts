@@ -126,7 +126,7 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
    * queued row is deleted; a row the workflow had already begun to write, or any row with `fail` (the
    * client was answered 201 and may be watching the turn), is failed at once, with its terminal event.
    * Whatever this cannot do (Temporal or Postgres down), the reconciler of abandoned turns finishes,
-   * and a workflow whose row is gone fails at its first step. Never rejects.
+   * and the worker terminates a workflow whose row is gone (worker/turns-without-owner.ts). Never rejects.
    */
   async function abandonUnstartedTurn(turnId: string, row: 'discard' | 'fail'): Promise<void> {
     try {

@@ -87,7 +87,8 @@ export interface IdempotentRequest {
 }
 
 /** What create_queued_turn answers (prisma/migrations/20261213100000_create_queued_turn_function). */
-type CreationOutcome = 'created' | 'replayed' | 'key_reused' | 'cost_cap' | 'concurrency' | 'rate_limited';
+type CreationOutcome =
+  'created' | 'replayed' | 'key_reused' | 'cost_cap' | 'concurrency' | 'rate_limited' | 'account_deleting';
 
 /**
  * The creation's one statement. The function's row is named `turns`, so that TURN_COLUMNS reads the created
@@ -170,6 +171,10 @@ export async function createQueuedTurn(
       );
     case 'rate_limited':
       refuseOverTurnRateLimit(retryAfter, args.maxPerMinute);
+      break;
+    case 'account_deleting':
+      // The request was authenticated just before the deletion revoked the account's keys (./account.ts).
+      throw new ApiError('invalid_api_key', 'The API key has been revoked: its account is being deleted.');
   }
   throw new Error(`create_queued_turn answered ${String(outcome)}`);
 }

@@ -18,12 +18,12 @@ const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const DELIVERY_WORKFLOW_ID = new RegExp(`^webhook:msg_${ULID}:we_${ULID}(:[1-9]\\d*)?$`);
 
 /** Whether a workflow id is of the form its service workflow type runs under. */
-export const SERVICE_WORKFLOW_IDS = {
+const SERVICE_WORKFLOW_IDS = {
   RetentionWorkflow: (workflowId: string) =>
     workflowId === RETENTION_WORKFLOW_ID || workflowId.startsWith(`${RETENTION_WORKFLOW_ID}-`),
   WebhookDeliveryWorkflow: (workflowId: string) => DELIVERY_WORKFLOW_ID.test(workflowId),
 } as const;
-export type ServiceWorkflowType = keyof typeof SERVICE_WORKFLOW_IDS;
+type ServiceWorkflowType = keyof typeof SERVICE_WORKFLOW_IDS;
 
 /** Whether a workflow id is one of the service's own workflows', whose payloads stay plain. */
 export const isServiceWorkflowId = (workflowId: string) =>
