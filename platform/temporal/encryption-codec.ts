@@ -12,8 +12,8 @@
  *   or one sealed for another user, is refused, so nobody who can start or signal a workflow on Temporal's
  *   port (the Web UI, the CLI) can make a turn read or write for a user of their choosing: its workflow never
  *   runs a step. Only `binary/null` (no value at all) passes.
- * - **A turn with no row** (its account deleted under a running workflow, or an id no turn ever had) has no
- *   one to encrypt for, and no key that outlives its user may stand in: nothing of it is decoded, what would be
+ * - **A turn with no row** (its account deleted under a running workflow, or an id no turn ever had), or whose
+ *   user's key is destroyed (its account being deleted), has no one to encrypt for, and no key that outlives its user may stand in: nothing of it is decoded, what would be
  *   encoded is withheld (a payload with no data, `binary/withheld`, which nothing decodes), and the process is
  *   told (`onTurnWithoutOwner`: the worker terminates the workflow). Encoding withholds rather than throws
  *   because the SDK encodes an activity's failure with the same context, and a second error there has no
@@ -26,7 +26,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { DataKey } from '../crypto/data-keys';
+import { DataKeyUnavailableError, type DataKey } from '../crypto/data-keys';
 import type { WorkflowOwner } from './workflow-owner';
 
 /** The payload encoding this codec writes (`metadata.encoding`). */
@@ -110,11 +110,17 @@ export class EncryptionCodec implements PayloadCodec {
     if (payloads.length === 0 || !context?.workflowId) return payloads;
     const owner = await this.deps.ownerOfWorkflow(context.workflowId);
     if (owner === 'orphaned_turn') {
-      this.deps.onTurnWithoutOwner?.(context.workflowId);
-      return payloads.map(withheld);
+      const why = `workflow ${context.workflowId} belongs to no turn: none of its payloads is written`;
+      return this.withheldFor(context.workflowId, payloads, new TurnWithoutOwnerError(why));
     }
     if (owner === 'service_workflow') return payloads;
-    const key = await this.deps.keys.keyForUser(owner.userId);
+    let key: DataKey;
+    try {
+      key = await this.deps.keys.keyForUser(owner.userId);
+    } catch (err) {
+      if (err instanceof DataKeyUnavailableError) return this.withheldFor(context.workflowId, payloads, err);
+      throw err;
+    }
     return payloads.map((payload) => (isEncryptedPayload(payload) ? payload : encrypt(payload, key)));
   }
 
@@ -133,7 +139,13 @@ export class EncryptionCodec implements PayloadCodec {
         }
         const keyId = text(payload.metadata?.[KEY_ID]);
         if (!keyId) throw new PayloadDecryptionError('an encrypted payload names no data key');
-        const key = await this.deps.keys.keyById(keyId);
+        const key = await this.deps.keys.keyById(keyId).catch((err: unknown) => {
+          // Destroyed: the turn's account is being deleted, its row about to go; its workflow with it.
+          if (err instanceof DataKeyUnavailableError && owner !== 'service_workflow') {
+            this.deps.onTurnWithoutOwner?.(context!.workflowId!);
+          }
+          throw err;
+        });
         if (owner !== 'service_workflow' && key.userId !== owner.userId) {
           throw new PayloadRefusedError(
             `a payload of turn ${context!.workflowId} is sealed under data key ${keyId}, which is not its user's`,
@@ -142,6 +154,18 @@ export class EncryptionCodec implements PayloadCodec {
         return decrypt(payload, key);
       }),
     );
+  }
+
+  /**
+   * What is encoded for a turn whose user is gone (no row, or no key any more): in the worker, which is told so
+   * that it ends the workflow, nothing (withheld payloads), since the SDK encodes an activity's failure with the
+   * same context and has no handler left for a second error; anywhere else (the API's start of a turn whose
+   * account went meanwhile) the encoding fails, and so does what it was for.
+   */
+  private withheldFor(workflowId: string, payloads: Payload[], why: Error): Payload[] {
+    if (!this.deps.onTurnWithoutOwner) throw why;
+    this.deps.onTurnWithoutOwner(workflowId);
+    return payloads.map(withheld);
   }
 
   /** The owner of the workflow whose payloads are decoded; a turn without a row is refused, and reported. */

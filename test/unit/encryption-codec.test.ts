@@ -15,7 +15,7 @@ import {
   WITHHELD_ENCODING,
   isEncryptedPayload,
 } from '../../platform/temporal/encryption-codec';
-import type { DataKey } from '../../platform/crypto/data-keys';
+import { DataKeyUnavailableError, type DataKey } from '../../platform/crypto/data-keys';
 import type { WorkflowOwner } from '../../platform/temporal/workflow-owner';
 import { isServiceWorkflowId } from '../../platform/temporal/service-workflows';
 
@@ -36,7 +36,7 @@ function keyStore() {
     },
     async keyById(keyId: string): Promise<DataKey> {
       const key = keys.get(keyId);
-      if (!key) throw new Error(`data key ${keyId} is gone`);
+      if (!key) throw new DataKeyUnavailableError(`data key ${keyId} is gone`);
       return key;
     },
   };
@@ -143,4 +143,23 @@ test('a workflow whose turn has no row: nothing of it is written under any key, 
     TurnWithoutOwnerError,
   );
   expect(told).toEqual(['turn_gone', 'turn_gone', 'retention-now']);
+});
+
+test('without anyone to tell (the API, a tool), encoding for a turn without a row fails instead', async () => {
+  const codec = new EncryptionCodec({ keys: keyStore(), ownerOfWorkflow });
+  await expect(codec.encode([payload(MESSAGE)], context('turn_gone'))).rejects.toBeInstanceOf(TurnWithoutOwnerError);
+});
+
+test('a turn whose user’s key is destroyed (its account being deleted) is treated as one without owner', async () => {
+  const told: string[] = [];
+  const store = keyStore();
+  const codec = new EncryptionCodec({ keys: store, ownerOfWorkflow, onTurnWithoutOwner: (id) => told.push(id) });
+  const [sealed] = await codec.encode([payload(MESSAGE)], context('turn_a'));
+  store.keys.delete('dk_usr_a');
+  await expect(codec.decode([sealed], context('turn_a'))).rejects.toBeInstanceOf(DataKeyUnavailableError);
+  const gone = { ...store, keyForUser: async () => Promise.reject(new DataKeyUnavailableError('destroyed')) };
+  const afterDeletion = new EncryptionCodec({ keys: gone, ownerOfWorkflow, onTurnWithoutOwner: (id) => told.push(id) });
+  const [dropped] = await afterDeletion.encode([payload(MESSAGE)], context('turn_a'));
+  expect(new TextDecoder().decode(dropped.metadata!.encoding)).toBe(WITHHELD_ENCODING);
+  expect(told).toEqual(['turn_a', 'turn_a']);
 });
