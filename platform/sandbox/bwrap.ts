@@ -11,8 +11,10 @@
  * not the worker's and is the run's own (see `identity`). bwrap dies with the worker.
  *
  * The fork server (fork-server.ts) starts under the same command line, with the sandbox directory
- * read-only at /runs, as uid 0 with the few capabilities its children drop (see `identity`); each
- * child then makes its own /tmp, /input and namespaces (gates-py/sandbox/zygote.py).
+ * read-only at /runs, as uid 0 with exactly CAP_SYS_ADMIN, CAP_CHOWN, CAP_SETPCAP, CAP_SETGID, CAP_SETUID
+ * and CAP_KILL, which its children use and drop (FORK_SERVER_CAPABILITIES, with why each is needed);
+ * each child then makes its own /tmp, /input and namespaces (gates-py/sandbox/zygote.py). As root, a cold
+ * run's first program, setpriv, holds only CAP_SETUID, CAP_SETGID and CAP_SETPCAP (COLD_RUN_CAPABILITIES).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -158,6 +160,49 @@ function pythonMounts(python: PythonLayout): string[] {
 }
 
 /**
+ * The capabilities bwrap leaves the program it starts as root. bwrap run by real root keeps every
+ * capability by default, and `--cap-add` only adds to what it keeps: `--cap-drop ALL` must come first,
+ * or the fork server would hold CAP_SYS_MODULE, CAP_DAC_OVERRIDE and all the rest. bwrap (0.8 and 0.11
+ * alike) gives the program these as its effective, permitted, inheritable and ambient sets, and leaves its
+ * bounding set whole: the fork server narrows that to the same and empties its inheritable and ambient sets
+ * when it starts (zygote.py `_hold_only_own_capabilities`); setpriv empties every set before a cold run's
+ * code. test/faults/sandbox-capabilities.test.ts reads each process's sets from the kernel.
+ *
+ * The fork server (zygote.py, uid 0, long-lived, never running generated code) holds what each of its
+ * children needs to make itself a cold run's process before any code runs (zygote.py `_child`), and no
+ * more: not CAP_DAC_OVERRIDE, since all it opens is root's own (the sandbox directory, 0700) or readable by
+ * every uid (the interpreter, the runner), nor CAP_FOWNER, since it sets the scratch's mode before giving
+ * the scratch away.
+ */
+const FORK_SERVER_CAPABILITIES = [
+  // unshare its own mount, IPC, network and UTS namespaces; mount its scratch tmpfs and its input, unmount /runs.
+  'CAP_SYS_ADMIN',
+  // give that scratch to the run's uid.
+  'CAP_CHOWN',
+  // empty its bounding set (PR_CAPBSET_DROP), so that nothing it executes could regain a capability.
+  'CAP_SETPCAP',
+  // setgroups([]) and setresgid to the run's gid.
+  'CAP_SETGID',
+  // setresuid to the run's uid, which clears the child's permitted and effective sets for good.
+  'CAP_SETUID',
+  // the zygote's kill of a child, which runs as another uid (the wall clock, a cancelled run); without it the
+  // kill fails, and the zygote has to be killed instead, with every other run in it.
+  'CAP_KILL',
+];
+/**
+ * A cold run as root starts as setpriv (uid 0), which needs these to make the run's process and nothing
+ * after: `--reuid` (CAP_SETUID), `--regid` and `--clear-groups` (CAP_SETGID), and `--bounding-set=-all`
+ * (CAP_SETPCAP; without it setpriv leaves the bounding set whole and still succeeds).
+ */
+const COLD_RUN_CAPABILITIES = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP'];
+
+const capabilityArgs = (capabilities: string[]) => [
+  '--cap-drop',
+  'ALL',
+  ...capabilities.flatMap((capability) => ['--cap-add', capability]),
+];
+
+/**
  * Who the code runs as. RLIMIT_NPROC (confine.py's cap on threads and processes) counts every task of
  * the real uid, per user namespace, so each concurrent run needs a uid of its own there, or a thread
  * bomb in one run starves every other run of threads (with a shared uid, a second run could not start
@@ -176,22 +221,11 @@ function pythonMounts(python: PythonLayout): string[] {
  */
 function identity(asRoot: boolean, uid: number, forkServer = false): { args: string[]; prefix: string[] } {
   if (asRoot && forkServer) {
-    // The fork server (zygote.py) keeps uid 0 and just what its children need to make themselves a cold
-    // run's process: a mount namespace of their own with their own scratch and input (CAP_SYS_ADMIN, and
-    // CAP_CHOWN to give the scratch to the run's uid), an empty bounding set (CAP_SETPCAP), the switch to
-    // the run's uid (CAP_SETUID, CAP_SETGID), and a kill at the wall clock (CAP_KILL). Each child loses all of them for good at that switch, before any
-    // generated code runs; the zygote itself never runs any.
-    return {
-      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP', 'CAP_CHOWN'].flatMap((cap) => [
-        '--cap-add',
-        cap,
-      ]),
-      prefix: [],
-    };
+    return { args: capabilityArgs(FORK_SERVER_CAPABILITIES), prefix: [] };
   }
   if (asRoot) {
     return {
-      args: ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'],
+      args: capabilityArgs(COLD_RUN_CAPABILITIES),
       prefix: [
         '/usr/bin/setpriv',
         `--reuid=${uid}`,
