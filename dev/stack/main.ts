@@ -24,7 +24,7 @@ import { applyMigrations } from '../../scripts/migrate';
 import { httpOk, launch, lineIncludes, stopEach, type LaunchedProcess, type Readiness } from './child-process';
 import { startLocalServices } from './local-services';
 import { preferPort } from './ports';
-import { warnIfNoSandbox } from './sandbox-warning';
+import { reportSandbox } from './sandbox-report';
 
 const root = path.resolve(__dirname, '..', '..');
 const dataDir = path.join(root, '.data');
@@ -68,7 +68,7 @@ async function run() {
 
   try {
     // Before anything else, so the warning is not lost above the services' start-up output.
-    const sandboxReady = await warnIfNoSandbox(log);
+    const sandbox = await reportSandbox(log);
     // Chosen first: the Web UI is told where the API's codec server is when the Temporal dev server starts.
     const apiPort = process.env.PORT ? Number(process.env.PORT) : await preferPort(3000);
     const codecEndpoint = `http://127.0.0.1:${apiPort}/codec`;
@@ -186,9 +186,7 @@ async function run() {
           : [
               `  Metrics:          http://127.0.0.1:${metricsPort}/metrics (API), :${metricsPort + 1}/metrics (worker)`,
             ]),
-        ...(sandboxReady
-          ? []
-          : ['  Sandbox:          UNAVAILABLE: data questions cannot run (apt-get install bubblewrap; see above)']),
+        `  Sandbox:          ${sandbox}`,
         '',
         '  Stream a turn:',
         `  ${curl}`,

@@ -23,6 +23,11 @@ any generated code runs, makes itself what a cold run's process is:
   analysis. The child exits when it is done: one run per process, and nothing of it reaches the
   zygote or a later child.
 
+The zygote itself runs as uid 0 with CAP_SYS_ADMIN, CAP_CHOWN, CAP_SETPCAP, CAP_SETGID, CAP_SETUID and
+CAP_KILL only, what the children's steps above take (platform/sandbox/bwrap.ts, FORK_SERVER_CAPABILITIES,
+says which step needs which): bwrap drops every other, and the zygote narrows its bounding set to these
+and empties its inheritable and ambient sets when it starts, so that no exec could give it more.
+
 The zygote never reads a run's data or output: the data is in the run's input directory, which only
 the child opens, and the output goes down the slot's pipes straight to the worker. The zygote's
 memory, which every child inherits, holds nothing of any user.
@@ -88,6 +93,8 @@ PR_SET_DUMPABLE = 4
 PR_CAPBSET_READ = 23
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
 # A child that failed to confine itself exits with this, before any generated code ran.
 SETUP_FAILED = 70
 
@@ -147,9 +154,10 @@ def _private_scratch(uid: int, scratch_bytes: int) -> None:
         _check(_libc.mount(prefix.encode(), target.encode(), None, MS_BIND | MS_REC, None), 'bind python')
         flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
         _check(_libc.mount(None, target.encode(), None, flags, None), 'python read-only')
-    # Then the scratch becomes the run's (CAP_CHOWN, dropped with the rest at the uid switch).
-    os.chown(staging, uid, uid)
+    # Then the scratch becomes the run's (CAP_CHOWN, dropped with the rest at the uid switch); its mode first,
+    # while root still owns it: changing the mode of another uid's file would take CAP_FOWNER.
     os.chmod(staging, 0o700)
+    os.chown(staging, uid, uid)
     _check(_libc.mount(staging.encode(), SCRATCH_DIR.encode(), None, MS_MOVE, None), 'move the scratch to /tmp')
 
 
@@ -162,6 +170,26 @@ class _CapData(ctypes.Structure):
 
 
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _hold_only_own_capabilities() -> None:
+    """The zygote's bounding set narrowed to what bwrap left it (bwrap.ts FORK_SERVER_CAPABILITIES), and
+    its inheritable and ambient sets emptied. bwrap, run by root, leaves the bounding set whole, and uid 0
+    regains every capability of the bounding set at an exec; the ambient set would hand its capabilities
+    to any program it executed. The zygote executes nothing, and now it could gain nothing by it."""
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(_libc.capget(ctypes.byref(header), data), 'read the capabilities')
+    permitted = data[0].permitted | (data[1].permitted << 32)
+    for cap in range(64):
+        if _prctl(PR_CAPBSET_READ, cap) < 0:  # past the kernel's last capability
+            break
+        if not (permitted >> cap) & 1:
+            _check(_prctl(PR_CAPBSET_DROP, cap), 'narrow the bounding set')
+    _check(_prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL), 'clear the ambient set')
+    for half in data:
+        half.inheritable = 0
+    _check(_libc.capset(ctypes.byref(header), data), 'clear the inheritable set')
 
 
 def _clear_capabilities() -> None:
@@ -343,6 +371,7 @@ def _warm_up() -> None:
 def main(argv: list[str]) -> int:
     slots = int(argv[argv.index('--slots') + 1])
     scratch_bytes = int(argv[argv.index('--scratch-bytes') + 1])
+    _hold_only_own_capabilities()
     # libseccomp is loaded once here rather than in each child, under its rlimits.
     confine.load_libseccomp()
     _warm_up()

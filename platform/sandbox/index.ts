@@ -33,7 +33,6 @@ import { z } from 'zod';
 import type { BiomarkerRow, DailyRow, HealthProfileRow, WorkoutRow } from '../health-data/records';
 import {
   bwrapArgs,
-  findBwrap,
   MAX_SANDBOX_SLOTS,
   pythonLayout,
   SANDBOX_INPUT_DIR,
@@ -42,6 +41,7 @@ import {
   type PythonLayout,
   type SandboxMounts,
 } from './bwrap';
+import { findBwrap } from './find-bwrap';
 import { ForkServer } from './fork-server';
 import { SparePool } from './pool';
 import { runConfined, type ConfinedExit } from './process';
@@ -109,8 +109,10 @@ export interface SandboxOptions {
   /** The project's interpreter, e.g. `.venv/bin/python` (numpy, pandas, scipy). */
   python: string;
   limits?: Partial<SandboxLimits>;
-  /** bubblewrap's path; `AMY_BWRAP_PATH` or `bwrap` on PATH when omitted (see findBwrap). */
+  /** bubblewrap's path (`AMY_BWRAP_PATH`); when omitted, looked for as find-bwrap.ts says, in `bwrapEnv`. */
   bwrap?: string;
+  /** Where `AMY_BWRAP_PATH` and PATH are read when `bwrap` is omitted; the process's environment by default. */
+  bwrapEnv?: NodeJS.ProcessEnv;
   /** The most runs at once (`AMY_SANDBOX_CONCURRENCY`); `DEFAULT_SANDBOX_CONCURRENCY` by default. */
   concurrency?: number;
   /**
@@ -390,10 +392,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         `${err.message}: AMY_SANDBOX_DIR must be a directory of the worker's own user, mode 0700, not a symbolic link`,
       );
     }
-    const bwrap = findBwrap(options.bwrap ? { AMY_BWRAP_PATH: options.bwrap } : process.env);
+    const lookupEnv = options.bwrap ? { AMY_BWRAP_PATH: options.bwrap } : (options.bwrapEnv ?? process.env);
+    const bwrap = findBwrap(lookupEnv)?.path;
     if (!bwrap) {
       // No path in the message: it reaches the user's stream as the analysis's failure.
-      const where = options.bwrap || process.env.AMY_BWRAP_PATH ? ' where AMY_BWRAP_PATH says' : '';
+      const where = lookupEnv.AMY_BWRAP_PATH ? ' where AMY_BWRAP_PATH says' : '';
       throw new SandboxUnavailableError(
         `bubblewrap (bwrap) is not installed${where}, so generated code cannot be confined (Debian: apt-get install bubblewrap)`,
       );

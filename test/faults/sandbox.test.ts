@@ -19,7 +19,8 @@ import {
   type SandboxResult,
   sweepStaleRunDirs,
 } from '../../platform/sandbox';
-import { bwrapArgs, findBwrap, pythonLayout, sandboxUid } from '../../platform/sandbox/bwrap';
+import { bwrapArgs, pythonLayout, sandboxUid } from '../../platform/sandbox/bwrap';
+import { findBwrap } from '../../platform/sandbox/find-bwrap';
 import { runConfined } from '../../platform/sandbox/process';
 import { tryLock } from '../../platform/sandbox/run-dir';
 import { sandboxPids, survivors } from '../support/sandbox-processes';
@@ -419,7 +420,7 @@ describe('sandbox: layers on their own', () => {
   async function bare(script: string) {
     const python = await pythonLayout(PYTHON);
     const args = bwrapArgs({ python, runnerDir, scratchBytes: 1024 * 1024 }, [python.executable, '-c', script]);
-    const exit = await runConfined(findBwrap() ?? 'bwrap', args, { wallMs: 10_000, maxStdoutBytes: 64 * 1024 });
+    const exit = await runConfined(findBwrap()?.path ?? 'bwrap', args, { wallMs: 10_000, maxStdoutBytes: 64 * 1024 });
     expect(exit).toMatchObject({ code: 0, timedOut: false });
     return JSON.parse(exit.stdout) as Record<string, unknown>;
   }
@@ -483,20 +484,15 @@ describe('sandbox: layers on their own', () => {
 
 describe('sandbox: unavailable', () => {
   test('without bubblewrap nothing runs, and the caller gets SandboxUnavailableError', async () => {
-    const path_ = process.env.PATH;
     const marker = path.join('/tmp', `amy-sandbox-unconfined-${process.pid}`);
-    process.env.PATH = '/nonexistent';
-    try {
-      const sandbox = createSandbox({ python: PYTHON });
-      const code = `open(${JSON.stringify(marker)}, 'w').write('ran unconfined')\nreturn 1`;
-      const run = sandbox.run({ code, data: DATA });
-      await expect(run).rejects.toBeInstanceOf(SandboxUnavailableError);
-      await expect(run).rejects.toMatchObject({ name: 'SandboxUnavailableError', message: /bubblewrap/ });
-      await expect(sandbox.preflight(code)).rejects.toBeInstanceOf(SandboxUnavailableError);
-      expect(fs.existsSync(marker)).toBe(false);
-    } finally {
-      process.env.PATH = path_;
-    }
+    // A host with neither the system's bubblewrap nor the wheel's, as the lookup sees it (find-bwrap.ts).
+    const sandbox = createSandbox({ python: PYTHON, bwrap: '/nonexistent/bwrap' });
+    const code = `open(${JSON.stringify(marker)}, 'w').write('ran unconfined')\nreturn 1`;
+    const run = sandbox.run({ code, data: DATA });
+    await expect(run).rejects.toBeInstanceOf(SandboxUnavailableError);
+    await expect(run).rejects.toMatchObject({ name: 'SandboxUnavailableError', message: /bubblewrap/ });
+    await expect(sandbox.preflight(code)).rejects.toBeInstanceOf(SandboxUnavailableError);
+    expect(fs.existsSync(marker)).toBe(false);
   });
 
   test('AMY_BWRAP_PATH at a missing file: the same refusal, naming the setting and the fix, not the path', async () => {
