@@ -131,22 +131,25 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   });
   const server = http.createServer(
     receiveBounds(config),
-    traceRequests((req, res) => {
-      requests.track(res);
-      if (eventStreamRoute(req, res)) return;
-      if (requests.draining) {
-        const requestId = newId('request');
-        const { status, headers, body } = errorResponse(drainingRefusal(), requestId, logger);
-        res.writeHead(status, {
-          ...headers,
-          'Content-Type': 'application/json; charset=utf-8',
-          'X-Request-Id': requestId,
-        });
-        res.end(JSON.stringify(body));
-        return;
-      }
-      app(req, res);
-    }),
+    traceRequests(
+      (req, res) => {
+        requests.track(res);
+        if (eventStreamRoute(req, res)) return;
+        if (requests.draining) {
+          const requestId = newId('request');
+          const { status, headers, body } = errorResponse(drainingRefusal(), requestId, logger);
+          res.writeHead(status, {
+            ...headers,
+            'Content-Type': 'application/json; charset=utf-8',
+            'X-Request-Id': requestId,
+          });
+          res.end(JSON.stringify(body));
+          return;
+        }
+        app(req, res);
+      },
+      { trustTraceparent: config.AMY_OTEL_TRUST_TRACEPARENT },
+    ),
   );
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const { port } = server.address() as { port: number };

@@ -163,6 +163,16 @@ const configSchema = z.object({
   AMY_BWRAP_PATH: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /**
+   * `true`: a caller's W3C `traceparent` is the parent of its request's span, so the trace goes on under the
+   * caller's and the caller's sampled flag decides (api/request-tracing.ts, docs/operations.md#traces). Unset: the
+   * request starts a trace of its own, linked to the caller's span, and this service's sampler decides, so that no
+   * client can have every one of its requests recorded. For callers the operator trusts, e.g. its own backend.
+   */
+  AMY_OTEL_TRUST_TRACEPARENT: z
+    .enum(['', 'true', 'false'])
+    .default('')
+    .transform((value) => value === 'true'),
+  /**
    * `1`: webhooks may go to http URLs and private, loopback and link-local addresses (docs/webhooks.md#safety),
    * for a receiver on a developer's machine; `npm start` and the tests set it. Unset: https and public addresses only.
    */

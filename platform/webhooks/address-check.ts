@@ -4,7 +4,8 @@
  * cloud's metadata address, multicast, reserved). Checked when an endpoint is registered and again before every
  * attempt, with the addresses resolved here; the request then connects to the very address that was checked
  * (./send.ts passes it as the socket's `lookup`), so a name that resolves elsewhere between the check and the
- * connection (DNS rebinding) cannot redirect it. Which ranges are special is ipaddr.js's list.
+ * connection (DNS rebinding) cannot redirect it. Which ranges are special is ipaddr.js's list, with the IPv4
+ * addresses inside IPv6 ones judged as well (isPublicAddress).
  *
  * `AMY_WEBHOOKS_ALLOW_PRIVATE=1` lifts both rules (http, and any address) for receivers on a developer's machine
  * and in the tests.
@@ -31,19 +32,59 @@ type Resolve = (hostname: string) => Promise<Array<{ address: string; family: nu
 
 const resolveAll: Resolve = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-/** Beyond ipaddr.js's special ranges: network benchmarking (RFC 2544), never a public receiver. */
-const ALSO_REFUSED = [ipaddr.IPv4.parseCIDR('198.18.0.0/15')];
+/**
+ * IPv4-compatible addresses (::a.b.c.d, RFC 4291 §2.5.5.1), deprecated since 2006: no receiver has one, and a stack
+ * that still honours them would send to the embedded IPv4, whatever it is. The range holds :: and ::1 too.
+ */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+/**
+ * NAT64's well-known prefix (RFC 6052): DNS64 synthesises these for an IPv4-only receiver on an IPv6-only network,
+ * and the translator sends to the low 32 bits, so the address is as public as they are. Its local-use neighbour
+ * 64:ff9b:1::/48 (RFC 8215) maps however the operator chose, so it is refused with the other special ranges.
+ */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
-/** Whether a webhook may connect to this address: a global unicast one (an IPv4-mapped IPv6 address as its IPv4). */
+/** The IPv4 address in two 16-bit parts of an IPv6 address, each part XORed with `mask` (Teredo obfuscates). */
+function ipv4From(high: number, low: number, mask = 0): ipaddr.IPv4 {
+  const [h, l] = [high ^ mask, low ^ mask];
+  return new ipaddr.IPv4([h >> 8, h & 0xff, l >> 8, l & 0xff]);
+}
+
+/**
+ * The IPv4 addresses a packet to this IPv6 address reaches or travels through, for the forms that carry them;
+ * null for a native IPv6 address.
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
+  const p = address.parts;
+  if (address.isIPv4MappedAddress()) return [address.toIPv4Address()]; // Node connects to the IPv4 itself
+  if (address.match(NAT64_WELL_KNOWN)) return [ipv4From(p[6], p[7])];
+  if (address.range() === '6to4') return [ipv4From(p[1], p[2])]; // 2002:AABB:CCDD::/48, the site's IPv4 (RFC 3056)
+  // 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC, the Teredo server and, obfuscated, the client's NAT (RFC 4380 §4)
+  if (address.range() === 'teredo') return [ipv4From(p[2], p[3]), ipv4From(p[6], p[7], 0xffff)];
+  return null;
+}
+
+function isPublicIPv4(address: ipaddr.IPv4): boolean {
+  return address.range() === 'unicast';
+}
+
+function isPublicIPv6(address: ipaddr.IPv6): boolean {
+  if (address.match(IPV4_COMPATIBLE)) return false;
+  const embedded = embeddedIPv4(address);
+  if (embedded) return embedded.every(isPublicIPv4);
+  return address.range() === 'unicast';
+}
+
+/**
+ * Whether a webhook may connect to this address: a global unicast one. ipaddr.js 2 names the special ranges (IPv4
+ * private, loopback, link-local, carrier-grade NAT, benchmarking, reserved…; IPv6 unique-local, deprecated
+ * site-local fec0::/10, discard-only 100::/64, documentation…); an IPv6 address that embeds an IPv4 one (mapped,
+ * NAT64, 6to4, Teredo) is public only if every IPv4 address in it is.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  }
-  if (parsed.range() !== 'unicast') return false;
-  const ipv4 = parsed.kind() === 'ipv4' ? (parsed as ipaddr.IPv4) : null;
-  return !ALSO_REFUSED.some((range) => ipv4?.match(range));
+  const parsed = ipaddr.parse(address);
+  return parsed.kind() === 'ipv4' ? isPublicIPv4(parsed as ipaddr.IPv4) : isPublicIPv6(parsed as ipaddr.IPv6);
 }
 
 /** The URL, if an endpoint may have it: https (or http when private receivers are allowed), no credentials. */

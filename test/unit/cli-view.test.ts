@@ -4,7 +4,8 @@
  * replayed on a virtual terminal, so what is checked is what a user would see, escape codes applied.
  */
 import type { TurnStreamEvent } from '@amy/sdk';
-import { isRejected, TurnView, type Block } from '../../cli/src/view/model';
+import { findingLine } from '../../cli/src/view/blocks';
+import { isRejected, TurnView, type Block, type FindingCheck } from '../../cli/src/view/model';
 import { PlainRenderer } from '../../cli/src/view/plain-renderer';
 import { COLOUR, PLAIN, terminalStyle, type Style } from '../../cli/src/view/style';
 import { formatTail } from '../../cli/src/view/tail';
@@ -92,6 +93,13 @@ describe('the view model', () => {
     });
     expect(isRejected(rejected)).toBe(true);
     expect(isRejected({ ...rejected, critic: 'accept' })).toBe(true);
+  });
+
+  test('a verdict the CLI does not know, even one spelled like an inherited property, shows as ?', () => {
+    const verdict = 'constructor' as FindingCheck['gates']['sample_size'];
+    const line = findingLine({ findingId: 'ds-003', claim: 'c', gates: { sample_size: verdict }, critic: null }, PLAIN);
+    expect(line).toMatch(/ \? /);
+    expect(line).not.toMatch(/function|object/i);
   });
 
   test('gates still coming in are live; the Critic’s verdict finishes a finding', async () => {

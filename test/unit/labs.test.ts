@@ -197,6 +197,43 @@ describe('normaliseLabValue', () => {
     }
   });
 
+  test.each([...Object.getOwnPropertyNames(Object.prototype), 'prototype'])(
+    'a unit spelled like an inherited property (%s) is unknown_unit, for TSH too, which has spellings of its own',
+    (unit) => {
+      for (const biomarker of ['tsh', 'ldl_cholesterol']) {
+        expect(normaliseLabValue({ biomarker, value: 2, unit })).toMatchObject({ ok: false, reason: 'unknown_unit' });
+      }
+      expect(normaliseLabValue({ biomarker: unit, value: 2, unit: 'mg/dL' })).toMatchObject({
+        ok: false,
+        reason: 'unknown_biomarker',
+      });
+    },
+  );
+
+  test('what the UCUM library throws on is a refusal, never an exception', () => {
+    const thrown = () => {
+      throw new TypeError("Cannot read properties of undefined (reading 'getElementAt')");
+    };
+    const validate = jest.spyOn(UcumLhcUtils.prototype, 'validateUnitString').mockImplementationOnce(thrown);
+    const convert = jest.spyOn(UcumLhcUtils.prototype, 'convertUnitTo').mockImplementationOnce(thrown);
+    try {
+      expect(normaliseLabValue({ biomarker: 'ldl_cholesterol', value: 120, unit: 'mg/dL' })).toMatchObject({
+        ok: false,
+        reason: 'unknown_unit',
+      });
+      expect(normaliseLabValue({ biomarker: 'ldl_cholesterol', value: 120, unit: 'mg/dL' })).toMatchObject({
+        ok: false,
+        reason: 'inconvertible_unit',
+      });
+      expect(normaliseLabValue({ biomarker: 'ldl_cholesterol', value: 120, unit: 'mg/dL' })).toMatchObject({
+        ok: true,
+      });
+    } finally {
+      validate.mockRestore();
+      convert.mockRestore();
+    }
+  });
+
   test('valid units that do not convert to the canonical one are inconvertible_unit', () => {
     const cases: Array<[string, string]> = [
       ['ldl_cholesterol', '%'], // a fraction is not a concentration

@@ -20,7 +20,8 @@ describe('sanitiseRouting', () => {
   });
 
   test('an unknown or empty main agent means the conversational fallback', () => {
-    for (const main of ['', 'Nutritionist Agent', 'Investigator']) {
+    // The model's words: a name every object has as a property (`constructor`) is no agent either.
+    for (const main of ['', 'Nutritionist Agent', 'Investigator', 'constructor', 'toString', '__proto__']) {
       expect(sanitiseRouting({ main_agent: main, supporting_agents: 'ds', collaboration_workflow: 'x' })).toEqual({
         main_agent: '',
         supporting_agents: [],

@@ -25,16 +25,53 @@ test.each([
   'fe80::1',
   'fc00::1',
   'fd00:ec2::254', // a cloud's IPv6 metadata service (unique-local)
-  '::ffff:127.0.0.1',
-  '::ffff:10.0.0.1',
-  '64:ff9b::a00:1', // NAT64 of 10.0.0.1
-  '2002:a00:1::', // 6to4 of 10.0.0.1
+  '2001:db8::1', // documentation
   'not an address',
 ])('%s is not public', (address) => {
   expect(isPublicAddress(address)).toBe(false);
 });
 
-test.each(['93.184.215.14', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => {
+describe('IPv6 ranges that are not global unicast', () => {
+  test.each([
+    ['::7f00:1', 'IPv4-compatible 127.0.0.1'],
+    ['::a00:1', 'IPv4-compatible 10.0.0.1'],
+    ['::808:808', 'IPv4-compatible, even of a public IPv4 (deprecated; nothing public lives there)'],
+    ['fec0::1', 'deprecated site-local fec0::/10'],
+    ['feff:ffff::1', 'the top of fec0::/10'],
+    ['64:ff9b:1::808:808', 'local-use NAT64 64:ff9b:1::/48: the operator decides where it goes'],
+    ['100::1', 'discard-only 100::/64'],
+  ])('%s (%s) is refused', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+});
+
+describe('an IPv6 address that embeds an IPv4 one is as public as the IPv4 address', () => {
+  test.each([
+    ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped private'],
+    ['64:ff9b::a00:1', 'NAT64 of 10.0.0.1'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64 of the metadata address 169.254.169.254'],
+    ['2002:a00:1::', '6to4 of 10.0.0.1'],
+    ['2002:7f00:1::1', '6to4 of 127.0.0.1'],
+    ['2001:0:4136:e378:8000:63bf:3f57:fefe', 'Teredo, client 192.168.1.1 (obfuscated), public server'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo, client 127.0.0.1 (obfuscated), public server'],
+    ['2001:0:7f00:1:8000:63bf:f7f7:f7f7', 'Teredo, server 127.0.0.1, public client'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', "RFC 4380's own example: client 192.0.2.45, documentation"],
+  ])('%s (%s) is refused', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  test.each([
+    ['::ffff:8.8.8.8', 'IPv4-mapped'],
+    ['64:ff9b::808:808', 'NAT64 of 8.8.8.8, as DNS64 gives an IPv6-only network'],
+    ['2002:808:808::1', '6to4 of 8.8.8.8'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'Teredo, server 65.54.227.120, client 8.8.8.8 (obfuscated)'],
+  ])('%s (%s) is public', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
+});
+
+test.each(['93.184.215.14', '1.1.1.1', '2606:4700:4700::1111'])('%s is public', (address) => {
   expect(isPublicAddress(address)).toBe(true);
 });
 

@@ -7,6 +7,7 @@
  * a phantom agent.
  */
 import { z } from 'zod';
+import { ownValue } from '../../../contracts/own-keys';
 import type { RoutableAgent } from '../../../contracts/steps';
 
 export const rawRoutingSchema = z.object({
@@ -44,7 +45,7 @@ export function canonicalAgent(name: string): RoutableAgent | null {
     .trim()
     .toLowerCase()
     .replace(/[\s_-]+/g, ' ');
-  return ALIASES[key] ?? null;
+  return ownValue(ALIASES, key) ?? null;
 }
 
 export function sanitiseRouting(raw: RawRouting): Routing {

@@ -6,6 +6,7 @@
  */
 import type { FactEntry } from '@amy/sdk';
 import { GATE_NAMES } from '../../../contracts/findings';
+import { ownValue } from '../../../contracts/own-keys';
 import { isRejected, type Block, type FindingCheck } from './model';
 import type { Style } from './style';
 import { terminalLine, terminalText } from '../terminal-text';
@@ -97,7 +98,7 @@ export function findingLine(finding: FindingCheck, style: Style, pending = false
   const marks = GATE_NAMES.map((gate) => {
     const verdict = finding.gates[gate];
     if (verdict === undefined) return style.dim('·');
-    const mark = GATE_MARK[verdict];
+    const mark = ownValue(GATE_MARK, verdict) ?? '?';
     return verdict === 'passed' ? style.green(mark) : verdict === 'failed' ? style.red(mark) : style.dim(mark);
   }).join(' ');
   const critic =

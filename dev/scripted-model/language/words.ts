@@ -3,6 +3,7 @@
  * contractions expanded, punctuation dropped, and misspellings of the words the layer knows repaired
  * ("avrage" → "average", "slep" → "sleep"). Matching is on whole words, so "rem" never matches "remember".
  */
+import { ownValue } from '../../../contracts/own-keys';
 
 const CONTRACTIONS: Array<[RegExp, string]> = [
   [/\bwon't\b/g, 'will not'],
@@ -378,7 +379,7 @@ export function normalise(text: string, vocabulary: ReadonlySet<string>, targets
     .split(/[^a-z0-9.&/]+/)
     .flatMap((word) => word.replace(/^[./]+|[./]+$/g, '').split('/'))
     .filter((word) => word !== '')
-    .map((word) => SPELLINGS[word] ?? word)
+    .map((word) => ownValue(SPELLINGS, word) ?? word)
     .flatMap((word) => word.split(' '))
     .map((word) => repairSpelling(word, vocabulary, targets));
   return ` ${words.join(' ')} `;

@@ -9,6 +9,8 @@
  * - Before parsing, a few spellings clients commonly send are rewritten to UCUM: `µ` (micro sign) and `μ`
  *   (Greek mu) to `u`, `mcg` to `ug`, an international unit written `IU` to `[IU]` (`mIU/L` → `m[IU]/L`,
  *   `µIU/mL` → `u[IU]/mL`), and the biomarker's own `unitSpellings` (TSH in `mU/L`).
+ * - A unit spelled as a property every object has (`constructor`, `toString`) is no unit: the library would
+ *   find it in its tables. Whatever the library throws on is refused too.
  * - Molar units convert with the biomarker's molar mass (`molarMass`); a biomarker without one refuses them.
  * - UCUM never converts arbitrary units such as `[IU]`, not even `m[IU]/L` to itself. Both sides naming the
  *   same international unit once, the rest of the expression is converted with a base unit no lab reports
@@ -17,6 +19,7 @@
  *   and nothing a lab measures.
  */
 import { UcumLhcUtils } from '@lhncbc/ucum-lhc';
+import { isOwnKey, ownValue } from '../../../contracts/own-keys';
 import { labBiomarker, type LabBiomarker, type LabBiomarkerSpec } from './biomarkers';
 
 export type LabUnitRefusalReason = 'unknown_biomarker' | 'unknown_unit' | 'inconvertible_unit' | 'invalid_value';
@@ -49,13 +52,16 @@ const ucum = (): UcumLhcUtils => (instance ??= UcumLhcUtils.getInstance());
 /**
  * Runs a call into the library with console.log silenced: on some malformed input (blanks, annotations
  * beside parentheses) it logs the unit string it was given, and a client's input has no place in our logs.
- * The call is synchronous, so nothing else runs while the console is swapped.
+ * The call is synchronous, so nothing else runs while the console is swapped. Null when the library throws:
+ * what it cannot handle is a unit refused, never a 500.
  */
-function quietly<T>(call: () => T): T {
+function quietly<T>(call: () => T): T | null {
   const log = console.log;
   console.log = () => undefined;
   try {
     return call();
+  } catch {
+    return null;
   } finally {
     console.log = log;
   }
@@ -66,10 +72,13 @@ function toUcum(unit: string, spec: LabBiomarkerSpec): string | null {
   const trimmed = unit.trim();
   if (trimmed === '' || trimmed.length > MAX_UNIT_LENGTH || /\s/.test(trimmed)) return null;
   let spelled = trimmed.replace(/[\u00B5\u03BC]/g, 'u').replace(/mcg/g, 'ug');
-  spelled = spec.unitSpellings?.[spelled] ?? spelled;
+  spelled = (spec.unitSpellings && ownValue(spec.unitSpellings, spelled)) ?? spelled;
   spelled = spelled.replace(/(?<![[A-Za-z])([kmunp]?)IU(?![\]A-Za-z])/g, '$1[IU]');
+  // The library keeps its units in plain objects: it finds `constructor` or `toString` there, calls it a valid
+  // unit, and throws converting it.
+  if (isOwnKey(Object.prototype, spelled)) return null;
   const validation = quietly(() => ucum().validateUnitString(spelled, false));
-  return validation.status === 'valid' && validation.ucumCode ? validation.ucumCode : null;
+  return validation?.status === 'valid' && validation.ucumCode ? validation.ucumCode : null;
 }
 
 /** `value` in `from` as the biomarker's canonical UCUM unit, or null when UCUM cannot convert it. */
@@ -88,8 +97,8 @@ function convert(value: number, from: string, spec: LabBiomarkerSpec): number | 
   }
   const options = spec.molarMass === undefined ? {} : { molecularWeight: spec.molarMass };
   const conversion = quietly(() => ucum().convertUnitTo(fromUnit, value, toUnit, options));
-  const converted = conversion.toVal;
-  return conversion.status === 'succeeded' && typeof converted === 'number' && Number.isFinite(converted)
+  const converted = conversion?.toVal;
+  return conversion?.status === 'succeeded' && typeof converted === 'number' && Number.isFinite(converted)
     ? converted
     : null;
 }

@@ -5,6 +5,7 @@
  * `code`, `message` and `requestId` (undefined where the server never assigned one).
  */
 import type { ErrorBody } from '../../../contracts/errors';
+import { ownValue } from '../../../contracts/own-keys';
 
 export class AmyError extends Error {
   override name = 'AmyError';
@@ -38,10 +39,12 @@ export class APIError extends AmyError {
     return parseRetryAfter(this.headers.get('retry-after'));
   }
 
-  /** The subclass for this status and code. */
+  /** The subclass for this status and code (a code the SDK does not know is judged by its status alone). */
   static from(status: number, body: Partial<ErrorBody> | undefined, headers: Headers): APIError {
     const Class =
-      (body?.code && BY_CODE[body.code]) || BY_STATUS[status] || (status >= 500 ? InternalServerError : APIError);
+      (body?.code && ownValue(BY_CODE, body.code)) ||
+      ownValue(BY_STATUS, status) ||
+      (status >= 500 ? InternalServerError : APIError);
     return new Class(status, body, headers);
   }
 }

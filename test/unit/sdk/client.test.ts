@@ -86,6 +86,18 @@ describe('errors', () => {
     });
   });
 
+  test.each([...Object.getOwnPropertyNames(Object.prototype), 'prototype'])(
+    'a code spelled like an inherited property (%s) is judged by its status, like any code the SDK does not know',
+    async (code) => {
+      const { fetch } = scripted([envelope(code, 400)]);
+      const error = await amyWith(fetch)
+        .turns.get(turn.id)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BadRequestError);
+      expect(error).toMatchObject({ status: 400, code });
+    },
+  );
+
   test('a concurrency limit is a RateLimitError too, and it is not retried (a slot frees only when a turn ends)', async () => {
     const { fetch, seen } = scripted([envelope('concurrency_limit_exceeded', 429, { 'retry-after': '5' })]);
     const error = await amyWith(fetch)
