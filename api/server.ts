@@ -156,7 +156,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     config.AMY_METRICS_PORT === undefined
       ? null
       : await startMetricsEndpoint({
-          host: config.AMY_METRICS_HOST ?? config.HOST,
+          host: config.AMY_METRICS_HOST,
           port: config.AMY_METRICS_PORT,
           registry: processRegistry(),
           logger,

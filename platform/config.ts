@@ -30,8 +30,12 @@ const configSchema = z.object({
     (value) => (value === '' ? undefined : value),
     z.coerce.number().int().min(0).max(65535).optional(),
   ),
-  /** The metrics listener's address; HOST's when unset. */
-  AMY_METRICS_HOST: z.string().min(1).optional(),
+  /**
+   * The metrics listener's address: loopback unless an operator chooses otherwise, never the API's HOST (which
+   * the API image sets to every interface). A Prometheus in another container needs it set to that
+   * container network's address, or `0.0.0.0` on a network only operators reach (docs/operations.md#metrics).
+   */
+  AMY_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Real Anthropic when set; otherwise the scripted model server at ANTHROPIC_BASE_URL. */
   ANTHROPIC_API_KEY: z.string().min(1).optional(),

@@ -113,6 +113,14 @@ function dockerfileProblems(text: string): string[] {
         problems.push(`${name}: COPY ${args} copies a secret`);
     }
   }
+  // The operators' listeners stay on loopback in the images (docs/operations.md#metrics): a deployment that
+  // exposes one says so itself. HOST is the public API's, which they never follow.
+  for (const [name, instructions] of stages) {
+    for (const { keyword, args } of instructions) {
+      if (keyword === 'ENV' && /\bAMY_(METRICS|CODEC)_HOST=("?)(0\.0\.0\.0|::|\[::\])\2(\s|$)/.test(args))
+        problems.push(`${name}: ENV ${args} puts an operator listener on every interface`);
+    }
+  }
   if (stages.has('worker')) {
     const worker = resolvedStage(stages, 'worker');
     const runs = worker.filter((i) => i.keyword === 'RUN').map((i) => i.args);
@@ -150,17 +158,19 @@ describe('the Dockerfile', () => {
     expect(dockerfileProblems(text)).toEqual([]);
   });
 
-  test('the checks catch a root user, tsx, a baked secret and a worker without its sandbox', () => {
+  test('the checks catch a root user, tsx, a baked secret, an exposed operator listener and a worker without its sandbox', () => {
     const planted = text
       .replace(/(FROM runtime AS api[\s\S]*?)USER 10001:10001/, '$1USER 0')
       .replace('CMD ["node", "dist/worker/main.js"]', 'CMD ["node", "--import", "tsx", "worker/main.ts"]')
       .replace('ENV NODE_ENV=production', 'ENV NODE_ENV=production AMY_MASTER_KEY=abc')
-      .replace(/python3 bubblewrap/, 'python3');
+      .replace(/python3 bubblewrap/, 'python3')
+      .replace('ENV HOST=0.0.0.0 PORT=3000', 'ENV HOST=0.0.0.0 PORT=3000 AMY_METRICS_HOST=0.0.0.0');
     expect(dockerfileProblems(planted)).toEqual([
       'api: runs as 0, not a numeric non-root uid',
       'worker: CMD is ["node", "--import", "tsx", "worker/main.ts"], not plain node on the compiled dist/worker/main.js',
       'worker: starts through tsx',
       'runtime: ENV NODE_ENV=production AMY_MASTER_KEY=abc puts a secret in the image',
+      'api: ENV HOST=0.0.0.0 PORT=3000 AMY_METRICS_HOST=0.0.0.0 puts an operator listener on every interface',
       'worker: no bubblewrap',
     ]);
   });
