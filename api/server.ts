@@ -10,7 +10,8 @@ import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
 import { costCapDefaults } from '../platform/cost-caps';
 import { createApp } from './app';
-import { parseCodecOperators } from './codec-server';
+import { startCodecServer } from './codec-server';
+import { parseCodecOperators } from './codec/operators';
 import { createRequestDrain } from './drain';
 import { createPendingTurnStarts } from './services/pending-turn-starts';
 import { ApiError, errorResponse } from './errors';
@@ -90,23 +91,12 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   // For a finding's chart (GET …/findings/:finding_id/series) only: one process, started on the first such
   // request, since the worker's pool does the gating itself.
   const gates = createGatesRunner({ python: config.AMY_PYTHON ?? defaultPythonPath(), processes: 1 });
-  const operators = parseCodecOperators(config.AMY_CODEC_OPERATORS);
   const requests = createRequestDrain();
   const pendingStarts = createPendingTurnStarts();
   const app = createApp({
     gates,
     keys,
     pool,
-    ...(operators.size > 0
-      ? {
-          codecServer: {
-            codec: dataConverter.payloadCodecs![0],
-            operators,
-            allowedOrigins: config.AMY_CODEC_ALLOWED_ORIGINS.split(',').map((o) => o.trim()),
-            logger,
-          },
-        }
-      : {}),
     temporal,
     turnOwners,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -161,6 +151,21 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
           registry: processRegistry(),
           logger,
         });
+  // The codec server on a listener of its own too, for operators only (docs/operations.md#the-codec-server).
+  const codecServer =
+    config.AMY_CODEC_PORT === undefined || config.AMY_CODEC_OPERATORS === undefined
+      ? null
+      : await startCodecServer({
+          host: config.AMY_CODEC_HOST,
+          port: config.AMY_CODEC_PORT,
+          ...(config.AMY_CODEC_PUBLIC_URL ? { publicUrl: new URL(config.AMY_CODEC_PUBLIC_URL) } : {}),
+          codec: dataConverter.payloadCodecs![0],
+          pool,
+          operators: parseCodecOperators(config.AMY_CODEC_OPERATORS),
+          allowedOrigins: config.AMY_CODEC_ALLOWED_ORIGINS.split(',').map((o) => o.trim()),
+          auditRetentionDays: config.AMY_CODEC_AUDIT_RETENTION_DAYS,
+          logger,
+        });
   logger.info('api listening', { url });
   /** `startsWithinMs`: how long the turn starts still going may take to finish. */
   const release = async (startsWithinMs: number) => {
@@ -171,6 +176,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
       logger.warn('api stopping with turn starts unfinished', { turn_starts_unfinished: unfinishedStarts });
     }
     await hub.close();
+    await codecServer?.close();
     await Promise.allSettled([pool.end(), connection.close(), gates.close(), metrics?.close()]);
   };
   return {

@@ -182,12 +182,30 @@ const configSchema = z.object({
    */
   AMY_WEBHOOK_FIRST_RETRY_SECONDS: z.coerce.number().positive().max(3600).default(5),
   /**
-   * The codec server's operators (`name:token,…`, docs/operations.md#the-codec-server); unset, the codec
-   * server answers 503. Tokens are operators' own, never a user's API key.
+   * The codec server (docs/operations.md#the-codec-server), an operator tool on a listener of its own, never on
+   * the public port: its operators (`name:token,…`, tokens of operators' own, never a user's API key) and its
+   * port, set together; neither, no codec server.
    */
   AMY_CODEC_OPERATORS: z.string().min(1).optional(),
+  AMY_CODEC_PORT: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().int().min(0).max(65535).optional(),
+  ),
+  /** The codec listener's address: loopback unless an operator chooses otherwise, as the metrics'. */
+  AMY_CODEC_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * The codec endpoint as operators' browsers reach it, the Web UI's TEMPORAL_CODEC_ENDPOINT (`…/codec`), when it
+   * is not the listener's own address: behind a TLS proxy, its https URL, which makes the sign-in cookie Secure.
+   */
+  AMY_CODEC_PUBLIC_URL: z
+    .string()
+    .url()
+    .refine((url) => /^https?:$/.test(new URL(url).protocol), 'an http or https URL')
+    .optional(),
   /** Browser origins that may call the codec server (the Temporal Web UI's), comma-separated. */
   AMY_CODEC_ALLOWED_ORIGINS: z.string().default('http://127.0.0.1:8233,http://localhost:8233'),
+  /** How long the codec server's audit of decodes is kept, in days; older rows are deleted. */
+  AMY_CODEC_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /**
    * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons), none
    * of which this service builds. Refused when true rather than accepted and ignored.
@@ -208,6 +226,11 @@ const checkedConfigSchema = configSchema
   .refine((c) => c.AMY_HEADERS_TIMEOUT_MS <= c.AMY_REQUEST_TIMEOUT_MS, {
     message: 'AMY_HEADERS_TIMEOUT_MS must not exceed AMY_REQUEST_TIMEOUT_MS (the headers are part of the request)',
     path: ['AMY_HEADERS_TIMEOUT_MS'],
+  })
+  .refine((c) => (c.AMY_CODEC_OPERATORS === undefined) === (c.AMY_CODEC_PORT === undefined), {
+    message:
+      'set AMY_CODEC_OPERATORS and AMY_CODEC_PORT together (the codec server, on a listener of its own), or neither',
+    path: ['AMY_CODEC_PORT'],
   })
   .refine((c) => (c.AMY_DEPLOYMENT_NAME === undefined) === (c.AMY_BUILD_ID === undefined), {
     message: 'set AMY_DEPLOYMENT_NAME and AMY_BUILD_ID together (a versioned worker), or neither (an unversioned one)',

@@ -1,7 +1,7 @@
 /**
- * The operators' listeners stay on loopback whatever address the public API is given (docs/operations.md#metrics):
- * the compiled API and worker run with `HOST=0.0.0.0`, as the API's image sets it, and their metrics
- * listeners still answer on 127.0.0.1 only. On Linux every 127.x.y.z address is this machine, so a listener
+ * The operators' listeners stay on loopback whatever address the public API is given (docs/operations.md#metrics,
+ * #the-codec-server): the compiled API and worker run with `HOST=0.0.0.0`, as the API's image sets it, and their
+ * metrics listeners, and the API's codec server, still answer on 127.0.0.1 only. On Linux every 127.x.y.z address is this machine, so a listener
  * on every interface accepts a connection to 127.0.0.2 and one on 127.0.0.1 refuses it: the public port,
  * which does follow HOST, shows the probe tells the two apart. Exposing a listener is an explicit choice
  * (AMY_METRICS_HOST), which the last test makes.
@@ -62,6 +62,18 @@ test("the worker's metrics are on loopback only, whatever HOST says", async () =
   );
   expect(await acceptsConnection('127.0.0.1', metricsPort)).toBe(true);
   expect(await acceptsConnection(OTHER_LOOPBACK, metricsPort)).toBe(false);
+});
+
+test('with HOST=0.0.0.0 the codec server answers on its own listener, on loopback only; the public port has none', async () => {
+  const codecPort = await freePort();
+  const apiPort = await apiOnEveryInterface({
+    AMY_CODEC_OPERATORS: `ops:${'t'.repeat(32)}`,
+    AMY_CODEC_PORT: String(codecPort),
+  });
+  expect(await acceptsConnection('127.0.0.1', codecPort)).toBe(true);
+  expect(await acceptsConnection(OTHER_LOOPBACK, codecPort)).toBe(false);
+  expect((await fetch(`http://127.0.0.1:${codecPort}/codec/login`)).status).toBe(200);
+  expect((await fetch(`http://127.0.0.1:${apiPort}/codec/login`)).status).toBe(404);
 });
 
 test('AMY_METRICS_HOST=0.0.0.0 exposes the metrics: an operator’s explicit choice', async () => {

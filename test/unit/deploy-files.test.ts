@@ -208,7 +208,7 @@ interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   secrets?: Array<{ source: string }>;
   security_opt?: string[];
-  ports?: Array<{ published: number | string; target: number } | string>;
+  ports?: Array<{ published: number | string; target: number; host_ip?: string } | string>;
   command?: string[];
 }
 interface ComposeConfig {
@@ -224,8 +224,29 @@ async function parseYaml(text: string): Promise<unknown> {
   return JSON.parse(outcome.stdout);
 }
 
+interface PublishedPort {
+  /** The host address it is published on; null: every interface. */
+  hostIp: string | null;
+  published: number;
+  target: number;
+}
+
+/**
+ * A service's published ports, as `docker-compose config` writes them: `{ published, target }` when published on
+ * every interface, `[host_ip:]published:target/proto` otherwise (an IPv6 address in brackets).
+ */
+function publishedPorts(service: ComposeService): PublishedPort[] {
+  return (service.ports ?? []).map((port) => {
+    if (typeof port !== 'string')
+      return { hostIp: port.host_ip ?? null, published: Number(port.published), target: port.target };
+    const match = /^(?:(\[[^\]]+\]|[^:[\]]+):)?(\d+):(\d+)(?:\/\w+)?$/.exec(port);
+    if (!match) throw new Error(`a port docker-compose config wrote in an unknown form: ${port}`);
+    return { hostIp: match[1]?.replace(/^\[|\]$/g, '') ?? null, published: Number(match[2]), target: Number(match[3]) };
+  });
+}
+
 const publishedPort = (service: ComposeService, target: number) =>
-  service.ports?.map((p) => (typeof p === 'string' ? null : p)).find((p) => p?.target === target)?.published;
+  publishedPorts(service).find((p) => p.target === target);
 
 describe('deploy/compose.yaml', () => {
   let config: ComposeConfig;
@@ -248,13 +269,17 @@ describe('deploy/compose.yaml', () => {
     expect(config.services.api.depends_on?.migrate).toEqual({ condition: 'service_completed_successfully' });
   });
 
-  test('the Web UI decodes through the API’s codec server, which lets its origin in with credentials', () => {
+  test('the Web UI decodes through the codec server’s own listener, published on loopback, which lets the UI’s origin in', () => {
     const ui = config.services['temporal-ui'];
     const api = config.services.api;
-    const apiUrl = `http://localhost:${publishedPort(api, 3000)}`;
-    expect(ui.environment?.TEMPORAL_CODEC_ENDPOINT).toBe(`${apiUrl}/codec`);
+    const codecPort = publishedPort(api, Number(api.environment?.AMY_CODEC_PORT));
+    expect(codecPort?.hostIp).toBe('127.0.0.1');
+    const endpoint = `http://127.0.0.1:${codecPort?.published}/codec`;
+    expect(ui.environment?.TEMPORAL_CODEC_ENDPOINT).toBe(endpoint);
+    expect(api.environment?.AMY_CODEC_PUBLIC_URL).toBe(endpoint);
     expect(ui.environment?.TEMPORAL_CODEC_INCLUDE_CREDENTIALS).toBe('true');
-    const uiOrigin = `http://localhost:${publishedPort(ui, 8080)}`;
+    // One site with the codec endpoint (127.0.0.1), so the browser sends the session cookie (SameSite=Strict).
+    const uiOrigin = `http://127.0.0.1:${publishedPort(ui, 8080)?.published}`;
     expect(String(api.environment?.AMY_CODEC_ALLOWED_ORIGINS).split(',')).toContain(uiOrigin);
     expect(api.environment?.AMY_CODEC_OPERATORS).toBe(REQUIRED_SETTINGS.AMY_CODEC_OPERATORS);
   });
