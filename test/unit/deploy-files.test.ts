@@ -22,6 +22,7 @@ const root = path.resolve(__dirname, '../..');
 const DOCKERFILE = path.join(root, 'Dockerfile');
 const COMPOSE_FILE = path.join(root, 'deploy', 'compose.yaml');
 const DYNAMIC_CONFIG_FILE = path.join(root, 'deploy', 'temporal', 'dynamicconfig.yaml');
+const UI_GUARD = path.join(root, 'deploy', 'temporal', 'ui-guard.sh');
 const HADOLINT = path.join(root, '.venv', 'bin', 'hadolint');
 const PYTHON = path.join(root, '.venv', 'bin', 'python');
 
@@ -210,6 +211,8 @@ interface ComposeService {
   security_opt?: string[];
   ports?: Array<{ published: number | string; target: number; host_ip?: string } | string>;
   command?: string[];
+  entrypoint?: string[];
+  volumes?: string[];
 }
 interface ComposeConfig {
   services: Record<string, ComposeService>;
@@ -233,20 +236,50 @@ interface PublishedPort {
 
 /**
  * A service's published ports, as `docker-compose config` writes them: `{ published, target }` when published on
- * every interface, `[host_ip:]published:target/proto` otherwise (an IPv6 address in brackets).
+ * every interface, `[host_ip:]published:target/proto` otherwise (an IPv6 address bracketed or not).
  */
 function publishedPorts(service: ComposeService): PublishedPort[] {
   return (service.ports ?? []).map((port) => {
     if (typeof port !== 'string')
       return { hostIp: port.host_ip ?? null, published: Number(port.published), target: port.target };
-    const match = /^(?:(\[[^\]]+\]|[^:[\]]+):)?(\d+):(\d+)(?:\/\w+)?$/.exec(port);
-    if (!match) throw new Error(`a port docker-compose config wrote in an unknown form: ${port}`);
-    return { hostIp: match[1]?.replace(/^\[|\]$/g, '') ?? null, published: Number(match[2]), target: Number(match[3]) };
+    const parts = port.replace(/\/\w+$/, '').split(':');
+    if (parts.length < 2 || !parts.slice(-2).every((p) => /^\d+$/.test(p)))
+      throw new Error(`a port docker-compose config wrote in an unknown form: ${port}`);
+    const hostIp = parts
+      .slice(0, -2)
+      .join(':')
+      .replace(/^\[|\]$/g, '');
+    return { hostIp: hostIp || null, published: Number(parts.at(-2)), target: Number(parts.at(-1)) };
   });
 }
 
 const publishedPort = (service: ComposeService, target: number) =>
   publishedPorts(service).find((p) => p.target === target);
+
+/** The one port meant for the world: the public API's. */
+const PUBLIC_PORTS = [{ service: 'api', target: 3000 }];
+/** The ports operators reach, in the container: each published on the host's loopback only. */
+const OPERATOR_PORTS = [
+  { service: 'temporal', target: 7233, what: 'Temporal’s frontend' },
+  { service: 'temporal-ui', target: 8080, what: 'the Web UI' },
+  { service: 'postgres', target: 5432, what: 'Postgres' },
+  { service: 'api', target: 8234, what: 'the codec listener' },
+  { service: 'api', target: 9464, what: 'the API’s metrics' },
+  { service: 'worker', target: 9464, what: 'the worker’s metrics' },
+];
+
+const isLoopback = (ip: string | null) =>
+  ip !== null && (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip) || ip === '::1' || ip === 'localhost');
+
+/** Every port published beyond the host's loopback, but the public API's (empty when there is none). */
+function portsBeyondLoopback(config: ComposeConfig): string[] {
+  return Object.entries(config.services).flatMap(([name, service]) =>
+    publishedPorts(service)
+      .filter((port) => !PUBLIC_PORTS.some((p) => p.service === name && p.target === port.target))
+      .filter((port) => !isLoopback(port.hostIp))
+      .map((port) => `${name}:${port.target} is published on ${port.hostIp ?? 'every interface'}`),
+  );
+}
 
 describe('deploy/compose.yaml', () => {
   let config: ComposeConfig;
@@ -283,6 +316,53 @@ describe('deploy/compose.yaml', () => {
     expect(String(api.environment?.AMY_CODEC_ALLOWED_ORIGINS).split(',')).toContain(uiOrigin);
     expect(api.environment?.AMY_CODEC_OPERATORS).toBe(REQUIRED_SETTINGS.AMY_CODEC_OPERATORS);
   });
+
+  test('no operator port is published beyond the host’s loopback: Temporal, the Web UI, Postgres, the codec listener, metrics', () => {
+    expect(portsBeyondLoopback(config)).toEqual([]);
+    for (const { service, target, what } of OPERATOR_PORTS)
+      expect({ what, hostIp: publishedPort(config.services[service], target)?.hostIp }).toEqual({
+        what,
+        hostIp: '127.0.0.1',
+      });
+  });
+
+  test('the check catches an operator port published on every interface, or on another address', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-compose-'));
+    try {
+      const planted = path.join(dir, 'compose.yaml');
+      const text = fs.readFileSync(COMPOSE_FILE, 'utf8');
+      const faults = text
+        .replace("'127.0.0.1:7233:7233'", "'7233:7233'")
+        .replace("'127.0.0.1:8234:8234'", "'0.0.0.0:8234:8234'")
+        .replace("'127.0.0.1:9465:9464'", "'[::]:9465:9464'");
+      expect(faults.match(/'(7233:7233|0\.0\.0\.0:8234:8234|\[::\]:9465:9464)'/g)).toHaveLength(3);
+      fs.writeFileSync(planted, faults);
+      // The Web UI's address is a setting: an operator who publishes it elsewhere is told by this check too.
+      const outcome = await composeConfig(planted, { ...REQUIRED_SETTINGS, TEMPORAL_UI_BIND_ADDRESS: '192.0.2.7' });
+      expect(outcome.code).toBe(0);
+      expect(portsBeyondLoopback((await parseYaml(outcome.stdout)) as ComposeConfig).sort()).toEqual([
+        'api:8234 is published on 0.0.0.0',
+        'temporal-ui:8080 is published on 192.0.2.7',
+        'temporal:7233 is published on every interface',
+        'worker:9464 is published on ::',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('the Web UI starts through the guard, told the address it is published on; write actions are not turned off', async () => {
+    const check = (ui: ComposeService, address: string) => {
+      expect(ui.entrypoint).toEqual(['/bin/sh', '/amy/ui-guard.sh']);
+      expect(ui.volumes).toContain(`${UI_GUARD}:/amy/ui-guard.sh:ro`);
+      expect(publishedPort(ui, 8080)?.hostIp).toBe(address);
+      expect(ui.environment?.AMY_UI_PUBLISHED_ON).toBe(address);
+      expect(ui.environment).not.toHaveProperty('TEMPORAL_DISABLE_WRITE_ACTIONS');
+    };
+    check(config.services['temporal-ui'], '127.0.0.1');
+    const elsewhere = await composeConfig(COMPOSE_FILE, { ...REQUIRED_SETTINGS, TEMPORAL_UI_BIND_ADDRESS: '10.0.0.5' });
+    check(((await parseYaml(elsewhere.stdout)) as ComposeConfig).services['temporal-ui'], '10.0.0.5');
+  }, 60_000);
 
   test('the master key is a mounted secret file, never a value in the environment', () => {
     for (const role of ['api', 'worker']) {
@@ -338,4 +418,97 @@ describe('deploy/compose.yaml', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+// ------------------------------------------------------------------------------------- the Web UI's guard
+
+/** The guard's shells: POSIX sh here, and BusyBox's, the UI image's (Alpine), where installed. */
+const GUARD_SHELLS: string[][] = [['sh'], ...(fs.existsSync('/usr/bin/busybox') ? [['/usr/bin/busybox', 'sh']] : [])];
+
+describe.each(GUARD_SHELLS)('deploy/temporal/ui-guard.sh under %s', (...shell) => {
+  let dir: string;
+  let entrypoint: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-ui-guard-'));
+    // Stands in for the image's entrypoint: says it ran, with what it was handed.
+    entrypoint = path.join(dir, 'start-ui-server.sh');
+    fs.writeFileSync(
+      entrypoint,
+      '#!/bin/sh\necho "ui-server started; write actions disabled: ${TEMPORAL_DISABLE_WRITE_ACTIONS:-no}; args: $*"\n',
+      { mode: 0o755 },
+    );
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const OIDC = {
+    TEMPORAL_AUTH_ENABLED: 'true',
+    TEMPORAL_AUTH_PROVIDER_URL: 'https://accounts.example.com',
+    TEMPORAL_AUTH_CLIENT_ID: 'amy-temporal-ui',
+    TEMPORAL_AUTH_CLIENT_SECRET: 'placeholder-client-secret',
+    TEMPORAL_AUTH_CALLBACK_URL: 'https://temporal.ops.example.com/auth/sso/callback',
+  };
+
+  async function guard(settings: Record<string, string>) {
+    const [file, ...args] = shell;
+    const outcome = await run(file, [...args, UI_GUARD, 'extra-arg'], {
+      env: { PATH: process.env.PATH, AMY_UI_ENTRYPOINT: entrypoint, ...settings },
+    });
+    return { ...outcome, started: outcome.stdout.includes('ui-server started') };
+  }
+
+  test.each([
+    ['127.0.0.1', 'http://127.0.0.1:8233'],
+    ['127.0.0.1', 'http://localhost:8233'],
+    ['::1', 'http://[::1]:8233'],
+  ])('published on %s and reached at %s: starts the image’s entrypoint, write actions on', async (address, url) => {
+    const outcome = await guard({ AMY_UI_PUBLISHED_ON: address, TEMPORAL_UI_PUBLIC_URL: url });
+    expect(outcome).toMatchObject({ code: 0, started: true });
+    expect(outcome.stdout).toContain('write actions disabled: no; args: extra-arg');
+  });
+
+  test.each([
+    ['0.0.0.0', 'http://127.0.0.1:8233', /published on 0\.0\.0\.0/],
+    ['192.168.1.20', 'http://192.168.1.20:8233', /published on 192\.168\.1\.20/],
+    ['::', 'http://127.0.0.1:8233', /published on ::/],
+    // A proxy in front of the loopback port publishes it just the same.
+    ['127.0.0.1', 'https://temporal.ops.example.com', /reach it at https:\/\/temporal\.ops\.example\.com/],
+    ['127.0.0.1', 'http://127.0.0.1.nip.io:8233', /reach it at/],
+  ])('published on %s, reached at %s, without sign-in: refuses to start', async (address, url, why) => {
+    const outcome = await guard({ AMY_UI_PUBLISHED_ON: address, TEMPORAL_UI_PUBLIC_URL: url });
+    expect(outcome).toMatchObject({ started: false, code: 1 });
+    expect(outcome.stderr).toMatch(why);
+    expect(outcome.stderr).toContain('without sign-in');
+    expect(outcome.stderr).toContain('TEMPORAL_AUTH_ENABLED=true');
+  });
+
+  test('published beyond loopback with OIDC sign-in: starts, write actions on for whoever signs in', async () => {
+    const outcome = await guard({
+      AMY_UI_PUBLISHED_ON: '0.0.0.0',
+      TEMPORAL_UI_PUBLIC_URL: 'https://temporal.ops.example.com',
+      ...OIDC,
+    });
+    expect(outcome).toMatchObject({ code: 0, started: true });
+    expect(outcome.stdout).toContain('write actions disabled: no');
+  });
+
+  test('sign-in half configured, or over plain http beyond loopback, or no published address: refuses', async () => {
+    const half = await guard({
+      AMY_UI_PUBLISHED_ON: '0.0.0.0',
+      ...OIDC,
+      TEMPORAL_AUTH_CLIENT_SECRET: '',
+      TEMPORAL_AUTH_CALLBACK_URL: '',
+    });
+    expect(half).toMatchObject({ started: false, code: 1 });
+    expect(half.stderr).toContain('not set: TEMPORAL_AUTH_CLIENT_SECRET TEMPORAL_AUTH_CALLBACK_URL');
+    const plain = await guard({
+      AMY_UI_PUBLISHED_ON: '0.0.0.0',
+      ...OIDC,
+      TEMPORAL_AUTH_CALLBACK_URL: 'http://temporal.ops.example.com/auth/sso/callback',
+    });
+    expect(plain).toMatchObject({ started: false, code: 1 });
+    expect(plain.stderr).toContain('TEMPORAL_AUTH_CALLBACK_URL is not https');
+    const unknown = await guard({});
+    expect(unknown).toMatchObject({ started: false, code: 1 });
+    expect(unknown.stderr).toContain('AMY_UI_PUBLISHED_ON is not set');
+  });
 });
