@@ -83,8 +83,8 @@ const LOGIN_PAGE = page(`<p>Sign in with your operator token to see turns decode
 <form method="post" action="logout"><button type="submit">Sign out</button></form>`);
 const signedInPage = (operator: string) =>
   page(`<p>Signed in to the codec server as ${escapeHtml(operator)}.</p>
-<p>The Web UI decodes turns for as long as this session lasts (12 hours), when its codec settings include
-cross-origin credentials.</p>
+<p>The Web UI decodes turns for as long as this session lasts (${CODEC_SESSION_SECONDS / 3600} hours), when its codec
+settings include cross-origin credentials.</p>
 <form method="post" action="logout"><button type="submit">Sign out</button></form>`);
 const SIGNED_OUT_PAGE = page('<p>Signed out of the codec server.</p><p><a href="login">Sign in again</a></p>');
 const PAGE_POLICY = "default-src 'none'; form-action 'self'; style-src 'unsafe-inline'";
