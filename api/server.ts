@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import type { Config } from '../platform/config';
+import { codecServerConfig, type Config } from '../platform/config';
 import { createDataKeyStore } from '../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../platform/crypto/master-key';
 import { createDataConverter } from '../platform/temporal/data-converter';
@@ -74,6 +74,7 @@ const CLOSE_STARTS_WITHIN_MS = 5_000;
 
 /** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
 export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
+  const codecSettings = codecServerConfig(config);
   const pool = createPgPool(config.DATABASE_URL, config.AMY_PG_POOL_SIZE, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
@@ -153,15 +154,15 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
         });
   // The codec server on a listener of its own too, for operators only (docs/operations.md#the-codec-server).
   const codecServer =
-    config.AMY_CODEC_PORT === undefined || config.AMY_CODEC_OPERATORS === undefined
+    codecSettings === null
       ? null
       : await startCodecServer({
           host: config.AMY_CODEC_HOST,
-          port: config.AMY_CODEC_PORT,
+          port: codecSettings.port,
           ...(config.AMY_CODEC_PUBLIC_URL ? { publicUrl: new URL(config.AMY_CODEC_PUBLIC_URL) } : {}),
           codec: dataConverter.payloadCodecs![0],
           pool,
-          operators: parseCodecOperators(config.AMY_CODEC_OPERATORS),
+          operators: parseCodecOperators(codecSettings.operators),
           allowedOrigins: config.AMY_CODEC_ALLOWED_ORIGINS.split(',').map((o) => o.trim()),
           auditRetentionDays: config.AMY_CODEC_AUDIT_RETENTION_DAYS,
           logger,

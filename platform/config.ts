@@ -227,11 +227,6 @@ const checkedConfigSchema = configSchema
     message: 'AMY_HEADERS_TIMEOUT_MS must not exceed AMY_REQUEST_TIMEOUT_MS (the headers are part of the request)',
     path: ['AMY_HEADERS_TIMEOUT_MS'],
   })
-  .refine((c) => (c.AMY_CODEC_OPERATORS === undefined) === (c.AMY_CODEC_PORT === undefined), {
-    message:
-      'set AMY_CODEC_OPERATORS and AMY_CODEC_PORT together (the codec server, on a listener of its own), or neither',
-    path: ['AMY_CODEC_PORT'],
-  })
   .refine((c) => (c.AMY_DEPLOYMENT_NAME === undefined) === (c.AMY_BUILD_ID === undefined), {
     message: 'set AMY_DEPLOYMENT_NAME and AMY_BUILD_ID together (a versioned worker), or neither (an unversioned one)',
     path: ['AMY_BUILD_ID'],
@@ -253,6 +248,24 @@ function parseEnvironment<T>(schema: z.ZodType<T>, env: NodeJS.ProcessEnv): T {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return parseEnvironment(checkedConfigSchema, env);
+}
+
+/**
+ * The API's codec server, when its operators and its port are both set; null when neither is. One without the
+ * other is refused, by the API alone: the worker has no codec server, and a setting it inherits is not its own.
+ */
+export function codecServerConfig(
+  config: Pick<Config, 'AMY_CODEC_OPERATORS' | 'AMY_CODEC_PORT'>,
+): { operators: string; port: number } | null {
+  const { AMY_CODEC_OPERATORS: operators, AMY_CODEC_PORT: port } = config;
+  if (operators === undefined && port === undefined) return null;
+  if (operators === undefined || port === undefined) {
+    throw new ConfigError(
+      'Invalid configuration:\n  AMY_CODEC_PORT: set AMY_CODEC_OPERATORS and AMY_CODEC_PORT together ' +
+        '(the codec server, on a listener of its own), or neither',
+    );
+  }
+  return { operators, port };
 }
 
 /** The cost caps' defaults alone, for a tool that needs no other setting (`npm run user:caps`). */
