@@ -63,6 +63,9 @@ COPY --from=build /src/sdk/dist sdk/dist
 COPY prisma prisma
 COPY prisma.config.ts ./
 USER 10001:10001
+# The public API on every interface of the container. The operators' listeners (metrics, the codec server) do not
+# follow HOST: they stay on the container's loopback unless the deployment sets AMY_METRICS_HOST / AMY_CODEC_HOST
+# (deploy/compose.yaml does, and publishes them on the host's loopback only).
 ENV HOST=0.0.0.0 PORT=3000
 EXPOSE 3000
 CMD ["node", "dist/api/main.js"]

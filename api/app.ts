@@ -6,7 +6,6 @@ import { ApiError, errorMiddleware } from './errors';
 import { httpMetrics } from './http-metrics';
 import { buildOpenApiDocument } from './openapi';
 import { accountRoutes, type AccountRoutesDeps } from './routes/account';
-import { codecServerRoutes, type CodecServerOptions } from './codec-server';
 import { consoleRoutes } from './routes/console';
 import { dataRoutes } from './routes/data';
 import { findingRoutes } from './routes/findings';
@@ -18,8 +17,6 @@ export interface AppDeps extends TurnRoutesDeps, Pick<AccountRoutesDeps, 'keys'>
   bodyLimitBytes: number;
   /** Cuts a finding's series again for GET …/findings/:finding_id/series; without it that route answers 503. */
   gates?: Pick<GatesRunner, 'buildSeries'>;
-  /** The codec server for operators (./codec-server.ts); without it /codec answers 503. */
-  codecServer?: CodecServerOptions;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -37,8 +34,6 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(healthRoutes(deps));
   app.use(consoleRoutes());
-  // Operators only, on their own credential: before the API keys' check, which it does not use.
-  app.use(codecServerRoutes(deps.codecServer ?? null));
   // The key is checked before a byte of the body is read: a caller without one is answered at once,
   // however slowly it sends, and never makes the API buffer or parse anything. Only /v1 takes a JSON
   // body: anywhere else a body is never read, whoever sends it.

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import type { Config } from '../platform/config';
+import { codecServerConfig, type Config } from '../platform/config';
 import { createDataKeyStore } from '../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../platform/crypto/master-key';
 import { createDataConverter } from '../platform/temporal/data-converter';
@@ -10,7 +10,8 @@ import { createGatesRunner, defaultPythonPath } from '../platform/gates';
 import { createPgPool } from '../platform/pg-pool';
 import { costCapDefaults } from '../platform/cost-caps';
 import { createApp } from './app';
-import { parseCodecOperators } from './codec-server';
+import { startCodecServer } from './codec-server';
+import { parseCodecOperators } from './codec/operators';
 import { createRequestDrain } from './drain';
 import { createPendingTurnStarts } from './services/pending-turn-starts';
 import { ApiError, errorResponse } from './errors';
@@ -73,6 +74,7 @@ const CLOSE_STARTS_WITHIN_MS = 5_000;
 
 /** Connects to Postgres and Temporal and serves the API; `close()` releases everything. */
 export async function startApiServer(config: Config, logger: Logger = createLogger('api', config.LOG_LEVEL)) {
+  const codecSettings = codecServerConfig(config);
   const pool = createPgPool(config.DATABASE_URL, config.AMY_PG_POOL_SIZE, (err) =>
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
@@ -90,23 +92,12 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
   // For a finding's chart (GET …/findings/:finding_id/series) only: one process, started on the first such
   // request, since the worker's pool does the gating itself.
   const gates = createGatesRunner({ python: config.AMY_PYTHON ?? defaultPythonPath(), processes: 1 });
-  const operators = parseCodecOperators(config.AMY_CODEC_OPERATORS);
   const requests = createRequestDrain();
   const pendingStarts = createPendingTurnStarts();
   const app = createApp({
     gates,
     keys,
     pool,
-    ...(operators.size > 0
-      ? {
-          codecServer: {
-            codec: dataConverter.payloadCodecs![0],
-            operators,
-            allowedOrigins: config.AMY_CODEC_ALLOWED_ORIGINS.split(',').map((o) => o.trim()),
-            logger,
-          },
-        }
-      : {}),
     temporal,
     turnOwners,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -159,9 +150,24 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     config.AMY_METRICS_PORT === undefined
       ? null
       : await startMetricsEndpoint({
-          host: config.AMY_METRICS_HOST ?? config.HOST,
+          host: config.AMY_METRICS_HOST,
           port: config.AMY_METRICS_PORT,
           registry: processRegistry(),
+          logger,
+        });
+  // The codec server on a listener of its own too, for operators only (docs/operations.md#the-codec-server).
+  const codecServer =
+    codecSettings === null
+      ? null
+      : await startCodecServer({
+          host: config.AMY_CODEC_HOST,
+          port: codecSettings.port,
+          ...(config.AMY_CODEC_PUBLIC_URL ? { publicUrl: new URL(config.AMY_CODEC_PUBLIC_URL) } : {}),
+          codec: dataConverter.payloadCodecs![0],
+          pool,
+          operators: parseCodecOperators(codecSettings.operators),
+          allowedOrigins: config.AMY_CODEC_ALLOWED_ORIGINS.split(',').map((o) => o.trim()),
+          auditRetentionDays: config.AMY_CODEC_AUDIT_RETENTION_DAYS,
           logger,
         });
   logger.info('api listening', { url });
@@ -174,6 +180,7 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
       logger.warn('api stopping with turn starts unfinished', { turn_starts_unfinished: unfinishedStarts });
     }
     await hub.close();
+    await codecServer?.close();
     await Promise.allSettled([pool.end(), connection.close(), gates.close(), metrics?.close()]);
   };
   return {

@@ -30,8 +30,12 @@ const configSchema = z.object({
     (value) => (value === '' ? undefined : value),
     z.coerce.number().int().min(0).max(65535).optional(),
   ),
-  /** The metrics listener's address; HOST's when unset. */
-  AMY_METRICS_HOST: z.string().min(1).optional(),
+  /**
+   * The metrics listener's address: loopback unless an operator chooses otherwise, never the API's HOST (which
+   * the API image sets to every interface). A Prometheus in another container needs it set to that
+   * container network's address, or `0.0.0.0` on a network only operators reach (docs/operations.md#metrics).
+   */
+  AMY_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Real Anthropic when set; otherwise the scripted model server at ANTHROPIC_BASE_URL. */
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
@@ -188,12 +192,30 @@ const configSchema = z.object({
    */
   AMY_WEBHOOK_FIRST_RETRY_SECONDS: z.coerce.number().positive().max(3600).default(5),
   /**
-   * The codec server's operators (`name:token,…`, docs/operations.md#the-codec-server); unset, the codec
-   * server answers 503. Tokens are operators' own, never a user's API key.
+   * The codec server (docs/operations.md#the-codec-server), an operator tool on a listener of its own, never on
+   * the public port: its operators (`name:token,…`, tokens of operators' own, never a user's API key) and its
+   * port, set together; neither, no codec server.
    */
   AMY_CODEC_OPERATORS: z.string().min(1).optional(),
+  AMY_CODEC_PORT: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().int().min(0).max(65535).optional(),
+  ),
+  /** The codec listener's address: loopback unless an operator chooses otherwise, as the metrics'. */
+  AMY_CODEC_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * The codec endpoint as operators' browsers reach it, the Web UI's TEMPORAL_CODEC_ENDPOINT (`…/codec`), when it
+   * is not the listener's own address: behind a TLS proxy, its https URL, which makes the sign-in cookie Secure.
+   */
+  AMY_CODEC_PUBLIC_URL: z
+    .string()
+    .url()
+    .refine((url) => /^https?:$/.test(new URL(url).protocol), 'an http or https URL')
+    .optional(),
   /** Browser origins that may call the codec server (the Temporal Web UI's), comma-separated. */
   AMY_CODEC_ALLOWED_ORIGINS: z.string().default('http://127.0.0.1:8233,http://localhost:8233'),
+  /** How long the codec server's audit of decodes is kept, in days; older rows are deleted. */
+  AMY_CODEC_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /**
    * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons), none
    * of which this service builds. Refused when true rather than accepted and ignored.
@@ -236,6 +258,24 @@ function parseEnvironment<T>(schema: z.ZodType<T>, env: NodeJS.ProcessEnv): T {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return parseEnvironment(checkedConfigSchema, env);
+}
+
+/**
+ * The API's codec server, when its operators and its port are both set; null when neither is. One without the
+ * other is refused, by the API alone: the worker has no codec server, and a setting it inherits is not its own.
+ */
+export function codecServerConfig(
+  config: Pick<Config, 'AMY_CODEC_OPERATORS' | 'AMY_CODEC_PORT'>,
+): { operators: string; port: number } | null {
+  const { AMY_CODEC_OPERATORS: operators, AMY_CODEC_PORT: port } = config;
+  if (operators === undefined && port === undefined) return null;
+  if (operators === undefined || port === undefined) {
+    throw new ConfigError(
+      'Invalid configuration:\n  AMY_CODEC_PORT: set AMY_CODEC_OPERATORS and AMY_CODEC_PORT together ' +
+        '(the codec server, on a listener of its own), or neither',
+    );
+  }
+  return { operators, port };
 }
 
 /** The cost caps' defaults alone, for a tool that needs no other setting (`npm run user:caps`). */

@@ -48,7 +48,7 @@ async function startWorkerMetrics(config: Config, logger: Logger): Promise<Metri
   const registry = processRegistry();
   const stopDraining = temporalMetrics.serveFrom(registry);
   const endpoint = await startMetricsEndpoint({
-    host: config.AMY_METRICS_HOST ?? config.HOST,
+    host: config.AMY_METRICS_HOST,
     port: config.AMY_METRICS_PORT,
     registry,
     logger,

@@ -69,9 +69,11 @@ async function run() {
   try {
     // Before anything else, so the warning is not lost above the services' start-up output.
     const sandbox = await reportSandbox(log);
-    // Chosen first: the Web UI is told where the API's codec server is when the Temporal dev server starts.
+    // Chosen first: the Web UI is told where the codec server is when the Temporal dev server starts. The codec
+    // server is the API's, on a listener of its own (docs/operations.md#the-codec-server).
     const apiPort = process.env.PORT ? Number(process.env.PORT) : await preferPort(3000);
-    const codecEndpoint = `http://127.0.0.1:${apiPort}/codec`;
+    const codecPort = process.env.AMY_CODEC_PORT ? Number(process.env.AMY_CODEC_PORT) : await preferPort(8234);
+    const codecEndpoint = process.env.AMY_CODEC_PUBLIC_URL ?? `http://127.0.0.1:${codecPort}/codec`;
     const services = await startLocalServices({
       postgres: { dataDir: path.join(dataDir, 'postgres'), preferredPort: 54329 },
       temporal: {
@@ -111,8 +113,8 @@ async function run() {
     await pool.end();
 
     const codec = developmentCodecOperator(dataDir);
+    const codecEnv = { ...codec.env, AMY_CODEC_PORT: String(codecPort) };
     const env = {
-      ...codec.env,
       ...developmentMasterKey(dataDir, say),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
@@ -134,7 +136,7 @@ async function run() {
       launch({
         name: `the ${role}`,
         entry: `${role}/main.ts`,
-        env: { ...env, ...metricsEnv(role) },
+        env: { ...env, ...metricsEnv(role), ...(role === 'api' ? codecEnv : {}) },
         onLine: (line, from) => relay(role, line, from),
         ready,
         timeoutMs,
@@ -162,6 +164,7 @@ async function run() {
       api_url: apiUrl,
       console_url: consoleUrl,
       temporal_ui_url: temporalUi,
+      codec_url: codecEndpoint,
       temporal_address: temporalAddress,
       postgres_url: databaseUrl,
       anthropic_base_url: anthropicBaseUrl ?? null,
@@ -179,7 +182,8 @@ async function run() {
         `  API:              ${apiUrl}   (OpenAPI at ${apiUrl}/openapi.json)`,
         `  Console:          ${consoleUrl}   (sign in with the demo API key)`,
         `  Temporal Web UI:  ${temporalUi ?? '(external Temporal: see your cluster)'}`,
-        `  Codec server:     ${codecEndpoint}   (sign in at ${codecEndpoint}/login with ${codec.tokenSource})`,
+        `  Codec server:     ${codecEndpoint}   (for the Web UI and temporal --codec-endpoint; operators only)`,
+        `  Codec sign-in:    ${codecEndpoint}/login   (with ${codec.tokenSource})`,
         `  Demo API key:     ${demoKey}`,
         ...(metricsPort === undefined
           ? []

@@ -2,8 +2,8 @@
  * What /openapi.json (and docs/api.md) promise about the HTTP surface, checked against the running code:
  *
  * - `?api_key=` is refused (401 authentication_required) on every route but the event stream, the
- *   routes that need no key (/healthz, /openapi.json, the console, the codec server) and unknown paths
- *   included, its name percent-encoded or not; the document lists the key in the query only for the
+ *   routes that need no key (/healthz, /openapi.json, the console, and the codec server on its own
+ *   listener) and unknown paths included, its name percent-encoded or not; the document lists the key in the query only for the
  *   event stream, and a 401 for every other operation;
  * - the JSON body parser runs only after authentication, and only on /v1: a caller without a key is
  *   refused before its body is parsed, and a body sent anywhere else is never parsed;
@@ -13,6 +13,7 @@
  *   gives its code.
  */
 import { ERROR_STATUS } from '../../contracts/errors';
+import { freePort } from '../../dev/stack/ports';
 import { api, thanks, type JsonResponse } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 
@@ -23,9 +24,15 @@ let svc: TestService;
 let user: { userId: string; apiKey: string };
 let turnId: string;
 let doc: Json;
+/** The codec server's own listener (docs/operations.md#the-codec-server). */
+let codec: string;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  const codecPort = await freePort();
+  codec = `http://127.0.0.1:${codecPort}`;
+  svc = await startTestService({
+    env: { AMY_CODEC_OPERATORS: `ops:${'t'.repeat(32)}`, AMY_CODEC_PORT: String(codecPort) },
+  });
   user = await svc.createUser();
   const turn = await api(svc.url, 'POST', '/v1/turns', { key: user.apiKey, body: { ...thanks, stream: false } });
   expect(turn.status).toBe(200);
@@ -88,12 +95,17 @@ describe('?api_key= is refused everywhere but the event stream, as the document 
       ['GET', '/console'],
       ['GET', '/console/console.js'],
       ['GET', '/console/amy-sdk.js'],
-      ['GET', '/codec/login'],
-      ['POST', '/codec/decode'],
       ['GET', '/nowhere'],
       ['GET', '/v1/nowhere'],
     ]) {
       expectRefusedKeyInUrl(await api(svc.url, method, `${path}?api_key=${user.apiKey}`), `${method} ${path}`);
+    }
+    for (const [method, path] of [
+      ['GET', '/codec/login'],
+      ['POST', '/codec/decode'],
+      ['GET', '/nowhere'],
+    ]) {
+      expectRefusedKeyInUrl(await api(codec, method, `${path}?api_key=${user.apiKey}`), `codec: ${method} ${path}`);
     }
     for (const query of [`api%5Fkey=${user.apiKey}`, `%61pi_key=${user.apiKey}`, 'api_key=', 'x=1&api_key=nope']) {
       expectRefusedKeyInUrl(await api(svc.url, 'GET', `/healthz?${query}`), `/healthz?${query}`);

@@ -1,9 +1,11 @@
 /**
  * The Temporal Web UI, in Chromium, through the codec server (docs/operations.md#the-codec-server): a Temporal
  * dev server of the test's own, started as `npm start` starts it (`--ui-codec-endpoint` at the API's codec
- * server), shows a turn's input decoded, the user's message readable, once an operator has signed in to the
- * codec server and the UI's codec settings include credentials. Before that, every decode the UI asks for
- * is refused (401) and the message is nowhere on the page.
+ * server, on its listener of its own), shows a turn's input decoded, the user's message readable, once an
+ * operator has signed in to the codec server and the UI's codec settings include credentials: the session
+ * cookie (SameSite=Strict over plain http) goes with the UI's cross-origin decode requests because both are on
+ * 127.0.0.1, one site whatever the ports. Before that, every decode the UI asks for is refused (401) and the
+ * message is nowhere on the page; after signing out, refused again.
  */
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
@@ -24,14 +26,14 @@ let browser: Browser;
 let codec: string;
 
 beforeAll(async () => {
-  const apiPort = await freePort();
-  codec = `http://127.0.0.1:${apiPort}/codec`;
+  const codecPort = await freePort();
+  codec = `http://127.0.0.1:${codecPort}/codec`;
   temporal = await startLocalTemporal({ uiCodecEndpoint: codec });
   const uiOrigin = new URL(temporal.uiUrl!).origin;
   svc = await startTestService({
     env: {
       TEMPORAL_ADDRESS: temporal.address,
-      PORT: String(apiPort),
+      AMY_CODEC_PORT: String(codecPort),
       AMY_CODEC_OPERATORS: `ops-bob:${TOKEN}`,
       AMY_CODEC_ALLOWED_ORIGINS: uiOrigin,
     },
@@ -84,11 +86,19 @@ test("an operator signed in to the codec server reads a turn's input in the Web 
 
   await page.goto(`${codec}/login`);
   await page.fill('input[name=token]', TOKEN);
-  await page.click('button[type=submit]');
+  await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByText('Signed in to the codec server as ops-bob.').waitFor();
 
   const after = await turnPage(await context.newPage(), turnId);
   expect(new Set(after.decodes)).toEqual(new Set([200]));
   expect(after.text).toContain(QUESTION);
+
+  const signOut = await context.newPage();
+  await signOut.goto(`${codec}/login`);
+  await signOut.getByRole('button', { name: 'Sign out' }).click();
+  await signOut.getByText('Signed out of the codec server.').waitFor();
+  const signedOut = await turnPage(await context.newPage(), turnId);
+  expect(new Set(signedOut.decodes)).toEqual(new Set([401]));
+  expect(signedOut.text).not.toContain('pelican relay');
   await context.close();
 });

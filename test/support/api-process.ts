@@ -2,7 +2,8 @@
  * The compiled API (`npm run api:prod`: `node dist/api/main.js`, ./compiled-roles.ts) as a real child
  * process on a port the test chooses, so a suite can SIGKILL it mid-stream and start another in its
  * place on the same address, or watch it survive its database going away. Stop it with `kill()`, or `killHard(child)` from ./worker-process.
- * `env` adds to its environment (e.g. `TZ`); the config's variables win. `onLine` sees every line it writes.
+ * `env` adds to its environment (e.g. `TZ`, or `HOST` for another address than loopback's); the config's variables
+ * win. `onLine` sees every line it writes.
  */
 import { launch, lineIncludes, type LaunchedProcess, type LaunchOptions } from '../../dev/stack/child-process';
 import type { Config } from '../../platform/config';
@@ -30,7 +31,7 @@ export async function spawnApiProcess(
       AMY_MAX_INFLIGHT_TURNS: String(config.AMY_MAX_INFLIGHT_TURNS),
       AMY_MAX_TURNS_PER_MINUTE: String(config.AMY_MAX_TURNS_PER_MINUTE),
       AMY_TURN_START_WAIT_MS: String(config.AMY_TURN_START_WAIT_MS),
-      HOST: '127.0.0.1',
+      HOST: opts.env?.HOST ?? '127.0.0.1',
       PORT: String(port),
       // 'info' at least: start-up is recognised by the "api listening" line.
       LOG_LEVEL: 'info',

@@ -57,7 +57,7 @@ test('every route Express registers, and the event stream route, is in the docum
     bodyLimitBytes: 1024,
   } as unknown as AppDeps);
   const registered = expressRoutes((app as unknown as { router: { stack: Layer[] } }).router.stack).filter(
-    (route) => !/ \/(console|codec)(\/|$)/.test(route),
+    (route) => !/ \/console(\/|$)/.test(route),
   );
   expect(registered.length).toBeGreaterThan(5);
 
