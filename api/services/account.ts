@@ -18,7 +18,8 @@
  * 5. in one transaction: delete the webhook events that name the user (with their deliveries and attempts),
  *    write the deletion record (counts and time, no personal data), delete the user row, and by cascade
  *    every row of theirs (turns and their events, idempotency keys, snapshots and cost ledger rows, memory,
- *    health data, API keys), and record the `account.deleted` webhook event.
+ *    health data, API keys), and record the `account.deleted` webhook event. The codec server's audit of operators'
+ *    decodes is kept (who read a person's data outlives the data), and the answer says so when it names them.
  */
 import { WorkflowNotFoundError, type Client as TemporalClient } from '@temporalio/client';
 import type { Pool } from 'pg';
@@ -51,6 +52,12 @@ const KEPT_AFTER_DELETION: AccountDeletion['kept'] = [
 const KEPT_FOR_WEBHOOKS: AccountDeletion['kept'][number] = {
   what: 'An account.deleted webhook event: the account id and the deletion time, with its delivery records (kept 30 days, as every webhook event)',
   why: "To tell the operator's backend, which erases its own copies; it holds no name, key or content.",
+};
+
+/** Kept when an operator decoded the account's workflow payloads (docs/operations.md#the-codec-server). */
+const KEPT_FOR_AUDIT: AccountDeletion['kept'][number] = {
+  what: "Audit records of operators' decodes of the account's workflow payloads: the operator, when, the workflow, data key and account ids (kept AMY_CODEC_AUDIT_RETENTION_DAYS, 365 days by default)",
+  why: "Who read a person's data, and when, is a security record that must outlive the data; it holds no content.",
 };
 
 /** Marks the account as being deleted and revokes every key of it, the user row locked (step 1). */
@@ -185,6 +192,8 @@ export async function deleteAccount(deps: AccountDeletionDeps, userId: string): 
     // The backend's cue to erase its own copies; it commits with the deletion (platform/webhooks/outbox.ts).
     const announced = await recordWebhookEvents(client, [accountDeletedEvent(userId, new Date(deletion.deleted_at))]);
     if (announced > 0) deletion.kept = [...deletion.kept, KEPT_FOR_WEBHOOKS];
+    const audited = await client.query('SELECT 1 FROM codec_decode_audit WHERE $1 = ANY (user_ids) LIMIT 1', [userId]);
+    if (audited.rowCount) deletion.kept = [...deletion.kept, KEPT_FOR_AUDIT];
   });
   return deletion;
 }

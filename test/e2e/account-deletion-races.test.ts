@@ -295,3 +295,17 @@ test('the webhook events that named the account go with it; the response counts 
   ]);
   expect(await naming()).toEqual(['account.deleted']);
 });
+
+test("an operator's decodes of the account's payloads stay audited, and the answer says so", async () => {
+  const user = await svc.createUser();
+  await svc.database.pool.query(
+    `INSERT INTO codec_decode_audit (operator, client_address, payloads, key_ids, user_ids)
+     VALUES ('ops-ann', '127.0.0.1', 1, ARRAY['dk_x'], ARRAY[$1])`,
+    [user.userId],
+  );
+  const deletion = await api(svc.url, 'DELETE', '/v1/account', { key: user.apiKey });
+  expect(deletion.status).toBe(200);
+  expect(deletion.body.kept.map((k: { what: string }) => k.what)).toContainEqual(
+    expect.stringContaining("Audit records of operators' decodes"),
+  );
+});
