@@ -73,11 +73,6 @@ export function factCheckReply(
   return checkNumbers(reply, { sheet, userMessage, expertProse }).untraced.map(toIssue);
 }
 
-/** "58 bpm, 45 minutes": the numbers as the answer wrote them, each once. */
-export function describeNumbers(tokens: NumberToken[]): string {
-  return [...new Set(tokens.map((t) => t.text.trim()))].join(', ');
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Removal: what is still untraced after the repair leaves the answer.
 
@@ -92,7 +87,7 @@ export const UNVERIFIED_ANSWER =
 /** Words whose trailing period does not end a sentence. */
 const ABBREVIATION = /(?:^|[\s(])(?:e\.g|i\.e|vs|approx|ca|cf|etc|Dr|Mr|Mrs|Ms|Prof|St|et al|No|Fig)\.$/i;
 
-interface Span {
+export interface Span {
   start: number;
   end: number;
 }
@@ -101,7 +96,7 @@ interface Span {
  * The sentences of `text`, each with the spaces after it: a sentence ends at `.`, `!` or `?` (and any
  * closing quote or bracket) before whitespace, and at every line break, so a list item is its own.
  */
-function sentenceSpans(text: string): Span[] {
+export function sentenceSpans(text: string): Span[] {
   const spans: Span[] = [];
   let start = 0;
   const close = (end: number) => {
@@ -130,7 +125,7 @@ function sentenceSpans(text: string): Span[] {
   return spans;
 }
 
-const hasWords = (text: string) => /[\p{L}\p{N}]/u.test(text.replace(/^[ \t>#*•-]*(?:\d+[.)])?/gm, ''));
+export const hasWords = (text: string) => /[\p{L}\p{N}]/u.test(text.replace(/^[ \t>#*•-]*(?:\d+[.)])?/gm, ''));
 
 /** The text without the given sentences; a line left with nothing but its list marker goes too. */
 function withoutSentences(text: string, dropped: Span[]): string {
@@ -158,7 +153,7 @@ function withoutSentences(text: string, dropped: Span[]): string {
     .trim();
 }
 
-function withHedges(text: string, untraced: NumberToken[]): string {
+export function withHedges(text: string, untraced: NumberToken[]): string {
   let out = text;
   for (const token of [...untraced].sort((a, b) => b.start - a.start)) {
     out = out.slice(0, token.start) + UNVERIFIED_NUMBER + out.slice(token.end);

@@ -5,8 +5,8 @@
  *
  * Narration arrives a few words per event, faster than a page should re-lay itself out, so
  * `agent.thought` only marks its agent; once per animation frame each marked agent's text is set
- * from `stream.text(agent)`, which already leaves out the deltas of attempts that `step.retry`
- * superseded.
+ * from `stream.text(agent)`: the agent's deltas concatenated, which are append-only (a retried step goes on
+ * from what it had shown).
  */
 // The gates and the agents as the server names them: the SDK bundles them from the API's contracts.
 import { GATE_LABELS, GATE_NAMES, STREAM_AGENT_LABELS } from './amy-sdk.js';
@@ -154,8 +154,7 @@ export class TurnView {
         this.#agentCompleted(event);
         break;
       case 'step.retry':
-        // The superseded attempt's text goes at the next frame: every agent is re-read from the stream.
-        for (const agent of [...this.#agents.keys(), 'synthesis']) this.#markText(agent);
+        // Nothing shown is taken back: the step goes on from where its text stands.
         this.#note('retry', `Step ${event.step} is running again (attempt ${event.attempt}): ${event.reason}`);
         break;
       case 'validator.gate':

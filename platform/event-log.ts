@@ -41,6 +41,11 @@ export interface EventLog {
   append(turnId: string, events: NewTurnEvent[]): Promise<TurnEvent[]>;
   /** Events with id > afterId, in order. */
   readAfter(turnId: string, afterId: number, limit?: number): Promise<TurnEvent[]>;
+  /**
+   * The events of the turn's current attempt whose dedupe key starts with `keyPrefix`, in order, each with the
+   * rest of its key: how a retried step finds what its earlier attempts wrote (activities/runtime/narration.ts).
+   */
+  readKeyed(turnId: string, keyPrefix: string): Promise<Array<{ key: string; data: Record<string, unknown> }>>;
 }
 
 /** Anything that runs a query: the pool (autocommit) or a client inside a transaction. */
@@ -97,6 +102,22 @@ export function createEventLog(pool: Pool): EventLog {
       const rows = await pool.query<{ id: number; type: TurnEventType; data: Record<string, unknown> }>(
         'SELECT id, type, data FROM turn_events WHERE turn_id = $1 AND id > $2 ORDER BY id LIMIT $3',
         [turnId, afterId, limit],
+      );
+      return rows.rows;
+    },
+
+    async readKeyed(turnId, keyPrefix) {
+      // Keys are stored per attempt of the turn (`attempt<N>:` before them from the second on: see the header).
+      const rows = await pool.query<{ key: string; data: Record<string, unknown> }>(
+        `SELECT substr(e.dedupe_key, length(p.prefix) + 1) AS key, e.data
+           FROM turns t
+          CROSS JOIN LATERAL (
+            SELECT CASE WHEN t.attempt > 1 THEN 'attempt' || t.attempt || ':' ELSE '' END || $2 AS prefix
+          ) p
+           JOIN turn_events e ON e.turn_id = t.id AND starts_with(e.dedupe_key, p.prefix)
+          WHERE t.id = $1
+          ORDER BY e.id`,
+        [turnId, keyPrefix],
       );
       return rows.rows;
     },

@@ -1,8 +1,8 @@
 /**
  * The Investigator path (docs/design.md#step-1a-the-investigator: vagueness = high, bypasses routing): digest
  * and hypotheses → the top three tested on the user's own rows (no number from the model) → the same validation
- * as every finding → a briefing with the verdicts appended → fact-check (binding: a number that traces to
- * nothing is removed with its sentence) → memory. Synthesis does not run: the checked briefing is the answer.
+ * as every finding → a briefing with the verdicts appended, checked as it streams (binding: a sentence with a
+ * number that traces to nothing is left out) → the check's record → memory. Synthesis does not run: the checked briefing is the answer.
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
@@ -29,7 +29,7 @@ export async function investigatorTurn(
     bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
   );
   const validated = await step('validation', () => validateFindings(step, { turnId, userId, memory }, findings));
-  const { briefing } = await step('investigator_briefing', () =>
+  const written = await step('investigator_briefing', () =>
     modelSteps.writeBriefing({
       turnId,
       question,
@@ -41,12 +41,16 @@ export async function investigatorTurn(
       memory,
     }),
   );
+  const { briefing } = written;
+  // Checked as it was written; its record and Fact Sheet are step 7b's. Histories recorded before the briefing
+  // was checked as it streamed replay a result without the outcome, and their check did it all.
   const checked = await step('fact_check', () =>
     bookkeeping.checkAnswer({
       turnId,
       answer: briefing,
       userMessage: question,
       findings: validated.map(({ finding, verdict, source }) => ({ finding, verdict, source })),
+      ...((written as Partial<typeof written>).factCheck ? { factCheck: written.factCheck } : {}),
     }),
   );
   // The briefing as checked, with any number that traces to nothing removed. Histories recorded before the

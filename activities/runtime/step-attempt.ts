@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { StepId } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
 import { metrics } from '../../platform/metrics';
+import { openNarration, type Narration } from './narration';
 import { startAttempt } from './superseded-attempts';
 
 const HEARTBEAT_EVERY_MS = 2_000;
@@ -14,12 +15,14 @@ export interface StepAttempt {
    * whatever they wait on: the model call, the sandbox, the gates.
    */
   signal: AbortSignal;
+  /** The step's narration on the event log, append-only across its attempts (./narration.ts). */
+  narration: Narration;
 }
 
 /**
  * Runs one attempt of a pipeline step inside its activity:
- * - a retry is announced on the event stream (`step.retry`, once per attempt), which tells clients
- *   that token deltas from earlier attempts of this step are void;
+ * - a retry is announced on the event stream (`step.retry`, once per attempt): an additive signal, since the
+ *   step's narration goes on from what its earlier attempts showed (./narration.ts);
  * - the activity heartbeats while the step works, so a dead worker is noticed within the heartbeat
  *   timeout (not the whole start-to-close timeout) and cancellation reaches the step (Temporal delivers
  *   it only to an activity that heartbeats: the workflow's activity options set a heartbeat timeout);
@@ -55,7 +58,8 @@ export async function runStepAttempt<T>(
     // every step telling the server at once that a worker has it.
     ctx.heartbeat();
     ticker = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-    return await metrics.timeStepAttempt(step, attempt, signal, () => work({ attempt, signal }));
+    const narration = await openNarration(events, { turnId, step, activity: activityId, attempt });
+    return await metrics.timeStepAttempt(step, attempt, signal, () => work({ attempt, signal, narration }));
   } finally {
     clearInterval(ticker);
     own?.end();

@@ -4,10 +4,7 @@
  * so the reply is decided in code, with no model call: it says which tables are empty and how to fill them,
  * and states no number (its fact-check finds nothing to check, and the fact sheet is empty).
  */
-import type { StreamAgent } from '../../contracts/events';
-import type { StepId } from '../../contracts/steps';
 import type { TurnDataCounts } from '../../platform/health-data/snapshot';
-import type { EventLog } from '../../platform/event-log';
 
 /** The user's health data tables, in the order the reply lists them. */
 type DataTable = 'daily' | 'workouts' | 'labs' | 'profile';
@@ -100,19 +97,3 @@ export const NO_LABS_NOTE =
   "You have no lab results uploaded yet, so I couldn't look up your own. " +
   'To add them: `POST /v1/data/labs` (rows or a FHIR Bundle), or `amy data upload labs <file>`; ' +
   'the fields are in the health data section of the API docs (`docs/api.md#health-data`).';
-
-/** Streams `text` as the step's `attempt` in one `agent.thought` delta, as a model reply would arrive. */
-export async function publishReply(
-  events: EventLog,
-  turnId: string,
-  reply: { agent: StreamAgent; step: StepId; attempt: number; text: string },
-): Promise<void> {
-  const { agent, step, attempt, text } = reply;
-  await events.append(turnId, [
-    {
-      type: 'agent.thought',
-      data: { agent, delta: text, attempt, step },
-      dedupeKey: `no_data_reply:${step}:${attempt}`,
-    },
-  ]);
-}

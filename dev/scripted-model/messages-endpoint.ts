@@ -30,6 +30,25 @@ interface StreamOptions {
   closed: AbortSignal;
 }
 
+/** The text of a last assistant message: the start of the reply the client asks the model to go on from. */
+function prefillOf(messages: Anthropic.MessageParam[]): string | null {
+  const last = messages.at(-1);
+  if (last?.role !== 'assistant') return null;
+  if (typeof last.content === 'string') return last.content;
+  return last.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
+/**
+ * The rule's answer as a model that had already written `prefill` goes on with it: the rest, when its answer
+ * starts so (the same answer, resumed); otherwise a fresh start after it, as a model that cannot pick up its own
+ * thread would write one.
+ */
+function continueAfter(prefill: string | null, answer: ScriptedResponse): ScriptedResponse {
+  if (prefill === null || answer.text === undefined) return answer;
+  const text = answer.text.startsWith(prefill) ? answer.text.slice(prefill.length) : `\n\n${answer.text}`;
+  return { ...answer, text };
+}
+
 /** Waits until `dueMs` after `arrivedAt`: the schedule is kept from the arrival, so slow writes do not add up. */
 const pauseUntil = (arrivedAt: number, dueMs: number, closed: AbortSignal) =>
   pause(Math.max(0, arrivedAt + dueMs - performance.now()), closed);
@@ -114,7 +133,19 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
         break;
     }
 
-    const answer: ScriptedResponse = rule.respond(toScriptedRequest(call, inputs.inputs, request));
+    // A reply the client started (the Messages API's prefill): the rule answers the conversation before it, and
+    // the model goes on from where the prefill ends, as a real one does.
+    const prefill = prefillOf(request.messages);
+    if (prefill !== null && /\s$/.test(prefill)) {
+      return sendApiError(
+        res,
+        400,
+        'invalid_request_error',
+        'final assistant content cannot end with trailing whitespace',
+      );
+    }
+    const conversation = prefill === null ? request : { ...request, messages: request.messages.slice(0, -1) };
+    const answer = continueAfter(prefill, rule.respond(toScriptedRequest(call, inputs.inputs, conversation)));
     const message = buildMessage({
       model: request.model,
       maxTokens: request.maxTokens,

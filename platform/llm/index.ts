@@ -81,6 +81,15 @@ export interface LlmResponse {
   requestId: string | null;
 }
 
+/**
+ * Thrown by a stream's `onDelta` when the caller has all it will take of the reply (the fact-check stopped an
+ * answer at a sentence that does not trace): the request is aborted, billed for what was generated (`aborted` in
+ * the ledger), and `stream` returns the reply so far instead of failing.
+ */
+export class ReplyStopped extends Error {
+  override name = 'ReplyStopped';
+}
+
 export interface Llm {
   complete(ctx: LlmCallContext, req: LlmRequest): Promise<LlmResponse>;
   /** Streams text deltas; each chunk goes to onDelta as it arrives. */
@@ -337,12 +346,17 @@ export function createLlm({
         throw await recordFailure(ctx, req.model, startedAt, err, soFar());
       }
       if ('sinkError' in ending) {
-        // The request was aborted; bill what was generated and hand the caller its own error back.
-        await recordCall(ctx, req.model, startedAt, {
+        // The request was aborted; bill what was generated and hand the caller its own error back, or, when it
+        // stopped the reply on purpose, the reply so far.
+        const stopped = ending.sinkError instanceof ReplyStopped ? stream.currentMessage : undefined;
+        const costUsd = await recordCall(ctx, req.model, startedAt, {
           outcome: 'aborted',
           ...soFar(),
-          errorMessage: `onDelta failed: ${errorMessageOf(ending.sinkError)}`,
+          errorMessage: stopped
+            ? `stopped by the caller: ${errorMessageOf(ending.sinkError)}`
+            : `onDelta failed: ${errorMessageOf(ending.sinkError)}`,
         });
+        if (stopped) return { text: textOf(stopped), message: stopped, costUsd, requestId: stream.request_id ?? null };
         throw ending.sinkError;
       }
       return recordSuccess(ctx, req, startedAt, ending.message, stream.request_id ?? null);

@@ -427,7 +427,7 @@ test('a reload in the middle of a turn reopens it from the URL, with the key fro
   }
 });
 
-test('a retried step: the text of the attempt that was cut is replaced by the new attempt’s', async () => {
+test('a retried step: the new attempt goes on from the text of the attempt that was cut', async () => {
   const session = await openConsole();
   const { page } = session;
   try {

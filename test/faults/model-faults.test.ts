@@ -9,8 +9,9 @@
  * - Past the budget: `turn.failed`, last and once, with `upstream_unavailable` or `model_output_invalid`
  *   in the documented error shape, whose `request_id` is the failing call's, and the turn's `cost_usd`
  *   (every failed attempt included) on the event and on GET.
- * - A streamed step that is retried: a client can discard the failed attempt's partial text, since
- *   every delta carries its attempt and `step.retry` comes before the new attempt's deltas.
+ * - A streamed step that is retried: its narration is append-only, as the contract says. The new attempt
+ *   goes on from the text the cut one showed, so a client that concatenates the deltas ends with the
+ *   answer; `step.retry` still announces the attempt, for clients that show it.
  *
  * Production's SDK request timeout is two minutes and not configurable, so the timeout case runs on a
  * worker process wired as production's except for a 3 s SDK timeout (test/support/short-timeout-worker.ts).
@@ -22,6 +23,7 @@ import { errorEnvelopeSchema } from '../../contracts/errors';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import type { FaultSpec } from '../../dev/scripted-model/faults';
+import type { LoggedRequest } from '../../dev/scripted-model/request-log';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, startTestService, type DemoService, type TestService } from '../support/service';
 import { openEventStream, type ReceivedEvent } from '../support/sse-client';
@@ -50,11 +52,14 @@ interface Asked {
   turn: Turn;
   events: ReceivedEvent[];
   ledger: LedgerRow[];
+  /** What the scripted model was sent during this turn, in order. */
+  requests: LoggedRequest[];
 }
 
 /** Injects the faults, asks the question, follows the turn over SSE to its end, then reads the turn and its ledger. */
 async function ask(svc: TestService, key: string, question: string, faults: FaultSpec[]): Promise<Asked> {
   for (const fault of faults) svc.scripted.faults.inject(fault);
+  const requestsBefore = svc.scripted.requests.entries().length;
   const created = await api(svc.url, 'POST', '/v1/turns', {
     key,
     body: { messages: [{ role: 'user', content: question }] },
@@ -69,7 +74,7 @@ async function ask(svc: TestService, key: string, question: string, faults: Faul
   const { events } = stream;
   expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
   for (const e of events) expectSchema(eventDataSchemas[e.type as TurnEventType], e.data);
-  return { turn, events, ledger };
+  return { turn, events, ledger, requests: svc.scripted.requests.entries().slice(requestsBefore) };
 }
 
 const askDemo = (question: string, faults: FaultSpec[]) => ask(demo.svc, demo.user.apiKey, question, faults);
@@ -175,7 +180,7 @@ describe('a streamed step cut off mid-answer (synthesis of a routed turn)', () =
     expect(asked.turn.result!.cost_usd).toBeCloseTo(ledgerSum(succeeded) + cut.costUsd.toNumber(), 6);
   });
 
-  test("a client can tell the cut attempt's partial text from the new attempt's, whose deltas alone are the answer", () => {
+  test("the stream is append-only: the new attempt goes on from the cut one's text, and the deltas concatenated are the answer", () => {
     const { events, turn } = asked;
     const deltas = (attempt: number) =>
       ofType(events, 'agent.thought').filter((e) => e.data.agent === 'synthesis' && e.data.attempt === attempt);
@@ -183,25 +188,37 @@ describe('a streamed step cut off mid-answer (synthesis of a routed turn)', () =
     const retried = deltas(2);
     const retry = ofType(events, 'step.retry');
     expect(retry.map((e) => e.data)).toEqual([expect.objectContaining({ step: 'synthesis', attempt: 2 })]);
-    // Every delta names its step, and the cut attempt's name the very step `step.retry` names: a client
-    // drops exactly those.
-    for (const thought of ofType(events, 'agent.thought')) expect(typeof thought.data.step).toBe('string');
     for (const thought of [...partial, ...retried]) expect(thought.data.step).toBe(retry[0].data.step);
+    // The cut attempt showed whole checked sentences before the cut; the new attempt adds what follows them.
     expect(partial.length).toBeGreaterThan(0);
-    // How many events the text comes in depends on how fast the log takes it; the text is what counts.
     expect(retried.length).toBeGreaterThan(0);
-    // The partial text, then the announcement, then the new attempt.
     expect(Math.max(...partial.map((e) => e.id))).toBeLessThan(retry[0].id);
     expect(Math.min(...retried.map((e) => e.id))).toBeGreaterThan(retry[0].id);
     const answer = turn.result!.answer;
     const partialText = partial.map((e) => e.data.delta).join('');
-    expect(answer.startsWith(partialText) && partialText !== answer).toBe(true);
-    expect(retried.map((e) => e.data.delta).join('')).toBe(answer);
+    const retriedText = retried.map((e) => e.data.delta).join('');
+    expect(partialText).not.toBe('');
+    expect(partialText + retriedText).toBe(answer);
+    expect(
+      ofType(events, 'agent.thought')
+        .filter((e) => e.data.agent === 'synthesis')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toBe(answer);
     // The agent's brackets are deterministic: once each, around the answer that counts.
     const synthesisEvents = (type: string) => ofType(events, type).filter((e) => e.data.agent === 'synthesis');
     expect(synthesisEvents('agent.started')).toHaveLength(1);
     expect(synthesisEvents('agent.completed')).toHaveLength(1);
     expect(synthesisEvents('agent.completed')[0].id).toBeGreaterThan(Math.max(...retried.map((e) => e.id)));
+  });
+
+  test('the new attempt asked the model to go on from the text already shown (the Messages API prefill)', () => {
+    const synthesis = asked.requests.filter((r) => r.step === 'synthesis');
+    expect(synthesis).toHaveLength(2);
+    expect(synthesis[0].messages.at(-1)?.role).toBe('user');
+    const prefill = synthesis[1].messages.at(-1);
+    expect(prefill?.role).toBe('assistant');
+    expect(asked.turn.result!.answer.startsWith(String(prefill?.content))).toBe(true);
   });
 });
 

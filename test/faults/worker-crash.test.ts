@@ -1,8 +1,9 @@
 /**
  * Durability: a worker killed with SIGKILL in the middle of a streaming step is replaced, and the
  * turn completes. Steps finished before the kill are not run again (the ledger shows it), the event
- * log stays gapless, deterministic events are not duplicated, and the retried attempt's deltas are
- * told apart from the dead attempt's.
+ * log stays gapless, deterministic events are not duplicated, and the stream stays append-only: the
+ * new attempt goes on from the text the dead one had shown, so a client that concatenates the deltas,
+ * and that lost its connection in between and came back with Last-Event-Id, ends with the answer.
  */
 import type { ChildProcess } from 'node:child_process';
 import { api } from '../support/http';
@@ -22,7 +23,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-test('SIGKILL during the streamed reply: a new worker finishes the turn without repeating finished steps', async () => {
+test('SIGKILL during the streamed reply, a client reconnecting in between: a new worker finishes the turn, repeating neither finished steps nor shown text', async () => {
   const user = await svc.createUser();
   worker = await spawnWorkerProcess(svc.config);
   const created = await api(svc.url, 'POST', '/v1/turns', {
@@ -30,15 +31,20 @@ test('SIGKILL during the streamed reply: a new worker finishes the turn without 
     body: { messages: [{ role: 'user', content: 'thanks a lot, that was a wonderful and very helpful explanation!' }] },
   });
   const turnId = created.body.id as string;
-  const stream = openEventStream(`${svc.url}/v1/turns/${turnId}/events`, { apiKey: user.apiKey });
-  await stream.waitFor((e) => e.type === 'agent.thought' && e.id >= 5);
+  const url = `${svc.url}/v1/turns/${turnId}/events`;
+  const before = openEventStream(url, { apiKey: user.apiKey, reconnect: false });
+  await before.waitFor((e) => e.type === 'agent.thought' && e.id >= 5);
   await killHard(worker);
-  const deltasBeforeKill = stream.events.filter((e) => e.type === 'agent.thought').length;
+  // The client's connection drops too; it comes back after the new worker started, from the last event it had.
+  before.close();
+  const seen = before.events;
+  const deltasBeforeKill = seen.filter((e) => e.type === 'agent.thought').length;
   expect(deltasBeforeKill).toBeGreaterThan(0);
 
   worker = await spawnWorkerProcess(svc.config);
-  await stream.closedByServer;
-  const events = stream.events;
+  const after = openEventStream(url, { apiKey: user.apiKey, lastEventId: seen.at(-1)!.id });
+  await after.closedByServer;
+  const events = [...seen, ...after.events];
 
   expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
   const count = (type: string) => events.filter((e) => e.type === type).length;
@@ -50,15 +56,25 @@ test('SIGKILL during the streamed reply: a new worker finishes the turn without 
   expect(count('turn.completed')).toBe(1);
   expect(events[events.length - 1].type).toBe('turn.completed');
 
-  // The retry is announced, and the new attempt's deltas alone make the answer.
+  // The retry is announced; the new attempt adds to what the dead one showed, and the whole is the answer.
   const retry = events.find((e) => e.type === 'step.retry');
   expect(retry?.data).toMatchObject({ step: 'fallback_reply', attempt: 2 });
-  const attempt2 = events.filter(
-    (e) => e.type === 'agent.thought' && e.data.agent === 'synthesis' && e.data.attempt === 2,
-  );
+  const deltas = (attempt?: number) =>
+    events
+      .filter((e) => e.type === 'agent.thought' && e.data.agent === 'synthesis')
+      .filter((e) => attempt === undefined || e.data.attempt === attempt)
+      .map((e) => e.data.delta)
+      .join('');
   const answer = (events[events.length - 1].data as { result: { answer: string } }).result.answer;
-  expect(attempt2.map((e) => e.data.delta).join('')).toBe(answer);
+  expect(deltas()).toBe(answer);
+  expect(deltas(1)).not.toBe('');
+  expect(deltas(2)).not.toBe('');
+  expect(deltas(1) + deltas(2)).toBe(answer);
   expect(events.filter((e) => e.type === 'agent.thought' && e.data.attempt === 1).length).toBe(deltasBeforeKill);
+
+  // The new attempt asked the model to go on from the text already shown (the Messages API's prefill).
+  const replies = svc.scripted.requests.entries().filter((r) => r.step === 'fallback_reply');
+  expect(replies.at(-1)!.messages.at(-1)).toEqual({ role: 'assistant', content: deltas(1).trimEnd() });
 
   // Steps that finished before the kill were not executed again.
   const calls = await svc.database.db.llmCall.findMany({ where: { turnId }, orderBy: { createdAt: 'asc' } });

@@ -38,6 +38,7 @@ describe('event hub', () => {
     log = createEventLog(pool);
     const counted: EventLog = {
       append: (turnId, events) => log.append(turnId, events),
+      readKeyed: (turnId, keyPrefix) => log.readKeyed(turnId, keyPrefix),
       readAfter: (turnId, afterId, limit) => {
         reads.set(turnId, (reads.get(turnId) ?? 0) + 1);
         return log.readAfter(turnId, afterId, limit);

@@ -1,8 +1,9 @@
 /**
  * The binding fact-check on the two answers synthesis does not write: the fallback reply (against an
  * empty Fact Sheet, so only the user's own numbers may be echoed) and the Investigator's briefing
- * (`checkAnswer`). Neither is written again: a number that traces to nothing is removed with its
- * sentence, the checked answer replaces the streamed one for a client, and the outcome is on the log.
+ * (`checkAnswer`). Neither is written again: each goes out a sentence at a time as the check traces it, a
+ * sentence with a number that traces to nothing is left out before anyone sees it, and the outcome is on
+ * the log. What streamed is the answer: nothing is published again.
  */
 import { createReplyConversationally } from '../../activities/steps/fallback-reply';
 import { checkNumbers } from '../../checks/fact-check';
@@ -61,13 +62,8 @@ describe('the fallback reply', () => {
 
     const events = await h.deps.events.readAfter(turnId, 0);
     expect(events.find((e) => e.type === 'fact_check')?.data).toEqual(out.factCheck);
-    expect(events.filter((e) => e.type === 'step.retry').map((e) => e.data)).toEqual([
-      expect.objectContaining({
-        step: 'fallback_reply',
-        attempt: 2,
-        reason: expect.stringMatching(/^fact-check: 7\.5/),
-      }),
-    ]);
+    expect(events.filter((e) => e.type === 'step.retry')).toEqual([]);
+    expect(streamedText(events, 'synthesis')).not.toContain('7.5');
     expect(streamedText(events, 'synthesis')).toBe(out.answer);
     expect(events.at(-1)).toMatchObject({ type: 'agent.completed', data: { agent: 'synthesis' } });
   });
@@ -99,41 +95,55 @@ describe("the Investigator's briefing (checkAnswer)", () => {
     ]);
   }
 
-  test('a briefing whose numbers trace is kept as written, and nothing is published again', async () => {
+  test('records the outcome the briefing was written with (writeBriefing), and publishes nothing else', async () => {
     const turnId = await h.newTurn();
     const briefing = 'Over the last 30 days you slept 412.3 min a night, up from 398.1 min.';
     await streamedBriefing(turnId, briefing);
-    const out = await createCheckAnswer(h.deps)({ turnId, answer: briefing, userMessage: question, findings });
+    const factCheck = {
+      numbers_checked: 4,
+      issues: [{ value: 45, severity: 'warn' as const }],
+      repairs: {
+        resynthesised: false,
+        removed: [
+          { value: 45, sentence: 'That is 45 minutes more than most adults.', action: 'dropped_sentence' as const },
+        ],
+      },
+    };
+    const out = await createCheckAnswer(h.deps)({
+      turnId,
+      answer: briefing,
+      userMessage: question,
+      findings,
+      factCheck,
+    });
     expect(out.answer).toBe(briefing);
-    expect(out.factCheck).toEqual({ numbers_checked: 3, issues: [], repairs: { resynthesised: false, removed: [] } });
+    expect(out.factCheck).toEqual(factCheck);
+    // The fact sheet has the window's length, so "the last 30 days" traces.
+    expect(out.factSheet.map((e) => e.claim)).toContain('inv-h1.window_days');
     const events = await h.deps.events.readAfter(turnId, 0);
     expect(events.map((e) => e.type)).toEqual(['agent.thought', 'fact_check']);
+    expect(events[1].data).toEqual(factCheck);
   });
 
-  test('an untraced number is removed with its sentence, the checked briefing replaces the streamed one, once', async () => {
+  test('a briefing written before sentence-by-sentence checking (no outcome passed) is checked whole; what streamed stays', async () => {
     const turnId = await h.newTurn();
     const briefing =
       'Over the last 30 days you slept 412.3 min a night, up from 398.1 min. That is 45 minutes more than most adults.' +
       '\n\nValidated: inv-h1.';
     await streamedBriefing(turnId, briefing);
-    const checkAnswer = createCheckAnswer(h.deps);
-    const input = { turnId, answer: briefing, userMessage: question, findings };
-    const out = await checkAnswer(input);
+    const out = await createCheckAnswer(h.deps)({ turnId, answer: briefing, userMessage: question, findings });
     expect(out.answer).toBe(
       'Over the last 30 days you slept 412.3 min a night, up from 398.1 min.\n\nValidated: inv-h1.',
     );
-    expect(out.factCheck.repairs.removed).toEqual([
-      { value: 45, sentence: 'That is 45 minutes more than most adults.', action: 'dropped_sentence' },
-    ]);
-    // The fact sheet has the window's length, so "the last 30 days" traces.
-    expect(out.factSheet.map((e) => e.claim)).toContain('inv-h1.window_days');
-
-    // A retry of the activity publishes nothing more.
-    await checkAnswer(input);
+    expect(out.factCheck).toEqual({
+      numbers_checked: 4,
+      issues: [{ value: 45, severity: 'warn' }],
+      repairs: {
+        resynthesised: false,
+        removed: [{ value: 45, sentence: 'That is 45 minutes more than most adults.', action: 'dropped_sentence' }],
+      },
+    });
     const events = await h.deps.events.readAfter(turnId, 0);
-    expect(events.map((e) => e.type)).toEqual(['agent.thought', 'step.retry', 'agent.thought', 'fact_check']);
-    expect(events[1].data).toMatchObject({ step: 'investigator_briefing', attempt: 2 });
-    expect(events[2].data).toMatchObject({ agent: 'investigator', step: 'investigator_briefing', attempt: 2 });
-    expect(streamedText(events, 'investigator')).toBe(out.answer);
+    expect(events.map((e) => e.type)).toEqual(['agent.thought', 'fact_check']);
   });
 });

@@ -767,7 +767,10 @@ describe('writeBriefing', () => {
     const thoughts = events.filter((e) => e.type === 'agent.thought');
     expect(thoughts.length).toBeGreaterThan(0);
     expect(thoughts.every((e) => e.data.agent === 'investigator' && e.data.attempt === 1)).toBe(true);
-    const modelText = thoughts.map((e) => e.data.delta).join('');
+    // The briefing streamed whole, the verdicts after the model's text included: the deltas, concatenated, are it.
+    const shown = thoughts.map((e) => e.data.delta).join('');
+    expect(out.briefing).toBe(shown);
+    const modelText = shown.slice(0, shown.indexOf('_Auto-tested findings:_')).trimEnd();
     expect(out.briefing).toBe(augmentBriefingWithVerdicts(modelText, validated));
     expect(out.briefing).toContain(`- ✓ ${v.claim} (validated): rho = ${v.numbers.rho}`);
     expect(out.briefing).toContain(`- ~ ${c.claim} (conditional`);

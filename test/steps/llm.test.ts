@@ -13,6 +13,7 @@ import {
   createLlm,
   isScriptedModel,
   parseModelJson,
+  ReplyStopped,
   type Llm,
   type LlmRequest,
 } from '../../platform/llm';
@@ -500,6 +501,32 @@ describe('stream', () => {
     const [row] = await ledger(turnId);
     expect(row.outcome).toBe('aborted');
     expect(row.errorMessage).toContain('event log unavailable');
+  });
+
+  test('a caller that stops the reply (ReplyStopped) gets the reply so far; the call is recorded as aborted, billed', async () => {
+    const turnId = await newTurn();
+    const paced = createLlm({
+      anthropic: createAnthropicClient({ ANTHROPIC_BASE_URL: pacedServer.url }),
+      pool,
+      events,
+      costWarnUsd: 100,
+      sendStepInputs: true,
+    });
+    const deltas: string[] = [];
+    const reply = await paced.stream(
+      { turnId, step: 'fallback_reply', inputs: conversation('x'), attempt: 1 },
+      question('x'),
+      async (d) => {
+        deltas.push(d);
+        if (deltas.length === 2) throw new ReplyStopped('enough');
+      },
+    );
+    expect(reply.text).toBe(deltas.join(''));
+    expect(reply.text.length).toBeLessThan(NARRATION.length);
+    const [row] = await ledger(turnId);
+    expect(row.outcome).toBe('aborted');
+    expect(row.inputTokens).toBeGreaterThan(0);
+    expect(reply.costUsd).toBeGreaterThan(0);
   });
 });
 

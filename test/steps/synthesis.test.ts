@@ -2,9 +2,10 @@
  * Synthesis (step 7) and the fact-check (7b) through the real LLM layer and the scripted model:
  * the answer is built from the fact sheet, conditional findings are hedged, rejected ones never
  * appear, a DS failure yields no numbers, and the fact_check event reports what the check found.
- * The check binds: with the scripted synthesis made to state a number that traces to nothing
- * (`untracedNumber`), the answer is written again, told which number, and what is still untraced is
- * removed; the stream's text is the checked answer, and the Turn keeps the outcome.
+ * The check binds as the answer streams: with the scripted synthesis made to state a number that traces to
+ * nothing (`untracedNumber`), the writing stops at that sentence and goes on from what went out, the model told
+ * which number, and a sentence that still does not trace is left out; the stream never carries the number, its
+ * deltas concatenated are the checked answer, and the Turn keeps the outcome.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { checkNumbers } from '../../checks/fact-check';
@@ -175,17 +176,22 @@ describe('the binding fact-check, with a synthesis that states a number in no re
     await Promise.all([first?.close(), always?.close()]);
   });
 
-  /** The synthesis text as a client rebuilds it: the SDK's transcripts, which drop superseded attempts. */
+  /** The synthesis text as a client rebuilds it: every delta, concatenated (the SDK's transcripts do the same). */
   function streamedText(events: TurnEvent[]): string {
     const transcripts = new AgentTranscripts();
     for (const { id, type, data } of events) transcripts.record({ id, type, ...data } as TurnStreamEvent);
-    return transcripts.text('synthesis');
+    const appended = events
+      .filter((e) => e.type === 'agent.thought' && e.data.agent === 'synthesis')
+      .map((e) => String(e.data.delta))
+      .join('');
+    expect(transcripts.text('synthesis')).toBe(appended);
+    return appended;
   }
 
   const synthesisCalls = (harness: StepHarness) =>
     harness.scripted.requests.entries().filter((r) => r.step === 'synthesis');
 
-  test('first: the number is flagged, synthesis writes again told which number, and the repair is the answer', async () => {
+  test('first: the writing stops at the untraced sentence and goes on from what went out, told which number; the stream never shows it', async () => {
     const turnId = await first.newTurn();
     const out = await first.run(createSynthesise(first.deps), input(turnId, [RHR]));
     expect(out.answer).toBe(CLEAN_ANSWER);
@@ -194,59 +200,56 @@ describe('the binding fact-check, with a synthesis that states a number in no re
     expect(out.factCheck.repairs).toEqual({ resynthesised: true, removed: [] });
     const wrong = out.factCheck.issues[0].value;
 
-    // The second call is the same conversation, then the first answer and the numbers that failed, by name.
+    // The second call is the same conversation, then the first writing and the number that failed, by name, and
+    // the answer so far as the start of the reply.
     const calls = synthesisCalls(first).slice(-2);
     expect(calls).toHaveLength(2);
     const repairPrompt = JSON.stringify(calls[1].messages);
     expect(repairPrompt).toContain(`${wrong} bpm`);
     expect(repairPrompt).toMatch(/not in the FACT SHEET/);
+    expect(calls[1].messages.at(-1)).toEqual({ role: 'assistant', content: CLEAN_ANSWER });
 
     const events = await first.deps.events.readAfter(turnId, 0);
-    const retries = events.filter((e) => e.type === 'step.retry');
-    expect(retries.map((e) => e.data)).toEqual([
-      expect.objectContaining({ step: 'synthesis', attempt: 2, reason: expect.stringMatching(/^fact-check: /) }),
-    ]);
-    const deltas = (attempt: number) =>
-      events.filter((e) => e.type === 'agent.thought' && e.data.attempt === attempt).map((e) => String(e.data.delta));
-    expect(deltas(1).join('')).toContain(`${wrong} bpm`);
-    expect(deltas(2).join('')).toBe(out.answer);
-    // The repair's deltas follow its announcement; a client shows the repaired answer only.
-    const firstRepairDelta = events.find((e) => e.type === 'agent.thought' && e.data.attempt === 2)!;
-    expect(firstRepairDelta.id).toBeGreaterThan(retries[0].id);
+    // The repair is inside the step: nothing is announced to discard, and nothing needs to be.
+    expect(events.filter((e) => e.type === 'step.retry')).toEqual([]);
     expect(streamedText(events)).toBe(out.answer);
+    expect(streamedText(events)).not.toContain(String(wrong));
     expect(events.find((e) => e.type === 'fact_check')?.data).toEqual(out.factCheck);
     // One agent bracket around both writings, closed after the repair, with both calls' cost.
     expect(events.filter((e) => e.type === 'agent.completed')).toHaveLength(1);
     expect(events.at(-1)?.type).toBe('agent.completed');
 
-    // Both calls are on the ledger, under the attempt the stream gives them.
-    const ledger = await first.deps.pool.query<{ attempt: number }>(
-      `SELECT attempt FROM llm_calls WHERE turn_id = $1 AND step = 'synthesis' ORDER BY created_at`,
+    // Both calls are on the ledger, under the activity's attempt. The first writing ended with its untraced
+    // sentence, so the model had finished it when the check stopped it (a writing stopped earlier is 'aborted',
+    // billed for what it generated: test/unit/stream-thoughts.test.ts).
+    const ledger = await first.deps.pool.query<{ attempt: number; outcome: string }>(
+      `SELECT attempt, outcome FROM llm_calls WHERE turn_id = $1 AND step = 'synthesis' ORDER BY created_at`,
       [turnId],
     );
-    expect(ledger.rows.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(ledger.rows).toEqual([
+      { attempt: 1, outcome: 'success' },
+      { attempt: 1, outcome: 'success' },
+    ]);
   });
 
-  test("first, retried by Temporal after its repair streamed: the retry's text numbers continue above the repair's", async () => {
+  test('first, retried by Temporal after its repair streamed: the retry adds nothing to what was shown, and ends with the same answer', async () => {
     const turnId = await first.newTurn();
     const synthesise = createSynthesise(first.deps);
     await first.run(synthesise, input(turnId, [RHR]));
+    const shownBefore = streamedText(await first.deps.events.readAfter(turnId, 0));
     // As if the activity failed after its repair and Temporal ran it again, as attempt 2.
     const out: SynthesisOutput = await new MockActivityEnvironment({ attempt: 2 }).run(
       synthesise,
       input(turnId, [RHR]),
     );
     const events = await first.deps.events.readAfter(turnId, 0);
-    const versions = events.filter((e) => e.type === 'step.retry').map((e) => e.data.attempt);
-    // 2: the first run's repair; 2: Temporal's retry; 4: the retry's own repair (its first writing is 3).
-    expect(versions).toEqual([2, 2, 4]);
-    const attempts = [...new Set(events.filter((e) => e.type === 'agent.thought').map((e) => e.data.attempt))];
-    expect(attempts).toEqual([1, 2, 3, 4]);
-    expect(streamedText(events)).toBe(out.answer);
+    expect(events.filter((e) => e.type === 'step.retry').map((e) => e.data.attempt)).toEqual([2]);
+    expect(streamedText(events)).toBe(shownBefore);
     expect(out.answer).toBe(CLEAN_ANSWER);
+    expect(streamedText(events)).toBe(out.answer);
   });
 
-  test('always: the sentence still holding the number is removed, the answer states no untraced number, and the Turn keeps the outcome', async () => {
+  test('always: the repair still states it, so that sentence is left out; the answer states no untraced number, and the Turn keeps the outcome', async () => {
     const turnId = await always.newTurn();
     const out = await always.run(createSynthesise(always.deps), input(turnId, [RHR]));
     // Exactly the offending sentence is gone: what is left is the answer without it.
@@ -260,10 +263,7 @@ describe('the binding fact-check, with a synthesis that states a number in no re
     expect(out.factCheck.issues.map((i) => i.value)).toEqual(out.factCheck.repairs.removed.map((r) => r.value));
 
     const events = await always.deps.events.readAfter(turnId, 0);
-    // Three versions of the text: the first, the repair, and the checked answer as one delta.
-    expect(events.filter((e) => e.type === 'step.retry').map((e) => e.data.attempt)).toEqual([2, 3]);
-    const published = events.filter((e) => e.type === 'agent.thought' && e.data.attempt === 3);
-    expect(published.map((e) => e.data.delta)).toEqual([out.answer]);
+    expect(events.filter((e) => e.type === 'step.retry')).toEqual([]);
     expect(streamedText(events)).toBe(out.answer);
     expect(events.find((e) => e.type === 'fact_check')?.data).toEqual(out.factCheck);
 

@@ -11,7 +11,7 @@ import { COLOUR, PLAIN, terminalStyle, type Style } from '../../cli/src/view/sty
 import { formatTail } from '../../cli/src/view/tail';
 import { visibleLength } from '../../cli/src/view/text';
 import { TtyRenderer } from '../../cli/src/view/tty-renderer';
-import { ANSWER, DATA_SCIENCE_TEXT, recordedStream, SUPERSEDED_PLAN, TURN_ID } from '../support/cli/recorded-turn';
+import { ANSWER, DATA_SCIENCE_TEXT, recordedStream, PLAN_BEFORE_RETRY, TURN_ID } from '../support/cli/recorded-turn';
 import { CLEAR_SCREEN, COLOUR_CODE, screenAfter } from '../support/cli/virtual-terminal';
 
 interface Step {
@@ -56,18 +56,20 @@ describe('the view model', () => {
     ]);
   });
 
-  test('a retried step: its failed attempt’s text is replaced, not continued', async () => {
+  test('a retried step: the new attempt goes on from the failed attempt’s text, which is never shown twice', async () => {
     const liveTexts: string[] = [];
     const blocks = await replay(new TurnView(), ({ event, view }) => {
-      if (event.type === 'agent.thought' || event.type === 'step.retry') {
-        liveTexts.push(view.runningAgents().find((a) => a.agent === 'data_science')?.text ?? '');
-      }
+      const running = view.runningAgents().find((a) => a.agent === 'data_science');
+      if (running && (event.type === 'agent.thought' || event.type === 'step.retry')) liveTexts.push(running.text);
     });
-    // Live: the failed attempt's text grows, is dropped at step.retry, and the new attempt starts from nothing.
-    expect(liveTexts).toContain(SUPERSEDED_PLAN);
-    const retryAt = liveTexts.indexOf(SUPERSEDED_PLAN) + 1;
-    expect(liveTexts[retryAt]).toBe('');
-    expect(liveTexts.slice(retryAt).some((text) => text.includes(SUPERSEDED_PLAN))).toBe(false);
+    // Live: the failed attempt's text grows, stays at step.retry, and the new attempt's text follows it.
+    const retryAt = liveTexts.indexOf(PLAN_BEFORE_RETRY) + 1;
+    expect(retryAt).toBeGreaterThan(0);
+    expect(liveTexts[retryAt]).toBe(PLAN_BEFORE_RETRY);
+    for (const text of liveTexts.slice(retryAt)) {
+      expect(text.startsWith(PLAN_BEFORE_RETRY)).toBe(true);
+      expect(text.indexOf(PLAN_BEFORE_RETRY, 1)).toBe(-1);
+    }
     const done = blocks.find((b) => b.kind === 'agent-completed' && b.agent === 'data_science');
     expect(done).toMatchObject({ text: DATA_SCIENCE_TEXT, durationMs: 8500, costUsd: 0.0412 });
     expect(blocks.find((b) => b.kind === 'step-retry')).toEqual({
@@ -179,7 +181,7 @@ describe('plain output (stdout not a terminal)', () => {
     ]) {
       expect(text.split('\n').filter((l) => l === line)).toHaveLength(1);
     }
-    expect(text).not.toContain(SUPERSEDED_PLAN);
+    expect(text.split(PLAN_BEFORE_RETRY)).toHaveLength(2);
   });
 
   test('the fact sheet has claim, value, unit, n and window; cost and duration close the result', async () => {
@@ -205,7 +207,7 @@ describe('the live view on a terminal', () => {
     expect(screenAfter(output).join('\n').trimEnd()).toBe((await renderPlain()).trimEnd());
   });
 
-  test('while an agent works: a spinner, its timer and the last rows of its text, the retried attempt’s only', async () => {
+  test('while an agent works: a spinner, its timer and the last rows of its text, a retried step’s continued', async () => {
     const seen: string[][] = [];
     await renderLive(PLAIN, (screen, event) => {
       if (event.type === 'agent.thought' && event.agent === 'data_science' && event.attempt === 2) seen.push(screen);
@@ -217,7 +219,8 @@ describe('the live view on a terminal', () => {
     expect(textRows.length).toBeGreaterThanOrEqual(1);
     for (const row of textRows) expect(row).toMatch(/^ {4}\S/);
     expect(DATA_SCIENCE_TEXT).toContain(textRows.at(-1)!.trim());
-    for (const screen of seen) expect(screen.join('\n')).not.toContain(SUPERSEDED_PLAN.slice(-20));
+    for (const screen of seen)
+      expect(screen.join('\n').split(PLAN_BEFORE_RETRY.slice(-20)).length).toBeLessThanOrEqual(2);
   });
 
   test('the timer counts from the agent’s start', () => {

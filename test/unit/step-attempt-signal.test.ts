@@ -10,7 +10,7 @@ import { runStepAttempt } from '../../activities/runtime/step-attempt';
 import { AttemptSupersededError } from '../../activities/runtime/superseded-attempts';
 
 const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-const events = { append: async () => [] } as unknown as EventLog;
+const events = { append: async () => [], readKeyed: async () => [] } as unknown as EventLog;
 
 function environment(info: Partial<Info>) {
   return new MockActivityEnvironment(

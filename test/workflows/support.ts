@@ -286,7 +286,11 @@ function baseFakes(): Fakes {
     testHypotheses: async ({ hypotheses }) => ({
       findings: hypotheses.map((h) => agentFinding(`inv-${h.id}`, 'investigator')),
     }),
-    writeBriefing: async ({ validated }) => ({ briefing: `Briefing on ${validated.length} findings.`, costUsd: 0.03 }),
+    writeBriefing: async ({ validated }) => ({
+      briefing: `Briefing on ${validated.length} findings.`,
+      costUsd: 0.03,
+      factCheck: { numbers_checked: 0, issues: [], repairs: { resynthesised: false, removed: [] } },
+    }),
     synthesise: async () => ({ answer: 'Synthesised answer.', factSheet: [], factCheck: CLEAN_FACT_CHECK }),
     checkAnswer: async ({ answer, findings }) => ({
       answer,

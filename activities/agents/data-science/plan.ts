@@ -166,12 +166,12 @@ export function createPlanAnalysis(deps: StepDeps) {
       return { plan: NO_DATA_PLAN, startedAt: startedAt.toISOString(), costUsd: 0 };
     }
     const dataDays = data ? dataDateRange(data) : null;
-    return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ attempt, signal }) => {
+    return runStepAttempt(deps.events, turnId, 'ds_plan', async ({ narration, signal }) => {
       const response = await streamThoughts(deps, {
         turnId,
         modelCall: 'ds_plan',
         inputs: { question, dataDays },
-        attempt,
+        narration,
         signal,
         agent: 'data_science',
         request: {

@@ -84,7 +84,7 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput, signal: AbortSig
 }
 
 /** One line for the agent's narration, so a client watching the turn sees the run and its fate. */
-function narration(run: AnalysisRun): string {
+function narrate(run: AnalysisRun): string {
   if (run.status === 'ok')
     return `\n[analysis ran in ${run.durationMs} ms${run.autoFixed ? ', indentation repaired' : ''}]\n`;
   const firstLine = run.error.split('\n')[0];
@@ -94,7 +94,7 @@ function narration(run: AnalysisRun): string {
 export function createRunAnalysis(deps: StepDeps) {
   return async function runAnalysis(input: RunAnalysisInput): Promise<AnalysisRun> {
     const step = 'ds_run';
-    return runStepAttempt(deps.events, input.turnId, step, async ({ attempt, signal }) => {
+    return runStepAttempt(deps.events, input.turnId, step, async ({ narration, signal }) => {
       let run: AnalysisRun;
       try {
         run = await runOnce(deps, input, signal);
@@ -103,9 +103,7 @@ export function createRunAnalysis(deps: StepDeps) {
         // No code is ever run unconfined: the agent fails, honestly, and synthesis is told so.
         run = { status: 'error', kind: 'unavailable', error: err.message, debuggable: false };
       }
-      await deps.events.append(input.turnId, [
-        { type: 'agent.thought', data: { agent: 'data_science', delta: narration(run), attempt, step } },
-      ]);
+      await narration.write('data_science', narrate(run));
       return run;
     });
   };

@@ -25,13 +25,13 @@ export function createSummariseAnalysis(deps: StepDeps) {
     input: SummariseAnalysisInput,
   ): Promise<{ summary: string; costUsd: number }> {
     const { turnId } = input;
-    return runStepAttempt(deps.events, turnId, 'ds_summary', async ({ attempt, signal }) => {
+    return runStepAttempt(deps.events, turnId, 'ds_summary', async ({ narration, signal }) => {
       const inputs = { question: input.question, result: input.result };
       const response = await streamThoughts(deps, {
         turnId,
         modelCall: 'ds_summary',
         inputs,
-        attempt,
+        narration,
         signal,
         agent: 'data_science',
         request: {

@@ -73,7 +73,7 @@ function describeCall(call: Anthropic.ToolUseBlock): string {
 async function consult(
   deps: StepDeps,
   input: ConsultDomainExpertInput,
-  { attempt, signal }: StepAttempt,
+  { narration, signal }: StepAttempt,
 ): Promise<ConsultDomainExpertOutput> {
   const { turnId } = input;
   const inputs: DomainExpertPromptInputs = { question: input.question, supportingInsights: input.supportingInsights };
@@ -84,8 +84,7 @@ async function consult(
     now: deps.clock(),
     includeBiomarkers: input.includeBiomarkers ?? true,
   };
-  const think = (delta: string) =>
-    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt, step: STEP } }]);
+  const think = (text: string) => narration.write(AGENT, text);
 
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: domainExpertUserPrompt(inputs) }];
   const toolUrls = new Set<string>();
@@ -99,7 +98,7 @@ async function consult(
       turnId,
       modelCall: STEP,
       inputs,
-      attempt,
+      narration,
       signal,
       agent: AGENT,
       request: {
@@ -128,8 +127,8 @@ async function consult(
           toolCalls,
         });
       }
-      // What was streamed is the answer: guarded and trimmed as it went.
-      const answer = guard.text;
+      // What was streamed is the answer: guarded and trimmed as it went (an earlier attempt's part of it included).
+      const answer = response.narrated;
       if (answer === '') {
         throw new ModelOutputInvalidError(`the domain expert gave no answer text after ${turn} model turn(s)`, {
           requestId: response.requestId,
@@ -139,7 +138,7 @@ async function consult(
     }
 
     // The tool calls are narrated on lines of their own, after whatever the model said first.
-    if (guard.text !== '') await think('\n');
+    if (response.narrated !== '') await think('\n');
     messages.push({ role: 'assistant', content: asParams(response.message.content) });
     const results: Anthropic.ContentBlockParam[] = [];
     for (const call of calls) {

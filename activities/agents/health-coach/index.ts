@@ -56,7 +56,7 @@ export function anchorSentence(anchor: PersonalAnchor): string {
   return `For reference, from your own data: ${anchor.label} was ${anchor.value}${anchor.unit ? ` ${anchor.unit}` : ''} (${anchor.window}).`;
 }
 
-async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }: StepAttempt) {
+async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal, narration }: StepAttempt) {
   const { turnId } = input;
   let costUsd = 0;
   const complete = async <Call extends CoachCall>(call: Call, inputs: ModelCallInputs[Call], request: LlmRequest) => {
@@ -73,7 +73,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
       turnId,
       modelCall: call,
       inputs,
-      attempt,
+      narration,
       signal,
       agent: AGENT,
       request,
@@ -82,8 +82,7 @@ async function coach(deps: StepDeps, input: CoachUserInput, { attempt, signal }:
     return response;
   };
   /** Text the reply gains outside a streamed call, so the thoughts still show all of it. */
-  const thought = (delta: string) =>
-    deps.events.append(turnId, [{ type: 'agent.thought', data: { agent: AGENT, delta, attempt, step: STEP } }]);
+  const thought = (text: string) => narration.write(AGENT, text);
 
   const findings = input.findings.filter(isShownFinding);
   if (findings.length < input.findings.length) {

@@ -22,11 +22,22 @@ const MARKER: Record<Exclude<GateVerdict, 'rejected'>, { symbol: string; label: 
 const COUNT_WORDS: Record<number, string> = { 2: 'two', 3: 'three', 4: 'four', 5: 'five' };
 
 export function augmentBriefingWithVerdicts(briefing: string, tested: readonly BriefingFinding[]): string {
+  const text = briefing.trim();
+  return `${text ? `${text}\n\n` : ''}${verdictsNote(tested)}`;
+}
+
+/** What follows the model's briefing, as written (`briefing`), so that the two read as one answer. */
+export function verdictsAfter(briefing: string, tested: readonly BriefingFinding[]): string {
+  const separator =
+    briefing.trim() === '' ? '' : briefing.endsWith('\n\n') ? '' : briefing.endsWith('\n') ? '\n' : '\n\n';
+  return separator + verdictsNote(tested);
+}
+
+/** The note of what was tested and survived (or that nothing did). */
+function verdictsNote(tested: readonly BriefingFinding[]): string {
   const surviving = tested.filter(
     (t): t is BriefingFinding & { verdict: Exclude<GateVerdict, 'rejected'> } => t.verdict !== 'rejected',
   );
-  const text = briefing.trim();
-  const lead = text ? `${text}\n\n` : '';
   if (surviving.length === 0) {
     const count = COUNT_WORDS[tested.length] ? `${COUNT_WORDS[tested.length]} ` : '';
     const note =
@@ -35,11 +46,11 @@ export function augmentBriefingWithVerdicts(briefing: string, tested: readonly B
         : tested.length === 1
           ? 'the one tested hypothesis did not survive validation, so the patterns noticed above may be noise.'
           : `none of the ${count}tested hypotheses survived validation, so the patterns noticed above may be noise.`;
-    return `${lead}${AUTO_TESTED_HEADING} ${note}`;
+    return `${AUTO_TESTED_HEADING} ${note}`;
   }
   const lines = surviving.map(
     ({ finding, verdict }) =>
       `- ${MARKER[verdict].symbol} ${finding.claim} (${MARKER[verdict].label}): ${numbersText(finding.numbers)}`,
   );
-  return `${lead}${AUTO_TESTED_HEADING}\n${lines.join('\n')}`;
+  return `${AUTO_TESTED_HEADING}\n${lines.join('\n')}`;
 }

@@ -27,13 +27,17 @@ import {
   type HypothesesPromptInputs,
 } from './prompt';
 import { readTurnDataCounts, readTurnHealthData } from '../../../platform/health-data/snapshot';
-import { INVESTIGATED_TABLES, lacksData, noDataReply, publishReply } from '../../steps/no-data-reply';
+import { INVESTIGATED_TABLES, lacksData, noDataReply } from '../../steps/no-data-reply';
+import { factCheckOutcome, writeCheckedAnswer } from '../../steps/check-answer';
+import { buildFactSheet } from '../../../checks/fact-sheet';
+import { SentenceRelease } from '../../../checks/sentence-release';
+import type { FactCheckOutcome } from '../../../contracts/turn';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
-import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import { announceAgentCompleted, announceAgentStarted } from '../../runtime/stream-agent-reply';
 import type { ValidatedFinding } from '../../steps/run-gates';
-import { augmentBriefingWithVerdicts } from './briefing';
+import { verdictsAfter } from './briefing';
 import { computeDigest, renderDigest } from './digest';
 import { hypothesisToFinding } from './findings';
 import { hypothesisKey, proposalsSchema, readProposals, topHypotheses, type Hypothesis } from './hypotheses';
@@ -89,6 +93,17 @@ export interface WriteBriefingInput {
   /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
   memory?: string;
 }
+
+export interface WriteBriefingOutput {
+  /** The briefing as checked: every number in it traces to the Fact Sheet. */
+  briefing: string;
+  costUsd: number;
+  /** What the check found and did as the briefing streamed; `checkAnswer` records it. */
+  factCheck: FactCheckOutcome;
+}
+
+const NOTHING_CHECKED = { checked: [], untraced: [] };
+const NO_REPAIRS = { resynthesised: false, removed: [] };
 
 export function createInvestigatorActivities(deps: StepDeps) {
   async function proposeHypotheses(input: ProposeHypothesesInput): Promise<ProposeHypothesesOutput> {
@@ -157,15 +172,20 @@ export function createInvestigatorActivities(deps: StepDeps) {
     return { findings };
   }
 
-  async function writeBriefing(input: WriteBriefingInput): Promise<{ briefing: string; costUsd: number }> {
+  /**
+   * The briefing: the model's text, checked sentence by sentence as it streams (a sentence with a number that
+   * traces to nothing is left out before anyone sees it: there is no second writing), then the verdicts of what
+   * was tested, checked the same way. The agent's deltas, concatenated, are the briefing; `checkAnswer` records
+   * the outcome.
+   */
+  async function writeBriefing(input: WriteBriefingInput): Promise<WriteBriefingOutput> {
     const { turnId } = input;
+    const step = 'investigator_briefing';
     const counts = await readTurnDataCounts(deps.pool, turnId);
     if (counts && lacksData(counts, INVESTIGATED_TABLES) && input.validated.length === 0) {
       // Decided from the snapshot's counts: the reply says what to upload, with no model call and no number.
       const briefing = noDataReply(counts, INVESTIGATED_TABLES);
-      await runStepAttempt(deps.events, turnId, 'investigator_briefing', ({ attempt }) =>
-        publishReply(deps.events, turnId, { agent: AGENT, step: 'investigator_briefing', attempt, text: briefing }),
-      );
+      await runStepAttempt(deps.events, turnId, step, ({ narration }) => narration.write(AGENT, briefing));
       await announceAgentCompleted(deps.events, {
         turnId,
         agent: AGENT,
@@ -175,7 +195,7 @@ export function createInvestigatorActivities(deps: StepDeps) {
         costUsd: input.costUsd,
         output: briefing,
       });
-      return { briefing, costUsd: input.costUsd };
+      return { briefing, costUsd: input.costUsd, factCheck: factCheckOutcome(NOTHING_CHECKED, NO_REPAIRS) };
     }
     const inputs: BriefingPromptInputs = {
       question: input.question,
@@ -187,34 +207,48 @@ export function createInvestigatorActivities(deps: StepDeps) {
       })),
       validated: input.validated.map(({ finding, verdict }) => ({ finding, verdict })),
     };
-    const response = await runStepAttempt(deps.events, turnId, 'investigator_briefing', ({ attempt, signal }) =>
-      streamThoughts(deps, {
+    const { sheet } = buildFactSheet(
+      input.validated.map(({ finding, verdict, source }) => ({ finding, verdict, source })),
+    );
+    const references = { sheet, userMessage: input.question };
+    const { briefing, costUsd, checked } = await runStepAttempt(deps.events, turnId, step, async (attempt) => {
+      const { release, response } = await writeCheckedAnswer(deps, attempt, {
         turnId,
-        modelCall: 'investigator_briefing',
-        inputs,
-        attempt,
-        signal,
         agent: AGENT,
+        modelCall: step,
+        inputs,
+        references,
+        segment: attempt.narration.nextSegment(),
+        onUntraced: 'drop',
         request: {
           model: deps.models.main,
           system: withMemory(INVESTIGATOR_BRIEFING, input.memory),
           maxTokens: 1200,
           messages: [{ role: 'user', content: briefingUserPrompt(inputs) }],
         },
-      }),
+      });
+      // The verdicts follow, through the same check: their numbers are the findings', which the Fact Sheet holds.
+      const verdicts = new SentenceRelease(references, { released: release.released, onUntraced: 'drop' });
+      const note = verdicts.push(verdictsAfter(release.released, input.validated)) + verdicts.end();
+      await attempt.narration.write(AGENT, note);
+      return { briefing: verdicts.released, costUsd: response.costUsd, checked: [release, verdicts] };
+    });
+    const removed = checked.flatMap((c) => c.removed);
+    const factCheck = factCheckOutcome(
+      { checked: checked.flatMap((c) => c.checked), untraced: checked.flatMap((c) => c.untraced) },
+      { resynthesised: false, removed },
     );
-    const briefing = augmentBriefingWithVerdicts(response.text, input.validated);
-    const costUsd = input.costUsd + response.costUsd;
+    const total = input.costUsd + costUsd;
     await announceAgentCompleted(deps.events, {
       turnId,
       agent: AGENT,
       invocation: INVOCATION,
       startedAt: new Date(input.startedAt),
       at: deps.clock(),
-      costUsd,
+      costUsd: total,
       output: briefing,
     });
-    return { briefing, costUsd };
+    return { briefing, costUsd: total, factCheck };
   }
 
   return { proposeHypotheses, testHypotheses, writeBriefing };

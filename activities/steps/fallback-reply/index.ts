@@ -1,12 +1,12 @@
 import type { FactCheckOutcome, Message } from '../../../contracts/turn';
 import { lastUserMessage } from '../../../contracts/last-user-message';
-import { checkNumbers, type FactCheckReferences } from '../../../checks/fact-check';
-import { endCheckedAnswer, firstTextAttempt } from '../check-answer';
+import type { FactCheckReferences } from '../../../checks/fact-check';
+import { endCheckedAnswer, factCheckOutcome, writeCheckedAnswer } from '../check-answer';
 import { FALLBACK_SYSTEM, fallbackMessages } from './prompt';
 import { withMemory } from '../memory/prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
-import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import { announceAgentStarted } from '../../runtime/stream-agent-reply';
 
 export interface FallbackReplyInput {
   turnId: string;
@@ -23,9 +23,10 @@ export interface FallbackReplyOutput {
 
 /**
  * Routing named no agent: one cheap streamed reply, no pipeline, no validator. Its numbers go through
- * the same binding fact-check as synthesis's (step 7b), against an empty Fact Sheet: only the user's own
- * numbers may be echoed, any other is removed with its sentence (no second writing: the reply is small
- * talk, and a reply that needs a number it cannot have is better without it).
+ * the same binding fact-check as synthesis's (step 7b), sentence by sentence as it streams, against an empty
+ * Fact Sheet: only the user's own numbers may be echoed, and a sentence with any other is left out before
+ * anyone sees it (no second writing: the reply is small talk, and a reply that needs a number it cannot have
+ * is better without it).
  */
 export function createReplyConversationally(deps: StepDeps) {
   return async function replyConversationally(input: FallbackReplyInput): Promise<FallbackReplyOutput> {
@@ -34,17 +35,17 @@ export function createReplyConversationally(deps: StepDeps) {
     const { turnId } = input;
     const question = lastUserMessage(input.messages);
     const references: FactCheckReferences = { sheet: {}, userMessage: question };
-    return runStepAttempt(deps.events, turnId, step, async ({ attempt: activityAttempt, signal }) => {
+    return runStepAttempt(deps.events, turnId, step, async (attempt) => {
       const startedAt = deps.clock();
       await announceAgentStarted(deps.events, { turnId, agent, invocation: step, question, at: startedAt });
-      const attempt = await firstTextAttempt(deps.events, turnId, step, activityAttempt);
-      const response = await streamThoughts(deps, {
+      const { release, response } = await writeCheckedAnswer(deps, attempt, {
         turnId,
+        agent,
         modelCall: step,
         inputs: { messages: input.messages },
-        attempt,
-        signal,
-        agent,
+        references,
+        segment: attempt.narration.nextSegment(),
+        onUntraced: 'drop',
         request: {
           model: deps.models.fast,
           system: withMemory(FALLBACK_SYSTEM, input.memory),
@@ -52,16 +53,16 @@ export function createReplyConversationally(deps: StepDeps) {
           messages: fallbackMessages({ messages: input.messages }),
         },
       });
-      return endCheckedAnswer(deps.events, turnId, {
+      const factCheck = factCheckOutcome(release, { resynthesised: false, removed: release.removed });
+      const answer = release.released;
+      await endCheckedAnswer(deps.events, turnId, {
         agent,
         step,
-        answer: response.text,
-        references,
-        firstCheck: checkNumbers(response.text, references),
-        resynthesised: false,
-        revision: () => attempt + 1,
+        answer,
+        factCheck,
         completion: { startedAt, at: () => deps.clock(), costUsd: response.costUsd },
       });
+      return { answer, factCheck };
     });
   };
 }

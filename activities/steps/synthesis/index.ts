@@ -1,30 +1,25 @@
 /**
  * Steps 7 and 7b (docs/design.md, "Step 7: synthesis" and "The fact-check"): synthesis streams the
  * answer under the `synthesis` channel, constrained to the Fact Sheet built here from the validated
- * findings; then the deterministic fact-check binds it. An answer with numbers that trace to nothing
- * is written once more, the model told which numbers (a repair inside this activity, so the workflow's
- * commands stay the same and every recorded history replays); whatever is still untraced is removed
- * (checks/fact-check.ts). The repaired text replaces the first on the stream as the step's next attempt
- * (../check-answer.ts). The `fact_check` event and the returned outcome say what was found and done.
+ * findings, and the deterministic fact-check binds it as it streams: each sentence goes out once its
+ * numbers trace (checks/sentence-release.ts). The first sentence that does not trace stops the writing
+ * there; the model then writes on from what went out, told which numbers were wrong (a repair inside this
+ * activity, so the workflow's commands stay the same and every recorded history replays), and any sentence
+ * of the repair that still does not trace is left out. Nothing that went out is taken back: the channel's
+ * deltas, concatenated, are the answer. The `fact_check` event and the returned outcome say what was found
+ * and done.
  */
-import type { FactCheckOutcome, FactEntry } from '../../../contracts/turn';
-import { checkNumbers, type FactCheckReferences } from '../../../checks/fact-check';
-import { announceRevision, endCheckedAnswer, firstTextAttempt, resynthesisReason } from '../check-answer';
+import type { FactCheckOutcome, FactCheckRemoval, FactEntry } from '../../../contracts/turn';
+import { checkNumbers, type FactCheckReferences, type NumberCheck } from '../../../checks/fact-check';
+import { endCheckedAnswer, factCheckOutcome, writeCheckedAnswer } from '../check-answer';
 import { buildFactSheet, hasWindowLength, windowEntries, type BuiltFactSheet } from '../../../checks/fact-sheet';
 import { withMemory } from '../memory/prompt';
 import { ANCHOR_SOURCE, FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
-import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
+import { announceAgentStarted } from '../../runtime/stream-agent-reply';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import {
-  ANALYSED_TABLES,
-  NO_LABS_NOTE,
-  asksAboutOwnLabs,
-  lacksData,
-  noDataReply,
-  publishReply,
-} from '../no-data-reply';
+import { ANALYSED_TABLES, NO_LABS_NOTE, asksAboutOwnLabs, lacksData, noDataReply } from '../no-data-reply';
 
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 interface SynthesisAnchor {
@@ -109,7 +104,8 @@ export function createSynthesise(deps: StepDeps) {
       dataScienceFailed,
       factSheet: entries,
     };
-    return runStepAttempt(deps.events, turnId, step, async ({ attempt: activityAttempt, signal }) => {
+    return runStepAttempt(deps.events, turnId, step, async (attempt) => {
+      const { narration } = attempt;
       const startedAt = deps.clock();
       await announceAgentStarted(deps.events, {
         turnId,
@@ -118,74 +114,87 @@ export function createSynthesise(deps: StepDeps) {
         question: userMessage,
         at: startedAt,
       });
-      let attempt = await firstTextAttempt(deps.events, turnId, step, activityAttempt);
-      let costUsd = 0;
       const noData = await noDataAnswer(deps, input);
       if (noData !== null) {
         // Decided from the snapshot's counts: no model call, no number, an empty fact sheet.
-        await publishReply(deps.events, turnId, { agent, step, attempt, text: noData });
-        const noDataReferences: FactCheckReferences = { ...references, sheet: {} };
-        const ending = await endCheckedAnswer(deps.events, turnId, {
+        await narration.write(agent, noData);
+        const factCheck = factCheckOutcome(checkNumbers(noData, { ...references, sheet: {} }), {
+          resynthesised: false,
+          removed: [],
+        });
+        await endCheckedAnswer(deps.events, turnId, {
           agent,
           step,
           answer: noData,
-          references: noDataReferences,
-          firstCheck: checkNumbers(noData, noDataReferences),
-          resynthesised: false,
-          revision: () => attempt + 1,
-          completion: { startedAt, at: () => deps.clock(), costUsd },
+          factCheck,
+          completion: { startedAt, at: () => deps.clock(), costUsd: 0 },
         });
-        return { answer: ending.answer, factSheet: [], factCheck: ending.factCheck };
+        return { answer: noData, factSheet: [], factCheck };
       }
-      const write = async (callInputs: SynthesisPromptInputs) => {
-        const response = await streamThoughts(deps, {
-          turnId,
-          modelCall: step,
-          inputs: callInputs,
-          attempt,
-          signal,
-          agent,
-          request: {
-            model: deps.models.main,
-            system: withMemory(FINAL_SYNTHESIS_SYSTEM, input.memory),
-            maxTokens: 1500,
-            messages: synthesisMessages(callInputs),
-          },
+      // The first writing and its repair stream into segments of their own, opened now so that an attempt after a
+      // failure finds both: a repair under way means the first writing had stopped, and is not written again.
+      const firstSegment = narration.nextSegment();
+      const repairSegment = narration.nextSegment();
+      const request = (callInputs: SynthesisPromptInputs) => ({
+        model: deps.models.main,
+        system: withMemory(FINAL_SYNTHESIS_SYSTEM, input.memory),
+        maxTokens: 1500,
+        messages: synthesisMessages(callInputs),
+      });
+      const writing = { turnId, agent, modelCall: step, references } as const;
+      let costUsd = 0;
+      let answer = firstSegment.earlier;
+      let first = { checked: [] as NumberCheck['checked'], untraced: [] as NumberCheck['untraced'] };
+      let stoppedAt: { sentence: string; untraced: NumberCheck['untraced'] } | null = null;
+      if (repairSegment.earlier === '') {
+        const { release, response } = await writeCheckedAnswer(deps, attempt, {
+          ...writing,
+          inputs,
+          request: request(inputs),
+          segment: firstSegment,
+          onUntraced: 'stop',
         });
         costUsd += response.costUsd;
-        return response.text;
-      };
-
-      const first = await write(inputs);
-      const firstCheck = checkNumbers(first, references);
-      let answer = first;
-      const resynthesised = firstCheck.untraced.length > 0;
+        answer = release.released;
+        stoppedAt = release.stopped;
+        first = release;
+      }
+      const resynthesised = stoppedAt !== null || repairSegment.earlier !== '';
+      let removed: FactCheckRemoval[] = [];
       if (resynthesised) {
-        attempt += 1;
-        await announceRevision(deps.events, turnId, { step, attempt, reason: resynthesisReason(firstCheck.untraced) });
-        const untraced = firstCheck.untraced.map(({ value, text }) => ({ value, text }));
-        answer = await write({ ...inputs, repair: { previousAnswer: first, untraced } });
+        // The model writes on from what went out, told which numbers of the sentence it stopped at were wrong.
+        const untraced = (stoppedAt?.untraced ?? []).map(({ value, text }) => ({ value, text }));
+        const repairInputs = { ...inputs, repair: { previousAnswer: answer + (stoppedAt?.sentence ?? ''), untraced } };
+        const { release, response } = await writeCheckedAnswer(deps, attempt, {
+          ...writing,
+          inputs: repairInputs,
+          request: request(repairInputs),
+          segment: repairSegment,
+          continues: answer,
+          onUntraced: 'drop',
+        });
+        costUsd += response.costUsd;
+        answer = release.released;
+        removed = release.removed;
       }
       if (asksAboutOwnLabs(userMessage)) {
         // A question about their own labs when the snapshot has none: the answer says so, in code.
         const counts = await readTurnDataCounts(deps.pool, turnId);
         if (counts && counts.labs === 0) {
           const note = `\n\n${NO_LABS_NOTE}`;
-          await publishReply(deps.events, turnId, { agent, step, attempt, text: note });
+          await narration.write(agent, note);
           answer += note;
         }
       }
-      const ending = await endCheckedAnswer(deps.events, turnId, {
+      const factCheck = factCheckOutcome(first, { resynthesised, removed });
+      await endCheckedAnswer(deps.events, turnId, {
         agent,
         step,
         answer,
-        references,
-        firstCheck,
-        resynthesised,
-        revision: () => attempt + 1,
+        factCheck,
         completion: { startedAt, at: () => deps.clock(), costUsd },
       });
-      return { answer: ending.answer, factSheet: entries, factCheck: ending.factCheck };
+      return { answer, factSheet: entries, factCheck };
     });
   };
 }

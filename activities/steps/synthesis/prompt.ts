@@ -18,15 +18,19 @@ Rules:
 const DS_FAILED_WARNING = `⚠ DATA SCIENCE STATUS: FAILED. The data analysis sandbox did NOT complete successfully this turn. There is no validated quantitative result. You MUST be honest, NOT invent numbers, NOT cite a "result", and offer a narrower follow-up.`;
 
 /**
- * The repair turn after the fact-check (step 7b): the model is told exactly which numbers of its answer
- * are not in the Fact Sheet, as it wrote them, and writes the whole answer again without them.
+ * The repair turn after the fact-check (step 7b): the answer went out sentence by sentence until one stated
+ * numbers that are not in the Fact Sheet; the model is told which, as it wrote them, and writes on from what went
+ * out (given as the start of its reply) without them.
  */
 function factCheckRepair(untraced: string[]): string {
   return [
-    `FACT-CHECK: these numbers in your answer are not in the FACT SHEET: ${untraced.join('; ')}.`,
-    'Write the whole answer again. None of these numbers may appear in it, in any rounding or unit. ' +
-      'Every number you state must be a FACT SHEET value; where the answer needs a number the FACT SHEET does not have, ' +
-      "say we'd need to look more closely instead. Keep everything else that was right.",
+    `FACT-CHECK: your answer was stopped at a sentence stating numbers that are not in the FACT SHEET${
+      untraced.length > 0 ? `: ${untraced.join('; ')}` : ''
+    }. That sentence and what followed it were not shown.`,
+    'Go on with the answer from where the shown part ends (your reply starts with it): write the rest of the answer ' +
+      'again from there. None of these numbers may appear, in any rounding or unit. Every number you state must be a ' +
+      "FACT SHEET value; where the answer needs a number the FACT SHEET does not have, say we'd need to look more " +
+      'closely instead.',
   ].join('\n');
 }
 

@@ -11,9 +11,8 @@
  *   with their narration so far and the findings whose gates are still coming in. A terminal redraws
  *   it in place; plain output never shows it.
  *
- * Narration comes from the stream's transcripts (`TurnStream.text`), which drop the deltas of an
- * attempt that `step.retry` superseded: the retried text replaces the failed attempt's instead of
- * being appended to it.
+ * Narration comes from the stream's transcripts (`TurnStream.text`): each agent's deltas concatenated,
+ * append-only across a retried step, which goes on from what it had shown.
  *
  * Everything the service sent enters through `apply` and `narration`, where it is made terminal-safe
  * (../terminal-text.ts): no block or live state holds a control character or an escape sequence.
@@ -63,7 +62,7 @@ export type Block =
   | { kind: 'retried'; attempt: number }
   | { kind: 'notice'; text: string };
 
-/** Each agent's narration without superseded attempts: a `TurnStream` is one. */
+/** Each agent's narration, its deltas concatenated: a `TurnStream` is one. */
 export interface Transcripts {
   text(agent: StreamAgent): string;
 }

@@ -125,7 +125,7 @@ export class TurnStream implements AsyncIterable<TurnStreamEvent> {
     throw new AmyError(`The stream of ${this.turnId} stopped before the turn ended.`);
   }
 
-  /** An agent's narration so far (`synthesis` is the answer as it streams), without the text of failed attempts. */
+  /** An agent's narration so far: its deltas concatenated (`synthesis` is the answer as it streams, checked). */
   text(agent: StreamAgent): string {
     return this.transcripts.text(agent);
   }

@@ -1,9 +1,10 @@
 /**
  * A recorded data-question turn for the CLI's view tests, and a real `TurnStream` that replays it:
  * the SDK runs unmodified over a `fetch` that answers with the recording as SSE, so `stream.text()`
- * drops superseded attempts exactly as it does against the service.
+ * concatenates each agent's deltas exactly as it does against the service.
  *
- * The turn: Data Science plans (its first attempt of `ds_plan` fails midway and is retried), computes
+ * The turn: Data Science plans (its first attempt of `ds_plan` fails midway and is retried, going on
+ * from the text the failed attempt had shown, as the service's narration does), computes
  * and summarises; two findings are validated, one accepted through all seven gates and one rejected at
  * the hard `sample_size` gate; synthesis streams the answer; the fact-check flags one number; memory
  * writes; the turn completes.
@@ -16,8 +17,9 @@ export const ANSWER =
   'Your average resting heart rate over the last 90 days was 58.2 bpm, measured on 88 days. ' +
   'That sits in the usual adult range; about 42 of those days were below 58 bpm.';
 
-const PLAN_FAILED = 'Looking at your daily summary table, I will average the resting';
 const PLAN = 'Plan: take the mean of resting heart rate over the last 90 days of your daily summaries.\n';
+/** What the failed first attempt of `ds_plan` had shown; the retry streams the rest. */
+const PLAN_BEFORE_RETRY = PLAN.slice(0, 40);
 const SUMMARY = 'Computed over 88 days with a value.\nThe mean is 58.2 bpm (SD 3.1).';
 
 const GATES = [
@@ -44,9 +46,9 @@ const RECORDING: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
       question: 'Compute the average resting heart rate over the last 90 days',
     },
   ],
-  ...thoughts('data_science', 'ds_plan', 1, PLAN_FAILED),
+  ...thoughts('data_science', 'ds_plan', 1, PLAN_BEFORE_RETRY),
   ['step.retry', { step: 'ds_plan', attempt: 2, reason: 'previous attempt failed', at: '2026-11-23T10:00:04.000Z' }],
-  ...thoughts('data_science', 'ds_plan', 2, PLAN),
+  ...thoughts('data_science', 'ds_plan', 2, PLAN.slice(PLAN_BEFORE_RETRY.length)),
   ...thoughts('data_science', 'ds_summary', 1, SUMMARY),
   [
     'agent.completed',
@@ -130,8 +132,8 @@ const RECORDING: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
 
 const RECORDED_EVENTS = RECORDING.map(([type, data], i) => ({ id: i + 1, type, data }));
 
-/** The text Data Science's plan had when its first attempt failed, which the retry must replace. */
-export const SUPERSEDED_PLAN = PLAN_FAILED;
+/** The text Data Science's plan had when its first attempt failed, which the retry goes on from. */
+export { PLAN_BEFORE_RETRY };
 export const DATA_SCIENCE_TEXT = PLAN + SUMMARY;
 
 /** A `TurnStream` of the recording, as `amy.turns.stream()` gives it, read from a fake API. */

@@ -386,7 +386,7 @@ describe('typed events and helpers', () => {
     expect(events[events.length - 1].type).toBe('turn.completed');
   });
 
-  test("text(agent) drops a failed attempt's deltas once step.retry announces the next attempt", async () => {
+  test("text(agent) is the agent's deltas concatenated: a retried step's attempt goes on from what the failed one showed", async () => {
     const retried: LogEvent[] = [
       { id: 1, type: 'turn.started', data: { turn_id: TURN_ID, at: 'a' } },
       { id: 2, type: 'agent.started', data: { agent: 'data_science', at: 'a', question: 'q' } },
@@ -400,7 +400,7 @@ describe('typed events and helpers', () => {
       {
         id: 6,
         type: 'agent.thought',
-        data: { agent: 'synthesis', delta: 'Your average ', attempt: 2, step: 'synthesis' },
+        data: { agent: 'synthesis', delta: 'age ', attempt: 2, step: 'synthesis' },
       },
       {
         id: 7,
@@ -414,7 +414,7 @@ describe('typed events and helpers', () => {
       texts.push(stream.text('synthesis'));
       if (event.id === 7) break;
     }
-    expect(texts).toEqual(['', '', '', 'Your aver', '', 'Your average ', 'Your average is 58 bpm.']);
+    expect(texts).toEqual(['', '', '', 'Your aver', 'Your aver', 'Your average ', 'Your average is 58 bpm.']);
     expect(stream.text('data_science')).toBe('Ran it. ');
   });
 
