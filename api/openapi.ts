@@ -45,6 +45,8 @@ const DESCRIPTION = [
   'Send your API key as "Authorization: Bearer <key>".',
   "A key in the URL (?api_key=, its name percent-encoded or not) is accepted only by GET /v1/turns/{id}/events, for browsers' EventSource;",
   'every other route refuses it with 401 authentication_required, the routes that need no key (/healthz, /openapi.json) included.',
+  'Pages on other origins may call /v1 and /openapi.json from a browser (CORS, preflights included) when the operator allows their origin, any origin by default;',
+  'never with credentials (no cookie is read), and the headers X-Request-Id, Retry-After, Idempotent-Replayed and Location are exposed to them.',
 ].join(' ');
 
 /** The OpenAPI document, generated from the same zod contracts the routes validate with. */
