@@ -1,16 +1,19 @@
 import { z } from 'zod';
+import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from './conversation-limits';
 import { errorBodySchema } from './errors';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 import { AGENTS } from './steps';
 import { storableText } from './text';
 
-const MAX_MESSAGES = 100;
-const MAX_MESSAGE_CHARS = 20_000;
-
 export const messageSchema = z
   .object({
     role: z.enum(['user', 'assistant']),
-    content: storableText().min(1).max(MAX_MESSAGE_CHARS),
+    content: storableText()
+      .min(1)
+      .max(MAX_MESSAGE_CHARS)
+      .describe(
+        `1 to ${MAX_MESSAGE_CHARS} characters, counted as Unicode code points (an emoji is one; a flag or a family made of several code points is several).`,
+      ),
   })
   .strict();
 export type Message = z.infer<typeof messageSchema>;
@@ -25,7 +28,13 @@ export type TurnContext = z.infer<typeof turnContextSchema>;
 
 export const createTurnRequestSchema = z
   .object({
-    messages: z.array(messageSchema).min(1).max(MAX_MESSAGES),
+    messages: z
+      .array(messageSchema)
+      .min(1)
+      .max(MAX_MESSAGES)
+      .describe(
+        `The whole conversation, 1 to ${MAX_MESSAGES} messages, the last one the user's; the Turn keeps it as sent.`,
+      ),
     stream: z.boolean().default(true),
     context: turnContextSchema.default({ include_memory: true, include_biomarkers: true }),
   })
