@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from './conversation-limits';
-import { errorBodySchema } from './errors';
+import { turnErrorBodySchema } from './errors';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 import { AGENTS } from './steps';
 import { storableText } from './text';
@@ -140,7 +140,7 @@ export type TurnProgress = z.infer<typeof turnProgressSchema>;
 /** An attempt of a turn that failed before an operator retried it (`npm run turn:retry`). */
 const previousAttemptSchema = z.object({
   attempt: z.number().int().min(1),
-  error: errorBodySchema.nullable(),
+  error: turnErrorBodySchema.nullable(),
   ended_at: z.string().nullable(),
 });
 export type PreviousAttempt = z.infer<typeof previousAttemptSchema>;
@@ -165,7 +165,7 @@ export const turnSchema = z.object({
   completed_at: z.string().nullable(),
   messages: z.array(messageSchema),
   result: turnResultSchema.nullable(),
-  error: errorBodySchema.nullable(),
+  error: turnErrorBodySchema.nullable(),
   /** 1, or more once a failed turn was retried; `status`, `result` and `error` are the current attempt's. */
   attempt: z.number().int().min(1),
   /** The failed attempts before the current one, oldest first. */

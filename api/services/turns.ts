@@ -4,7 +4,7 @@
  */
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import type { ErrorBody } from '../../contracts/errors';
+import type { TurnErrorBody } from '../../contracts/errors';
 import { TERMINAL_EVENTS, type TurnEventType } from '../../contracts/events';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '../../contracts/idempotency';
 import { turnIdSchema } from '../../contracts/ids';
@@ -33,7 +33,7 @@ export interface TurnRow {
   messages: Message[];
   context: TurnContext;
   result: TurnResult | null;
-  error: ErrorBody | null;
+  error: TurnErrorBody | null;
   created_at: Date;
   completed_at: Date | null;
   attempt: number;
