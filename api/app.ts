@@ -4,6 +4,7 @@ import { newId } from '../platform/ids';
 import { refuseApiKeyInUrl, requireApiKey } from './auth';
 import { ApiError, errorMiddleware } from './errors';
 import { httpMetrics } from './http-metrics';
+import { jsonBodies } from './json-bodies';
 import { buildOpenApiDocument } from './openapi';
 import { accountRoutes, type AccountRoutesDeps } from './routes/account';
 import { consoleRoutes } from './routes/console';
@@ -14,6 +15,7 @@ import { memoryRoutes } from './routes/memory';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
 export interface AppDeps extends TurnRoutesDeps, Pick<AccountRoutesDeps, 'keys'> {
+  /** The body limit of every /v1 route but a turn's creation, whose limit is the contract's (./json-bodies.ts). */
   bodyLimitBytes: number;
   /** Cuts a finding's series again for GET …/findings/:finding_id/series; without it that route answers 503. */
   gates?: Pick<GatesRunner, 'buildSeries'>;
@@ -36,14 +38,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(consoleRoutes());
   // The key is checked before a byte of the body is read: a caller without one is answered at once,
   // however slowly it sends, and never makes the API buffer or parse anything. Only /v1 takes a JSON
-  // body: anywhere else a body is never read, whoever sends it.
-  // application/fhir+json too: POST /v1/data/labs takes a FHIR R4 Bundle as FHIR servers send it. Each route
-  // still says which media types it takes (a 415 for any other).
-  app.use(
-    '/v1',
-    requireApiKey(deps.pool),
-    express.json({ limit: deps.bodyLimitBytes, strict: true, type: ['application/json', 'application/fhir+json'] }),
-  );
+  // body: anywhere else a body is never read, whoever sends it. Each route still says which media types
+  // it takes (a 415 for any other).
+  app.use('/v1', requireApiKey(deps.pool), jsonBodies(deps.bodyLimitBytes));
   app.use(turnRoutes(deps));
   app.use(findingRoutes(deps));
   app.use(memoryRoutes(deps));

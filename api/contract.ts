@@ -6,6 +6,7 @@ import { accountDeletionSchema } from '../contracts/account';
 import { z } from 'zod';
 import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts/errors';
 import { MAX_WAITING_REPLAYS_PER_KEY } from './idempotency';
+import { MAX_CREATE_TURN_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../contracts/conversation-limits';
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
 import { findingSeriesResponseSchema } from '../contracts/finding-series';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
@@ -126,7 +127,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'No API key, a key that is not valid or revoked, or a key sent in the URL (?api_key=), which only GET /v1/turns/{id}/events accepts',
   404: 'No such resource for this API key',
   409: 'A limit on stored resources is reached (memory_limit_reached)',
-  413: 'The request body is larger than the body limit',
+  413: 'The request body is larger than the body limit the operator set (payload_too_large)',
   415: 'The request body is not UTF-8 JSON',
   422: 'The Idempotency-Key was used with another body',
   429: 'A per-user or per-key limit is reached; retry later',
@@ -188,6 +189,10 @@ export const ROUTES = {
             schema: { type: 'integer', minimum: 1 },
           },
         },
+      },
+      413: {
+        ...errors(413)[413],
+        description: `The request body is over ${MAX_CREATE_TURN_BODY_BYTES} bytes: more than any conversation within the message limits (${MAX_MESSAGES} messages of ${MAX_MESSAGE_CHARS} characters) takes, however its JSON is written, so it is refused before it is parsed (payload_too_large)`,
       },
       409: {
         ...errors(409)[409],

@@ -31,13 +31,25 @@ function serverSentEventSchema() {
   };
 }
 
+/**
+ * Sent with every answer, errors and the event stream included (api/app.ts, api/event-stream.ts, and the
+ * refusal of a process that is shutting down in api/server.ts): declared once, and on every response.
+ */
+const REQUEST_ID_HEADER = {
+  description:
+    "This answer's id (`req_` and a ULID), also the error envelope's `request_id`: quote it when reporting a problem. An event stream has one for its connection.",
+  required: true,
+  schema: { type: 'string', pattern: '^req_[0-9A-Z]{26}$' },
+};
+const REQUEST_ID_REF = { $ref: '#/components/headers/X-Request-Id' };
+
 function responseContent(r: RouteContract['responses'][number]) {
   const content: Record<string, unknown> = {};
   if (r.schema) content[r.contentType ?? 'application/json'] = { schema: jsonSchema(r.schema, 'output') };
   if (r.eventStream) content['text/event-stream'] = { schema: serverSentEventSchema() };
   return {
     ...(Object.keys(content).length ? { content } : {}),
-    ...(r.headers ? { headers: r.headers } : {}),
+    headers: { 'X-Request-Id': REQUEST_ID_REF, ...r.headers },
   };
 }
 
@@ -45,6 +57,8 @@ const DESCRIPTION = [
   'Send your API key as "Authorization: Bearer <key>".',
   "A key in the URL (?api_key=, its name percent-encoded or not) is accepted only by GET /v1/turns/{id}/events, for browsers' EventSource;",
   'every other route refuses it with 401 authentication_required, the routes that need no key (/healthz, /openapi.json) included.',
+  'Pages on other origins may call /v1 and /openapi.json from a browser (CORS, preflights included) when the operator allows their origin, any origin by default;',
+  'never with credentials (no cookie is read), and the headers X-Request-Id, Retry-After, Idempotent-Replayed and Location are exposed to them.',
 ].join(' ');
 
 /** The OpenAPI document, generated from the same zod contracts the routes validate with. */
@@ -113,6 +127,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
     info: { title: 'Amy turn service', version: '1.0.0', description: DESCRIPTION },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     components: {
+      headers: { 'X-Request-Id': REQUEST_ID_HEADER },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer' },
         apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },

@@ -11,6 +11,7 @@ import { createPgPool } from '../platform/pg-pool';
 import { costCapDefaults } from '../platform/cost-caps';
 import { createApp } from './app';
 import { startCodecServer } from './codec-server';
+import { createCorsPolicy } from './cors';
 import { parseCodecOperators } from './codec/operators';
 import { createRequestDrain } from './drain';
 import { createPendingTurnStarts } from './services/pending-turn-starts';
@@ -120,11 +121,14 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     maxBufferedBytes: config.AMY_STREAM_MAX_BUFFERED_BYTES,
     draining: () => requests.draining,
   });
+  // Ahead of both: a preflight carries no key (./cors.ts).
+  const cors = createCorsPolicy(config.AMY_CORS_ALLOWED_ORIGINS);
   const server = http.createServer(
     receiveBounds(config),
     traceRequests(
       (req, res) => {
         requests.track(res);
+        if (cors(req, res)) return;
         if (eventStreamRoute(req, res)) return;
         if (requests.draining) {
           const requestId = newId('request');

@@ -26,17 +26,27 @@ export const ERROR_STATUS = {
 } as const;
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 
-/** Codes a turn can fail with (`Turn.error.code`, `turn.failed`). */
-export type TurnErrorCode =
-  | 'upstream_unavailable'
-  | 'model_output_invalid'
-  | 'agent_not_available'
+/**
+ * Every code a turn can fail with (`Turn.error.code`, `turn.failed`), and nothing else: the workflow chooses
+ * the first five (workflows/turn-workflow.ts), the reconciler and the API's start of a turn the last
+ * (platform/turn-ending.ts). The OpenAPI document lists them as an enum, so a code added here is one a client
+ * is told of.
+ */
+const TURN_ERROR_CODES = [
+  /** The model API failed, or a step timed out, past the retry budget. */
+  'upstream_unavailable',
+  /** The model's output stayed malformed past the retries. */
+  'model_output_invalid',
   /** The user reached a cost cap while the turn ran (docs/operations.md#cost-caps). */
-  | 'cost_cap_exceeded'
-  | 'cancelled'
-  | 'internal_error'
-  /** The turn's workflow closed without recording an outcome (terminated, past its time limit, lost). */
-  | 'turn_abandoned';
+  'cost_cap_exceeded',
+  /** A client cancelled it (POST /v1/turns/:id/cancel). */
+  'cancelled',
+  /** A bug: the message names the step and nothing of the cause. */
+  'internal_error',
+  /** The turn's workflow closed without recording an outcome (terminated, past its time limit, lost), or never started. */
+  'turn_abandoned',
+] as const;
+export type TurnErrorCode = (typeof TURN_ERROR_CODES)[number];
 
 export const errorBodySchema = z.object({
   code: z.string(),
@@ -47,3 +57,9 @@ export const errorBodySchema = z.object({
 });
 export const errorEnvelopeSchema = z.object({ error: errorBodySchema });
 export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+/** A failed turn's `error`: the envelope's body, with one of TURN_ERROR_CODES. */
+export const turnErrorBodySchema = errorBodySchema.extend({
+  code: z.enum(TURN_ERROR_CODES).describe('Why the turn failed: one of the turn error codes (docs/api.md#errors).'),
+});
+export type TurnErrorBody = z.infer<typeof turnErrorBodySchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { factCheckOutcomeSchema, turnResultSchema } from './turn';
-import { errorBodySchema } from './errors';
+import { turnErrorBodySchema } from './errors';
 import { GATE_NAMES } from './gate-names';
 import { STREAM_AGENTS, type TurnEventType } from './event-types';
 
@@ -52,11 +52,11 @@ export const eventDataSchemas = {
   fact_check: factCheckOutcomeSchema.partial({ numbers_checked: true, repairs: true }),
   'turn.completed': z.object({ turn_id: z.string(), result: turnResultSchema }),
   /** `cost_usd` (beyond the product contract): what the failed turn's model calls cost, failed attempts included. */
-  'turn.failed': z.object({ turn_id: z.string(), error: errorBodySchema, cost_usd: z.number() }),
+  'turn.failed': z.object({ turn_id: z.string(), error: turnErrorBodySchema, cost_usd: z.number() }),
   'turn.retried': z.object({
     turn_id: z.string(),
     attempt: z.number().int().min(2),
-    previous_error: errorBodySchema.nullable(),
+    previous_error: turnErrorBodySchema.nullable(),
     at: z.string(),
   }),
   // `satisfies` fails the build when the zod-free list and the schemas name different events.

@@ -1,16 +1,19 @@
 import { z } from 'zod';
-import { errorBodySchema } from './errors';
+import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from './conversation-limits';
+import { turnErrorBodySchema } from './errors';
 import { pageCursorSchema, pageLimitSchema, pageSchema } from './pagination';
 import { AGENTS } from './steps';
 import { storableText } from './text';
 
-const MAX_MESSAGES = 100;
-const MAX_MESSAGE_CHARS = 20_000;
-
 export const messageSchema = z
   .object({
     role: z.enum(['user', 'assistant']),
-    content: storableText().min(1).max(MAX_MESSAGE_CHARS),
+    content: storableText()
+      .min(1)
+      .max(MAX_MESSAGE_CHARS)
+      .describe(
+        `1 to ${MAX_MESSAGE_CHARS} characters, counted as Unicode code points (an emoji is one; a flag or a family made of several code points is several).`,
+      ),
   })
   .strict();
 export type Message = z.infer<typeof messageSchema>;
@@ -25,7 +28,13 @@ export type TurnContext = z.infer<typeof turnContextSchema>;
 
 export const createTurnRequestSchema = z
   .object({
-    messages: z.array(messageSchema).min(1).max(MAX_MESSAGES),
+    messages: z
+      .array(messageSchema)
+      .min(1)
+      .max(MAX_MESSAGES)
+      .describe(
+        `The whole conversation, 1 to ${MAX_MESSAGES} messages, the last one the user's; the Turn keeps it as sent.`,
+      ),
     stream: z.boolean().default(true),
     context: turnContextSchema.default({ include_memory: true, include_biomarkers: true }),
   })
@@ -131,7 +140,7 @@ export type TurnProgress = z.infer<typeof turnProgressSchema>;
 /** An attempt of a turn that failed before an operator retried it (`npm run turn:retry`). */
 const previousAttemptSchema = z.object({
   attempt: z.number().int().min(1),
-  error: errorBodySchema.nullable(),
+  error: turnErrorBodySchema.nullable(),
   ended_at: z.string().nullable(),
 });
 export type PreviousAttempt = z.infer<typeof previousAttemptSchema>;
@@ -156,7 +165,7 @@ export const turnSchema = z.object({
   completed_at: z.string().nullable(),
   messages: z.array(messageSchema),
   result: turnResultSchema.nullable(),
-  error: errorBodySchema.nullable(),
+  error: turnErrorBodySchema.nullable(),
   /** 1, or more once a failed turn was retried; `status`, `result` and `error` are the current attempt's. */
   attempt: z.number().int().min(1),
   /** The failed attempts before the current one, oldest first. */

@@ -10,6 +10,48 @@ const costCapUsd = z.preprocess(
   z.coerce.number().finite().min(0).max(MAX_COST_CAP_USD).optional(),
 );
 
+/** What a browser sends as `Origin` for a page, which is what a list of allowed origins is compared with. */
+function originProblem(origin: string): string | null {
+  if (origin === 'null') return '"null" is the origin of sandboxed and file pages, which any page can take on';
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return `${origin} is not an origin (scheme://host[:port])`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${origin} is not an http or https origin`;
+  if (url.origin !== origin) {
+    return `${origin} is not written as a browser sends it: ${url.origin} (no path, no trailing slash, no default port)`;
+  }
+  return null;
+}
+
+/**
+ * The browser origins the API answers CORS for (api/cors.ts, docs/operations.md#browsers-on-other-origins):
+ * `*` any origin (the default: every request carries its key itself, nothing ambient), `none` no origin but
+ * the API's own, or a comma-separated list of origins, each exactly as a browser sends it.
+ */
+const corsAllowedOrigins = z
+  .string()
+  .default('*')
+  .transform((value, ctx): '*' | string[] => {
+    const setting = value.trim();
+    if (setting === '*') return '*';
+    if (setting === 'none') return [];
+    const origins = setting
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== '');
+    if (origins.length === 0) {
+      ctx.addIssue({ code: 'custom', message: '`*`, `none`, or a comma-separated list of origins' });
+    }
+    for (const origin of origins) {
+      const problem = originProblem(origin);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }
+    return origins;
+  });
+
 /**
  * Configuration from the environment, parsed once at start-up. Defaults make `npm start` work on a
  * fresh machine; `npm run api` / `npm run worker` in production set the connection variables.
@@ -212,6 +254,11 @@ const configSchema = z.object({
     .url()
     .refine((url) => /^https?:$/.test(new URL(url).protocol), 'an http or https URL')
     .optional(),
+  /**
+   * Browser origins whose pages may call the API (`/v1`, `/openapi.json`): `*` (any), `none`, or a list. Never
+   * with credentials: the API takes no cookie, so none is granted.
+   */
+  AMY_CORS_ALLOWED_ORIGINS: corsAllowedOrigins,
   /** Browser origins that may call the codec server (the Temporal Web UI's), comma-separated. */
   AMY_CODEC_ALLOWED_ORIGINS: z.string().default('http://127.0.0.1:8233,http://localhost:8233'),
   /** How long the codec server's audit of decodes is kept, in days; older rows are deleted. */

@@ -11,7 +11,7 @@
  * event (written in two commits, with a crash between) gets the missing event in the row's terms.
  */
 import type { Pool, PoolClient } from 'pg';
-import { docsUrl, type ErrorBody } from '../contracts/errors';
+import { docsUrl, type TurnErrorBody } from '../contracts/errors';
 import type { TurnResult } from '../contracts/turn';
 import type { TurnPath } from '../contracts/steps';
 import { appendTurnEvents, TurnNotFoundError, type NewTurnEvent } from './event-log';
@@ -20,24 +20,24 @@ import { metrics } from './metrics';
 import { inTransaction } from './pg-pool';
 import { recordWebhookEvents, turnEndedEvent, type OutboxEvent } from './webhooks/outbox';
 
-export type TurnEnding = { status: 'completed'; result: TurnResult } | { status: 'failed'; error: ErrorBody };
+export type TurnEnding = { status: 'completed'; result: TurnResult } | { status: 'failed'; error: TurnErrorBody };
 
 export interface EndedTurn {
   /** Whether this call ended the turn; false when it had already ended and nothing of this ending was written. */
   ended: boolean;
   status: 'completed' | 'failed';
   result: TurnResult | null;
-  error: ErrorBody | null;
+  error: TurnErrorBody | null;
 }
 
 /** The row as a transition leaves it: every ending writes its result or its error with the status. */
 type EndedRow =
   | { status: 'completed'; result: TurnResult; error: null }
-  | { status: 'failed'; result: null; error: ErrorBody }
+  | { status: 'failed'; result: null; error: TurnErrorBody }
   | { status: 'queued' | 'running'; result: null; error: null };
 
 /** The error of a turn whose workflow closed, or never ran, without recording an outcome. */
-export function turnAbandoned(message: string): ErrorBody {
+export function turnAbandoned(message: string): TurnErrorBody {
   return { code: 'turn_abandoned', message, request_id: newId('request'), docs_url: docsUrl('turn_abandoned') };
 }
 

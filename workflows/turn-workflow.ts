@@ -3,15 +3,7 @@
  * on their results; every side effect lives in activities/. It must stay deterministic: no I/O,
  * clocks, randomness or Node built-ins here (enforced by lint).
  */
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  TimeoutFailure,
-  isCancellation,
-  log,
-} from '@temporalio/workflow';
-import type { ErrorBody, TurnErrorCode } from '../contracts/errors';
+import { ApplicationFailure, CancellationScope, log } from '@temporalio/workflow';
 import { lastUserMessage } from '../contracts/last-user-message';
 import {
   ROUTABLE_AGENTS,
@@ -22,7 +14,6 @@ import {
   type TurnPath,
 } from '../contracts/steps';
 import type { TurnResult } from '../contracts/turn';
-import { docsUrl } from '../contracts/docs-url';
 import type { RememberTurnInput } from '../activities/steps/memory';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
 import { agentSteps, bookkeeping, bookkeepingSteps, modelSteps } from './activities';
@@ -32,55 +23,8 @@ import type { TurnWorkflowInput } from './definitions';
 import { recallMemory, recallMemoryAtTurnStart } from './memory';
 import { trackProgress, type StepRunner } from './progress';
 import { validateFindings, validatorCounts } from './validate-findings';
-import { COST_CAP_EXCEEDED_TYPE, endsTheTurn } from './turn-stoppers';
-
-const FAILURE_CODES: Record<string, TurnErrorCode> = {
-  UpstreamUnavailableError: 'upstream_unavailable',
-  ModelOutputInvalidError: 'model_output_invalid',
-  [COST_CAP_EXCEEDED_TYPE]: 'cost_cap_exceeded',
-};
-
-function turnError(err: unknown): ErrorBody {
-  let code: TurnErrorCode = 'internal_error';
-  let message = 'The turn failed unexpectedly.';
-  let requestId = '';
-  if (isCancellation(err)) {
-    code = 'cancelled';
-    message = 'The turn was cancelled.';
-  } else if (err instanceof ActivityFailure) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure) {
-      code = FAILURE_CODES[cause.type ?? ''] ?? 'internal_error';
-      message = `Step ${err.activityType} failed: ${cause.message}`;
-      requestId = requestIdOf(cause.details?.[0]);
-    } else if (cause instanceof TimeoutFailure) {
-      code = 'upstream_unavailable';
-      message = `Step ${err.activityType} timed out after its retry budget.`;
-    }
-  }
-  // The failed model call's own request id when there was one (worker/upstream-failure-interceptor.ts);
-  // otherwise failTurn falls back to the ledger's last failed call, or a new id.
-  return { code, message, request_id: requestId, docs_url: docsUrl(code) };
-}
-
-/**
- * What the user sees of a failure: for an unexpected one (`internal_error`), the step and nothing of
- * the cause, which may be a driver's message or a file path. The cause stays in the workflow's own
- * failure (the Temporal Web UI) and the worker's log, where engineers look.
- */
-function publicTurnError(error: ErrorBody): ErrorBody {
-  if (error.code !== 'internal_error') return error;
-  const step = /^Step (\w+) failed/.exec(error.message)?.[1];
-  return {
-    ...error,
-    message: step ? `Step ${step} failed unexpectedly.` : 'The turn failed unexpectedly.',
-  };
-}
-
-const requestIdOf = (details: unknown): string => {
-  const id = (details as { request_id?: unknown } | undefined)?.request_id;
-  return typeof id === 'string' ? id : '';
-};
+import { endsTheTurn } from './turn-stoppers';
+import { publicTurnError, turnError } from './turn-errors';
 
 /** Returns the turn's result, so the Web UI shows the answer, its cost and the agents that ran. */
 export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult> {

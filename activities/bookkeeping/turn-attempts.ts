@@ -15,7 +15,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Pool } from 'pg';
-import type { ErrorBody } from '../../contracts/errors';
+import type { TurnErrorBody } from '../../contracts/errors';
 import type { PreviousAttempt, TurnStatus } from '../../contracts/turn';
 import type { EventLog } from '../../platform/event-log';
 import { inTransaction } from '../../platform/pg-pool';
@@ -26,7 +26,7 @@ interface LockedTurn {
   status: TurnStatus;
   attempt: number;
   run_ids: string[];
-  error: ErrorBody | null;
+  error: TurnErrorBody | null;
   completed_at: Date | null;
   previous_attempts: PreviousAttempt[];
 }

@@ -5,7 +5,7 @@
  * Each activity is idempotent, so a retry after a crash finishes the job instead of repeating it.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { ErrorBody } from '../../contracts/errors';
+import type { TurnErrorBody } from '../../contracts/errors';
 import type { TurnPath } from '../../contracts/steps';
 import type { AgentName, FactCheckOutcome, FactEntry, TurnResult, ValidatorCounts } from '../../contracts/turn';
 import { newId } from '../../platform/ids';
@@ -27,7 +27,7 @@ export interface CompleteTurnInput {
 
 export interface FailTurnInput {
   turnId: string;
-  error: ErrorBody;
+  error: TurnErrorBody;
   /** Which way the turn went, for the metrics; absent when it failed before its path was chosen. */
   path?: TurnPath;
 }

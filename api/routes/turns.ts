@@ -20,6 +20,7 @@ import {
   toTurnResource,
   type TurnRow,
 } from '../services/turns';
+import { conversationWindow } from '../services/conversation-window';
 import { createTurnWorkflows, type TurnWorkflowsDeps } from '../services/turn-workflows';
 import { parseRequest } from '../parse-request';
 import type { CostCapDefaults } from '../../platform/cost-caps';
@@ -126,7 +127,8 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       }
       return;
     }
-    const input = { turnId: turn.id, userId, messages: body.messages, context: body.context };
+    // The Turn keeps the conversation as sent; the steps read its end (../services/conversation-window.ts).
+    const input = { turnId: turn.id, userId, messages: conversationWindow(body.messages), context: body.context };
     const started = { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream, ...traceLogFields() };
     if (body.stream) {
       await workflows.startTurnWorkflowWithin(input, () => logger.info('turn started', started));

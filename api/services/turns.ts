@@ -4,7 +4,7 @@
  */
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import type { ErrorBody } from '../../contracts/errors';
+import type { TurnErrorBody } from '../../contracts/errors';
 import { TERMINAL_EVENTS, type TurnEventType } from '../../contracts/events';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '../../contracts/idempotency';
 import { turnIdSchema } from '../../contracts/ids';
@@ -33,7 +33,7 @@ export interface TurnRow {
   messages: Message[];
   context: TurnContext;
   result: TurnResult | null;
-  error: ErrorBody | null;
+  error: TurnErrorBody | null;
   created_at: Date;
   completed_at: Date | null;
   attempt: number;
@@ -69,7 +69,10 @@ export function toTurnResource(row: TurnRow): Turn {
   };
 }
 
-const TURN_COLUMNS = `id, user_id, status, messages, context, result, error, created_at, completed_at, attempt,
+/** A turn's columns as TurnRow has them; `messages` is what to read as its messages (a list may leave them out). */
+const turnColumns = (
+  messages = 'messages',
+) => `id, user_id, status, ${messages} AS messages, context, result, error, created_at, completed_at, attempt,
   previous_attempts, last_event_id,
   -- Only a failed turn needs the ledger's sum (a completed one has it in its result): CASE skips the rest.
   CASE WHEN status = 'failed' THEN (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text
@@ -79,6 +82,7 @@ const TURN_COLUMNS = `id, user_id, status, messages, context, result, error, cre
      'daily_rows', s.daily_rows, 'workouts', s.workout_rows, 'lab_results', s.lab_rows,
      'profile', s.profile IS NOT NULL)
    FROM turn_data_snapshots s WHERE s.turn_id = turns.id) AS data_snapshot`;
+const TURN_COLUMNS = turnColumns();
 
 export interface IdempotentRequest {
   key: string;
@@ -232,8 +236,18 @@ function decodeTurnCursor(cursor: string): [position: string, id: string] {
 }
 
 /**
+ * The most bytes of conversation one page of turns carries: past it, the page ends early (`has_more` then
+ * says there is more). A turn may keep up to 100 messages of 20,000 characters, megabytes of text, and a
+ * page of 100 such turns read at once would hold gigabytes in the API's memory. The first turn is always
+ * on its page, so a page carries at most this and one turn's conversation.
+ */
+export const TURN_PAGE_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
  * One page of the user's turns, newest first by created_at then id, so pages neither repeat nor skip
  * a turn even when several share a millisecond. Only the user's own turns: the WHERE starts there.
+ * A turn whose predecessors on the page already carry TURN_PAGE_MESSAGE_BYTES of conversation comes back
+ * without its messages, only to mark where the page ends.
  */
 export async function listTurnsForUser(pool: Pool, userId: string, query: ListTurnsQuery): Promise<TurnList> {
   const params: unknown[] = [userId];
@@ -244,13 +258,19 @@ export async function listTurnsForUser(pool: Pool, userId: string, query: ListTu
     const [position, id] = decodeTurnCursor(query.cursor);
     where.push(`(created_at, id) < ($${param(position)}::timestamp AT TIME ZONE 'UTC', $${param(id)})`);
   }
-  const { rows } = await pool.query<TurnRow & { position: string }>(
-    `SELECT ${TURN_COLUMNS}, ${TURN_POSITION} AS position FROM turns WHERE ${where.join(' AND ')}
-     ORDER BY created_at DESC, id DESC LIMIT $${param(query.limit + 1)}`,
+  const order = 'ORDER BY created_at DESC, id DESC';
+  const { rows } = await pool.query<TurnRow & { position: string; messages_bytes_before: string }>(
+    `SELECT ${turnColumns(`CASE WHEN messages_bytes_before < $${param(TURN_PAGE_MESSAGE_BYTES)} THEN messages END`)},
+            ${TURN_POSITION} AS position, messages_bytes_before
+     FROM (SELECT *, SUM(octet_length(messages::text)) OVER (${order} ROWS UNBOUNDED PRECEDING)
+                     - octet_length(messages::text) AS messages_bytes_before
+           FROM turns WHERE ${where.join(' AND ')} ${order} LIMIT $${param(query.limit + 1)}) turns
+     ${order}`,
     params,
   );
-  const hasMore = rows.length > query.limit;
-  const page = rows.slice(0, query.limit);
+  const full = rows.findIndex((row) => Number(row.messages_bytes_before) >= TURN_PAGE_MESSAGE_BYTES);
+  const page = rows.slice(0, Math.min(query.limit, full === -1 ? rows.length : full));
+  const hasMore = rows.length > page.length;
   const last = page[page.length - 1];
   return {
     data: page.map(toTurnResource),

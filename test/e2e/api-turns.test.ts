@@ -3,6 +3,7 @@
  * Every response is checked against the zod schema the API publishes in /openapi.json.
  */
 import { newId } from '../../platform/ids';
+import { MAX_CREATE_TURN_BODY_BYTES, MAX_MESSAGE_CHARS } from '../../contracts/conversation-limits';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { turnListSchema, turnSchema, type TurnList, type TurnStatus } from '../../contracts/turn';
 import { healthSchema } from '../../api/contract';
@@ -168,9 +169,21 @@ describe('POST /v1/turns', () => {
       expect(await turnCount()).toBe(before);
     });
 
-    test('an oversized body', async () => {
+    test('a message over 20,000 characters, in a body far below the body limit', async () => {
       const before = await turnCount();
-      const huge = { messages: [{ role: 'user', content: 'x'.repeat(300 * 1024) }] };
+      const long = { messages: [{ role: 'user', content: 'x'.repeat(MAX_MESSAGE_CHARS + 1) }] };
+      const error = expectError(
+        await api(svc.url, 'POST', '/v1/turns', { key: alice.apiKey, body: long }),
+        400,
+        'invalid_field',
+      );
+      expect(error.field).toBe('messages[0].content');
+      expect(await turnCount()).toBe(before);
+    });
+
+    test('a body over the limit the message limits set, refused before it is parsed', async () => {
+      const before = await turnCount();
+      const huge = { messages: [{ role: 'user', content: 'x'.repeat(MAX_CREATE_TURN_BODY_BYTES) }] };
       expectError(await api(svc.url, 'POST', '/v1/turns', { key: alice.apiKey, body: huge }), 413, 'payload_too_large');
       expect(await turnCount()).toBe(before);
     });

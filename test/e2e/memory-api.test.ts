@@ -476,7 +476,10 @@ describe('/openapi.json', () => {
     expect(create.responses['201']).toBeDefined();
 
     expect(remove.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
-    expect(remove.responses['204']).toEqual({ description: 'Deleted' });
+    expect(remove.responses['204']).toEqual({
+      description: 'Deleted',
+      headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+    });
     expect(remove.responses['404']).toBeDefined();
   });
 });

@@ -2,7 +2,8 @@
  * The API fuzzed against its own document: schemathesis (test/requirements.txt, installed into .venv)
  * reads /openapi.json from the real service and sends every operation generated requests, valid and
  * hostile, with a real API key. Every response must be no server error, carry a status and a content
- * type the document lists for that operation, and match the schema listed for them.
+ * type the document lists for that operation, the headers it declares required (X-Request-Id, on every
+ * one) and declared headers in their declared form, and match the schema listed for them.
  *
  * POST /v1/turns starts real turns (Temporal, the worker, the scripted model). The per-user cap on
  * turns in flight answers most of them 429, as the document says it may. The run is bounded (a fixed
@@ -142,7 +143,7 @@ async function fuzz(...extra: string[]) {
     '--header',
     `Authorization: Bearer ${apiKey}`,
     '--checks',
-    'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+    'not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance',
     '--phases',
     'examples,coverage,fuzzing',
     '--max-examples',

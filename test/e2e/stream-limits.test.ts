@@ -86,7 +86,7 @@ async function appendThoughts(turnId: string, count: number, chars: number) {
 
 /** Ends the turn as the workflow would: the terminal event, then the row. */
 async function failTurn(turnId: string) {
-  const error = { code: 'cancelled', message: 'Cancelled.', request_id: 'req_test', docs_url: 'https://x' };
+  const error = { code: 'cancelled' as const, message: 'Cancelled.', request_id: 'req_test', docs_url: 'https://x' };
   await createEventLog(svc.database.pool).append(turnId, [
     { type: 'turn.failed', data: { turn_id: turnId, error, cost_usd: 0 }, dedupeKey: 'turn.terminal' },
   ]);

@@ -40,7 +40,7 @@ async function runningTurn(): Promise<string> {
   return turnId;
 }
 
-const cancelled = { code: 'cancelled', message: 'The turn was cancelled.', request_id: '', docs_url: 'x' };
+const cancelled = { code: 'cancelled' as const, message: 'The turn was cancelled.', request_id: '', docs_url: 'x' };
 
 function writer() {
   const stepped = new SteppedWriter(pool, observer);

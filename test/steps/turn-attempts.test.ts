@@ -28,7 +28,12 @@ afterAll(async () => {
 const row = async (turnId: string) =>
   (await pool.query('SELECT status, attempt, run_ids, error, previous_attempts FROM turns WHERE id = $1', [turnId]))
     .rows[0];
-const error = { code: 'upstream_unavailable', message: 'Step synthesise failed', request_id: 'req_1', docs_url: 'x' };
+const error = {
+  code: 'upstream_unavailable' as const,
+  message: 'Step synthesise failed',
+  request_id: 'req_1',
+  docs_url: 'x',
+};
 
 async function failedTurn() {
   const { turnId } = await insertUserAndTurn(t.url);

@@ -15,6 +15,7 @@ test('POST /v1/turns documents 429 cost_cap_exceeded with Retry-After', () => {
       description: expect.stringContaining('cost_cap_exceeded'),
       schema: { type: 'integer', minimum: 1 },
     },
+    'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
   });
   const schema = JSON.stringify(tooMany.content);
   expect(schema).toContain('"cost_cap_exceeded"');

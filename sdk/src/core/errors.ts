@@ -162,6 +162,22 @@ export class StreamDisconnectedError extends APIConnectionError {
   }
 }
 
+/**
+ * Not sent: the conversation is over the limits of `POST /v1/turns` (100 messages of 20,000 characters, counted
+ * as Unicode code points), which the API would refuse with `400 invalid_field`. `field` names the
+ * field as the API would (`messages`, `messages[3].content`).
+ */
+export class ConversationTooLongError extends AmyError {
+  override name = 'ConversationTooLongError';
+  override readonly code: string = 'invalid_field';
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
 /** The caller's `signal` was aborted. Only the request or the watching stopped: a turn keeps running. */
 export class APIUserAbortError extends AmyError {
   override name = 'APIUserAbortError';

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
+import { characterCount, MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../../../contracts/conversation-limits';
 import type { FindingSeriesResponse } from '../../../contracts/finding-series';
 import type { createTurnRequestSchema, listTurnsQuerySchema, Turn } from '../../../contracts/turn';
+import { ConversationTooLongError } from '../core/errors';
 import type { HttpClient, RequestOptions } from '../core/http';
 import { newIdempotencyKey } from '../core/idempotency';
 import { listPages, type PagePromise } from '../core/pagination';
@@ -24,6 +26,29 @@ export interface TurnCreateOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
+/**
+ * The API's limits on a conversation, checked before a body of megabytes is sent only to be refused. The
+ * body itself always fits: JSON.stringify writes at most 6 bytes a character, and the API takes 12.
+ */
+function checkConversationLimits(messages: TurnCreateParams['messages']) {
+  if (!Array.isArray(messages)) return;
+  if (messages.length > MAX_MESSAGES) {
+    throw new ConversationTooLongError(
+      'messages',
+      `messages: ${messages.length} messages, and a turn takes at most ${MAX_MESSAGES}.`,
+    );
+  }
+  for (const [i, message] of messages.entries()) {
+    const characters = typeof message?.content === 'string' ? characterCount(message.content) : 0;
+    if (characters > MAX_MESSAGE_CHARS) {
+      throw new ConversationTooLongError(
+        `messages[${i}].content`,
+        `messages[${i}].content: ${characters} characters, and a message holds at most ${MAX_MESSAGE_CHARS} (Unicode code points).`,
+      );
+    }
+  }
+}
+
 /** A blocking create (`stream: false`) waits for the whole turn, which can take minutes. */
 const BLOCKING_CREATE_TIMEOUT_MS = 15 * 60_000;
 
@@ -34,8 +59,12 @@ export class Turns {
     private readonly streamSettings: StreamSettings,
   ) {}
 
-  /** Starts a turn: the queued Turn at once, or with `stream: false` the finished Turn. */
+  /**
+   * Starts a turn: the queued Turn at once, or with `stream: false` the finished Turn. A conversation over the
+   * limits (100 messages, 20,000 characters each) throws `ConversationTooLongError` before anything is sent.
+   */
   async create(params: TurnCreateParams, options: TurnCreateOptions = {}): Promise<Turn> {
+    checkConversationLimits(params.messages);
     const { body } = await this.http.request<Turn>({
       method: 'POST',
       path: '/v1/turns',
