@@ -1,9 +1,9 @@
 /**
- * What the memory step writes, on a real Postgres: a hypothesis is remembered once however often it is
- * tested (keyed by what was tested, not by the per-turn finding id), a re-test replaces its entries with
- * new ones rather than editing them (append-only to readers), a validated inference is also an insight
- * with its finding's meta, the extractor's entries are not written again when memory already holds them,
- * and one user's writers are serialised, so concurrent turns cannot both write the same thing.
+ * What the memory step writes, on a real Postgres: every test of a hypothesis is kept (memory is kept until
+ * the user deletes it), and the readers that act on memory, the injected summary and the Investigator, read
+ * the newest test of each (keyed by what was tested, not by the per-turn finding id); a validated inference is
+ * also an insight with its finding's meta, the extractor's entries are not written again when memory already
+ * holds them, and one user's writers are serialised, so concurrent turns cannot both write the same thing.
  */
 import { Pool, type PoolClient } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,6 +19,7 @@ import {
 } from '../../platform/memory';
 import { createUserWithApiKey } from '../../platform/users';
 import { testedHypothesis } from '../../activities/steps/memory';
+import { readTestedHypotheses } from '../../activities/agents/investigator/tested-hypotheses';
 import type { ValidatedFinding } from '../../activities/steps/run-gates';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -72,7 +73,7 @@ const testedRows = async (userId: string) =>
 const everything = async (userId: string, after?: string) =>
   (await listMemoryPage(t.pool, userId, { limit: 100, ...(after ? { after } : {}) })).entries;
 
-test('the same hypothesis asked in three turns is one entry, with the latest outcome', async () => {
+test('the same hypothesis asked in three turns keeps all three outcomes; a retried step adds nothing', async () => {
   const userId = await newUser();
   const turns = [newId('turn'), newId('turn'), newId('turn')];
   await recordTestedHypotheses(t.pool, { userId, turnId: turns[0], entries: [testedHypothesis(validated({}))] });
@@ -83,17 +84,31 @@ test('the same hypothesis asked in three turns is one entry, with the latest out
     insights: 0,
   });
 
+  const claim = 'Average deep sleep minutes over the last 30 days';
   expect(await testedRows(userId)).toEqual([
-    { text: 'Average deep sleep minutes over the last 30 days', source_turn_id: turns[2], verdict: 'conditional' },
+    { text: claim, source_turn_id: turns[0], verdict: 'validated' },
+    { text: claim, source_turn_id: turns[1], verdict: 'validated' },
+    { text: claim, source_turn_id: turns[2], verdict: 'conditional' },
   ]);
   // A retried memory step of that turn adds nothing.
   expect(await recordTestedHypotheses(t.pool, { userId, turnId: turns[2], entries: [later] })).toEqual({
     tested: 0,
     insights: 0,
   });
+  expect(await testedRows(userId)).toHaveLength(3);
 });
 
-test('a re-tested hypothesis is a new entry, and the one it supersedes is gone: ?after= sees the change', async () => {
+/** The lines of one section of the injected summary (`## Insights`, `## Tested hypotheses …`), dates left out. */
+const summarySection = async (userId: string, title: string) => {
+  const section = (await memorySummary(t.pool, userId)).split(/^(?=## )/m).find((s) => s.startsWith(`## ${title}`));
+  return (section ?? '')
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
+    .map((line) => line.replace(/^- \(\d{4}-\d{2}-\d{2}\) /, ''));
+};
+
+test('a re-test keeps the earlier entries: all are listed, while the summary and the Investigator read the newest verdict', async () => {
   const userId = await newUser();
   const association = (verdict: ValidatedFinding['verdict']) =>
     testedHypothesis(
@@ -103,55 +118,72 @@ test('a re-tested hypothesis is a new entry, and the one it supersedes is gone: 
           kind: 'association',
           feature: 'steps',
           target: 'heart_rate_variability',
-          numbers: { rho: 0.41, n: 87 },
+          numbers: { rho: verdict === 'validated' ? 0.41 : 0.03, n: 87 },
           n: 87,
         },
         verdict,
         { fact: false },
       ),
     );
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('conditional')] });
-  const [first] = await everything(userId);
-  expect(first).toMatchObject({ category: 'tested_hypothesis', meta: { verdict: 'conditional' } });
+  const first = newId('turn');
+  await recordTestedHypotheses(t.pool, { userId, turnId: first, entries: [association('validated')] });
+  const before = await everything(userId);
+  expect(before.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
 
   const retest = newId('turn');
   await recordTestedHypotheses(t.pool, { userId, turnId: retest, entries: [association('rejected')] });
-  const [second, ...rest] = await everything(userId);
-  // The earlier entry is gone, not edited: the outcome of the re-test is a new entry, with a new id.
-  expect(rest).toEqual([]);
-  expect(second).toMatchObject({
+  const after = await everything(userId);
+  // Nothing was deleted nor edited: the first test's entries are listed as they were, the re-test's beside them.
+  expect(after.slice(1)).toEqual(before);
+  expect(after[0]).toMatchObject({
     category: 'tested_hypothesis',
     source_turn_id: retest,
     meta: { verdict: 'rejected' },
   });
-  expect(second.id).not.toBe(first.id);
-  expect(Date.parse(second.created_at)).toBeGreaterThan(Date.parse(first.created_at));
-  // A client that synced up to the first write finds the new entry with ?after=.
-  expect((await everything(userId, first.created_at)).map((m) => m.id)).toEqual([second.id]);
+  // A client that synced up to the first test finds the re-test with ?after=.
+  const newest = before
+    .map((m) => m.created_at)
+    .sort()
+    .at(-1)!;
+  expect((await everything(userId, newest)).map((m) => m.id)).toEqual([after[0].id]);
 
-  // Validated now: a new tested_hypothesis and a new insight; validated no longer: the insight goes too.
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
-  const third = await everything(userId);
-  expect(third.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
-  expect(third.map((m) => m.id)).not.toContain(second.id);
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('conditional')] });
-  const fourth = await everything(userId);
-  expect(fourth).toEqual([
-    expect.objectContaining({
-      category: 'tested_hypothesis',
-      meta: expect.objectContaining({ verdict: 'conditional' }),
-    }),
+  // The next turn reads the newest verdict only: the insight of the earlier test no longer stands.
+  expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+    '[rejected] Higher HRV on days with more steps (effect 0.03)',
   ]);
-  expect(third.map((m) => m.id)).not.toContain(fourth[0].id);
+  expect(await summarySection(userId, 'Insights')).toEqual([]);
+  expect(await readTestedHypotheses(t.pool, userId)).toEqual([
+    expect.objectContaining({ feature: 'steps', target: 'heart_rate_variability', verdict: 'rejected', effect: 0.03 }),
+  ]);
 
-  // The user deleted the bookkeeping entry and kept the insight: a re-test still leaves one of each.
+  // Validated again: a third test, whose insight is the one the summary reads.
   await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
-  const kept = await everything(userId);
-  await deleteMemory(t.pool, userId, kept.find((m) => m.category === 'tested_hypothesis')!.id);
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
-  const fifth = await everything(userId);
-  expect(fifth.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
-  expect(fifth.map((m) => m.id)).not.toContain(kept.find((m) => m.category === 'insight')!.id);
+  expect(await everything(userId)).toHaveLength(5);
+  expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+    '[validated] Higher HRV on days with more steps (effect 0.41)',
+  ]);
+  expect(await summarySection(userId, 'Insights')).toEqual([
+    'Higher HRV on days with more steps (validated, effect 0.41, n=87).',
+  ]);
+  expect((await readTestedHypotheses(t.pool, userId)).map((h) => h.verdict)).toEqual(['validated']);
+
+  // What a client writes is never superseded, whatever its meta says.
+  await createUserMemory(t.pool, userId, {
+    category: 'insight',
+    text: 'My coach says steps help my HRV.',
+    confidence: 1,
+    meta: { tested: association('validated').meta.tested },
+  });
+  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('rejected')] });
+  expect(await summarySection(userId, 'Insights')).toEqual(['My coach says steps help my HRV.']);
+
+  // Only the user deletes: once they delete the newest verdict, the one before it is the newest again.
+  const newestTest = (await everything(userId)).find((m) => m.category === 'tested_hypothesis')!;
+  expect(newestTest.meta).toMatchObject({ verdict: 'rejected' });
+  await deleteMemory(t.pool, userId, newestTest.id);
+  expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+    '[validated] Higher HRV on days with more steps (effect 0.41)',
+  ]);
 });
 
 test('a validated inference is also an insight, with its finding’s meta; a description, a conditional or a rejected one is not', async () => {
@@ -310,16 +342,21 @@ describe('one user’s memory writes are serialised', () => {
     }
   }
 
-  test('two turns testing the same hypothesis at once leave one entry', async () => {
+  test('two turns testing the same hypothesis at once keep both outcomes; the summary reads the one written last', async () => {
     const userId = await newUser();
-    const entry = testedHypothesis(validated({}));
     const turns = [newId('turn'), newId('turn')];
+    const verdicts = ['validated', 'conditional'] as const;
     await interleavedWriters(
-      turns.map((turnId) => (pool: Pool) => recordTestedHypotheses(pool, { userId, turnId, entries: [entry] })),
+      turns.map(
+        (turnId, i) => (pool: Pool) =>
+          recordTestedHypotheses(pool, { userId, turnId, entries: [testedHypothesis(validated({}, verdicts[i]))] }),
+      ),
     );
     const rows = await testedRows(userId);
-    expect(rows).toHaveLength(1);
-    expect(turns).toContain(rows[0].source_turn_id);
+    expect(rows.map((r) => r.source_turn_id).sort()).toEqual([...turns].sort());
+    expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+      `[${rows[1].verdict}] Average deep sleep minutes over the last 30 days`,
+    ]);
   });
 
   test('two turns extracting the same goal at once leave one entry', async () => {

@@ -64,11 +64,10 @@ function insightText(finding: ValidatedFinding['finding'], effect: number | null
  * is a fact about the window's rows, not a durable insight: it is bookkeeping only, like a conditional or
  * rejected finding.
  */
-export function testedHypothesis({ finding, verdict, source, gates }: ValidatedFinding): TestedHypothesisEntry {
+export function testedHypothesis({ finding, verdict, gates }: ValidatedFinding): TestedHypothesisEntry {
   const effect = effectOf(finding.numbers);
   const insight = verdict === 'validated' && !gates?.fact;
   return {
-    scope: source === 'investigator' ? 'user' : 'turn',
     text: finding.claim,
     confidence: CONFIDENCE[verdict],
     meta: {
