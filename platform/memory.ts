@@ -6,9 +6,12 @@
  *
  * Memory is kept until the user deletes it (their DELETE /v1/memory/:id, `amy reset`, account deletion):
  * no writer here deletes or edits an entry, and nothing expires one. What is newer is read first instead.
+ * And it never holds a secret: every writer here refuses text that looks like a credential
+ * (./credentials-in-text.ts), the user's own (CredentialInMemoryError) and the turns' (left out, by kind).
  */
 import type { Pool, PoolClient } from 'pg';
 import { MEMORY_CATEGORIES, TESTED_HYPOTHESIS, type Memory } from '../contracts/memory';
+import { CREDENTIAL_DESCRIPTIONS, findCredential, type CredentialKind } from './credentials-in-text';
 import { newId } from './ids';
 import { inTransaction } from './pg-pool';
 import { memoryCreatedEvent, recordWebhookEvents } from './webhooks/outbox';
@@ -105,13 +108,49 @@ async function lockUserMemory(client: PoolClient, userId: string): Promise<Date 
 const writtenAt = (latestParam: string) =>
   `GREATEST(clock_timestamp(), ${latestParam}::timestamptz + interval '1 millisecond')`;
 
-/** An entry the user wrote themselves: no source turn. */
+/** A write refused because its text, or a client's meta, looks like a credential; says which kind, never the text. */
+export class CredentialInMemoryError extends Error {
+  override name = 'CredentialInMemoryError';
+  constructor(
+    readonly kind: CredentialKind,
+    readonly field: 'text' | 'meta',
+  ) {
+    super(`the memory entry's ${field} looks like ${CREDENTIAL_DESCRIPTIONS[kind]}`);
+  }
+}
+
+/**
+ * Of a turn's entries, those whose texts hold no credential, and the kinds found in the others: the kinds only,
+ * so the caller can say what was left out without repeating it.
+ */
+function withoutCredentials<T>(
+  entries: readonly T[],
+  textsOf: (entry: T) => string[],
+): { kept: T[]; withheld: CredentialKind[] } {
+  const kept: T[] = [];
+  const withheld: CredentialKind[] = [];
+  for (const entry of entries) {
+    const kind = textsOf(entry)
+      .map(findCredential)
+      .find((found) => found !== null);
+    if (kind) withheld.push(kind);
+    else kept.push(entry);
+  }
+  return { kept, withheld };
+}
+
+/** An entry the user wrote themselves: no source turn. Throws CredentialInMemoryError for a secret. */
 export async function createUserMemory(
   pool: Pool,
   userId: string,
   entry: { category: string; text: string; confidence: number; meta: Record<string, unknown> | null },
   { maxEntries = Infinity }: { maxEntries?: number } = {},
 ): Promise<Memory | null> {
+  const inText = findCredential(entry.text);
+  if (inText) throw new CredentialInMemoryError(inText, 'text');
+  // A client's annotation is stored and returned like the text; read as its JSON, `{"password": "…"}` is found too.
+  const inMeta = entry.meta === null ? null : findCredential(JSON.stringify(entry.meta));
+  if (inMeta) throw new CredentialInMemoryError(inMeta, 'meta');
   return inTransaction(pool, async (client) => {
     // One writer per user at a time, so the count and the insert agree.
     const latest = await lockUserMemory(client, userId);
@@ -226,15 +265,19 @@ async function insertTurnEntries(
  * A hypothesis tested again in a later turn gets new entries beside those of the earlier test, which are kept:
  * memory is kept until the user deletes it, and nothing auto-invalidates an old entry. The readers that act on
  * memory read the newest test of each hypothesis (SUPERSEDED). A retried memory step finds what its turn already
- * wrote and writes nothing twice. Returns how many entries of each kind were written.
+ * wrote and writes nothing twice. A finding whose claim looks like a credential is not written. Returns how many
+ * entries of each kind were written, and the kinds of credential of those left out.
  */
 export async function recordTestedHypotheses(
   pool: Pool,
   { userId, turnId, entries }: { userId: string; turnId: string; entries: TestedHypothesisEntry[] },
-): Promise<{ tested: number; insights: number }> {
+): Promise<{ tested: number; insights: number; withheld: CredentialKind[] }> {
   // Tested twice in one turn (a reflection follow-up asking the same thing): the later outcome counts.
-  const batch = [...new Map(entries.map((entry) => [entry.meta.tested, entry])).values()];
-  if (batch.length === 0) return { tested: 0, insights: 0 };
+  const { kept: batch, withheld } = withoutCredentials(
+    [...new Map(entries.map((entry) => [entry.meta.tested, entry])).values()],
+    ({ text, insight }) => (insight ? [text, insight.text] : [text]),
+  );
+  if (batch.length === 0) return { tested: 0, insights: 0, withheld };
   return inTransaction(pool, async (client) => {
     const latest = await lockUserMemory(client, userId);
     const { rows: written } = await client.query<{ tested: string }>(
@@ -252,7 +295,7 @@ export async function recordTestedHypotheses(
       ...fresh.map(({ text, confidence, meta }) => ({ category: TESTED_HYPOTHESIS, text, confidence, meta })),
       ...insights,
     ]);
-    return { tested: fresh.length, insights: insights.length };
+    return { tested: fresh.length, insights: insights.length, withheld };
   });
 }
 
@@ -278,14 +321,17 @@ const sameText = (text: string) =>
  * Writes what the extractor found in a turn, once: a retried memory step finds the turn's extracted
  * entries (those without meta; an insight from a validated finding has its meta) already there and
  * writes nothing, and an entry the user's memory already holds (the same category and text, from any
- * turn) is not written again. Returns the entries written.
+ * turn) is not written again. An entry that looks like a credential is never written: whatever the
+ * extractor's prompt says, a model may still copy a token the user pasted. Returns the entries written,
+ * and the kinds of credential of those left out.
  */
 export async function recordExtractedMemories(
   pool: Pool,
   { userId, turnId, entries }: { userId: string; turnId: string; entries: ExtractedMemory[] },
-): Promise<ExtractedMemory[]> {
-  if (entries.length === 0) return [];
-  return inTransaction(pool, async (client) => {
+): Promise<{ written: ExtractedMemory[]; withheld: CredentialKind[] }> {
+  const { kept, withheld } = withoutCredentials(entries, (entry) => [entry.text]);
+  if (kept.length === 0) return { written: [], withheld };
+  const written = await inTransaction(pool, async (client) => {
     const latest = await lockUserMemory(client, userId);
     const already = await client.query(
       `SELECT 1 FROM memory_entries
@@ -298,7 +344,7 @@ export async function recordExtractedMemories(
       [userId, [...MEMORY_CATEGORIES]],
     );
     const known = new Set(remembered.rows.map((row) => `${row.category}:${sameText(row.text)}`));
-    const fresh = entries.filter((entry) => {
+    const fresh = kept.filter((entry) => {
       const key = `${entry.category}:${sameText(entry.text)}`;
       if (known.has(key)) return false;
       known.add(key);
@@ -311,6 +357,7 @@ export async function recordExtractedMemories(
     );
     return fresh;
   });
+  return { written, withheld };
 }
 
 /** How many entries the injected summary holds at most (docs/design.md#caps). */

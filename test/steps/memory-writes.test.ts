@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testedHypothesisMetaSchema } from '../../contracts/memory';
 import { newId } from '../../platform/ids';
 import {
+  CredentialInMemoryError,
   createUserMemory,
   deleteMemory,
   listMemoryPage,
@@ -82,6 +83,7 @@ test('the same hypothesis asked in three turns keeps all three outcomes; a retri
   expect(await recordTestedHypotheses(t.pool, { userId, turnId: turns[2], entries: [later] })).toEqual({
     tested: 1,
     insights: 0,
+    withheld: [],
   });
 
   const claim = 'Average deep sleep minutes over the last 30 days';
@@ -94,6 +96,7 @@ test('the same hypothesis asked in three turns keeps all three outcomes; a retri
   expect(await recordTestedHypotheses(t.pool, { userId, turnId: turns[2], entries: [later] })).toEqual({
     tested: 0,
     insights: 0,
+    withheld: [],
   });
   expect(await testedRows(userId)).toHaveLength(3);
 });
@@ -209,7 +212,11 @@ test('a validated inference is also an insight, with its finding’s meta; a des
     inference('ds-003', 'rejected', 'sleep_minutes'),
     validated({ id: 'ds-004' }), // a description that reproduced: validated, a fact
   ].map(testedHypothesis);
-  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({ tested: 4, insights: 1 });
+  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({
+    tested: 4,
+    insights: 1,
+    withheld: [],
+  });
 
   const insights = (await everything(userId)).filter((m) => m.category === 'insight');
   expect(insights).toEqual([
@@ -254,7 +261,11 @@ test('another window, feature or kind is another hypothesis', async () => {
     validated({ id: 'ds-002', window: 'the last 7 days', claim: 'Average deep sleep minutes over the last 7 days' }),
     validated({ id: 'ds-003', feature: 'rem_sleep_minutes', claim: 'Average rem sleep minutes over the last 30 days' }),
   ].map(testedHypothesis);
-  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({ tested: 3, insights: 0 });
+  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({
+    tested: 3,
+    insights: 0,
+    withheld: [],
+  });
   expect((await testedRows(userId)).map((r) => r.text)).toHaveLength(3);
 });
 
@@ -262,7 +273,10 @@ test('the extractor does not write again what memory already holds, in any turn'
   const userId = await newUser();
   const goal = { category: 'goal' as const, text: 'I want to get more deep sleep.', confidence: 0.8 };
   const preference = { category: 'preference' as const, text: 'I train in the mornings.', confidence: 0.7 };
-  expect(await recordExtractedMemories(t.pool, { userId, turnId: newId('turn'), entries: [goal] })).toEqual([goal]);
+  expect(await recordExtractedMemories(t.pool, { userId, turnId: newId('turn'), entries: [goal] })).toEqual({
+    written: [goal],
+    withheld: [],
+  });
 
   const again = { ...goal, text: 'i want to get more deep sleep' };
   const written = await recordExtractedMemories(t.pool, {
@@ -270,7 +284,7 @@ test('the extractor does not write again what memory already holds, in any turn'
     turnId: newId('turn'),
     entries: [again, preference],
   });
-  expect(written).toEqual([preference]);
+  expect(written).toEqual({ written: [preference], withheld: [] });
   const { rows } = await t.pool.query(
     'SELECT category, text FROM memory_entries WHERE user_id = $1 ORDER BY category',
     [userId],
@@ -279,6 +293,46 @@ test('the extractor does not write again what memory already holds, in any turn'
     { category: 'goal', text: goal.text },
     { category: 'preference', text: preference.text },
   ]);
+});
+
+describe('no writer stores a credential', () => {
+  const TOKEN = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+
+  test('the user’s own write is refused by kind and field, naming neither the text nor writing it', async () => {
+    const userId = await newUser();
+    const write = (text: string, meta: Record<string, unknown> | null = null) =>
+      createUserMemory(t.pool, userId, { category: 'history', text, confidence: 1, meta });
+    const refused = await write(`My GitHub token is ${TOKEN}`).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(CredentialInMemoryError);
+    expect(refused).toMatchObject({ kind: 'api_key', field: 'text' });
+    expect((refused as Error).message).not.toContain(TOKEN);
+    await expect(write('Marathon runner.', { password: 'hunter22' })).rejects.toMatchObject({
+      kind: 'password',
+      field: 'meta',
+    });
+    expect(await everything(userId)).toEqual([]);
+  });
+
+  test('a turn’s entries that look like one are left out, by kind, and the others written', async () => {
+    const userId = await newUser();
+    const goal = { category: 'goal' as const, text: 'I want to walk 10,000 steps a day.', confidence: 0.8 };
+    const entries = [
+      { category: 'history' as const, text: `My GitHub token is ${TOKEN}.`, confidence: 0.8 },
+      goal,
+      { category: 'preference' as const, text: 'Card 4111 1111 1111 1111 for the gym.', confidence: 0.8 },
+    ];
+    expect(await recordExtractedMemories(t.pool, { userId, turnId: newId('turn'), entries })).toEqual({
+      written: [goal],
+      withheld: ['api_key', 'card_number'],
+    });
+    const claim = testedHypothesis(validated({ claim: `Average deep sleep for token ${TOKEN}` }));
+    expect(await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [claim] })).toEqual({
+      tested: 0,
+      insights: 0,
+      withheld: ['api_key'],
+    });
+    expect((await everything(userId)).map((m) => m.text)).toEqual([goal.text]);
+  });
 });
 
 test('an entry is one line of the injected summary: a newline in its text forges no heading and no entry', async () => {
