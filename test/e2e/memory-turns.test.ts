@@ -10,6 +10,8 @@ import { PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { Amy } from '@amy/sdk';
 import type { HypothesesPromptInputs } from '../../activities/agents/investigator/prompt';
+import { memoryExtract } from '../../dev/scripted-model/rules/memory-extract';
+import type { ScriptedRequest } from '../../dev/scripted-model/types';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService, type TestService } from '../support/service';
 
@@ -142,6 +144,38 @@ test('a failing extractor never fails the turn', async () => {
   expect((await memoryOf()).filter((m) => m.source_turn_id === turn.id)).toEqual([]);
   expect(await memorySummaryEvent(turn.id)).toEqual(['+0 entries']);
   svc.scripted.faults.clear();
+});
+
+test('a token pasted into a turn is never remembered, though the extractor copied it; the trace says so without it', async () => {
+  const token =
+    'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIiwic2NvcGUiOiJzbGVlcCJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+  const goal = 'I want to sleep eight hours a night.';
+  svc.scripted.requests.clear();
+  const turn = await ask(`Thanks! Remember my Withings access token: ${token}. ${goal}`);
+  expect(turn.status).toBe('completed');
+
+  // The extractor was told never to remember a credential, even one the user asks it to keep…
+  const extraction = svc.scripted.requests.entries().find((r) => r.step === 'memory')!;
+  expect(extraction.system).toMatch(/Never remember a secret: no password, PIN, API key, access token/);
+  expect(extraction.system).toMatch(/even when the user pasted it or asks you to keep it/);
+  // …but, a careless model here, it did emit the token as an entry of its own…
+  const emitted = memoryExtract.respond({
+    step: 'memory',
+    inputs: extraction.inputs as ScriptedRequest<'memory'>['inputs'],
+    model: extraction.model,
+    messages: extraction.messages,
+    tools: [],
+  });
+  expect('text' in emitted && emitted.text).toContain(token);
+  // …and what reached memory is the goal alone: the token is in no entry, and the memory agent says one was left out.
+  expect((await memoryOf()).filter((m) => m.source_turn_id === turn.id)).toEqual([
+    { category: 'goal', text: goal, source_turn_id: turn.id },
+  ]);
+  const { rows } = await pool.query('SELECT 1 FROM memory_entries WHERE text LIKE $1 OR meta::text LIKE $1', [
+    `%${token.slice(0, 24)}%`,
+  ]);
+  expect(rows).toEqual([]);
+  expect(await memorySummaryEvent(turn.id)).toEqual(['+1 entry (1 goal); 1 not remembered: it looked like a secret']);
 });
 
 test('include_biomarkers: false keeps the lab snapshot away from the Domain Expert', async () => {
