@@ -123,7 +123,7 @@ function errorEnvelopeFor(status: number): z.ZodType {
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'The request is malformed: a field, a header, the query or a JSON body (the envelope names the field)',
+  400: 'The request is malformed: a field, a header, the query or a JSON body (the envelope names the field); or a memory entry looks like it holds a credential (secret_detected)',
   401: 'No API key, a key that is not valid or revoked, or a key sent in the URL (?api_key=), which only GET /v1/turns/{id}/events accepts',
   404: 'No such resource for this API key',
   409: 'A limit on stored resources is reached (memory_limit_reached)',
@@ -297,7 +297,8 @@ export const ROUTES = {
     method: 'post',
     path: '/v1/memory',
     operationId: 'createMemory',
-    summary: 'Write a memory entry directly (source_turn_id is null). tested_hypothesis cannot be written.',
+    summary:
+      'Write a memory entry directly (source_turn_id is null). tested_hypothesis cannot be written. Text or meta that looks like a credential (an API key, an access token, a password, a private key, a payment card number, a long random string) is refused with 400 secret_detected, whose message names the field and the kind, never the text.',
     authenticated: true,
     body: createMemoryRequestSchema,
     responses: {

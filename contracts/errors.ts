@@ -7,6 +7,8 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_field: 400,
   invalid_json: 400,
+  /** A memory entry that looks like it holds a credential: Amy never remembers one. */
+  secret_detected: 400,
   authentication_required: 401,
   invalid_api_key: 401,
   not_found: 404,

@@ -3,9 +3,15 @@
  * their own writes and hard deletes) and for the steps of a turn (the injected summary, the extractor's
  * and the validator's writes, what the Critic and the Investigator read). Every query is scoped to the
  * owner. `created_at` is a timestamptz: instants go in and come out as such, in any time zone.
+ *
+ * Memory is kept until the user deletes it (their DELETE /v1/memory/:id, `amy reset`, account deletion):
+ * no writer here deletes or edits an entry, and nothing expires one. What is newer is read first instead.
+ * And it never holds a secret: every writer here refuses text that looks like a credential
+ * (./credentials-in-text.ts), the user's own (CredentialInMemoryError) and the turns' (left out, by kind).
  */
 import type { Pool, PoolClient } from 'pg';
 import { MEMORY_CATEGORIES, TESTED_HYPOTHESIS, type Memory } from '../contracts/memory';
+import { CREDENTIAL_DESCRIPTIONS, findCredential, type CredentialKind } from './credentials-in-text';
 import { newId } from './ids';
 import { inTransaction } from './pg-pool';
 import { memoryCreatedEvent, recordWebhookEvents } from './webhooks/outbox';
@@ -76,8 +82,10 @@ export async function listMemoryPage(
 /**
  * Serialises the memory writes of one user (docs/design.md#memory-writes): every writer takes this
  * transaction-scoped lock before it reads what memory holds, so two turns (or a turn and the API) that
- * write at once cannot both find a hypothesis new and both write it, nor both pass the cap. The first
- * key names memory's locks, so they share no key with another table's; the second is the user's.
+ * write at once cannot both find an extracted entry new and both write it, nor both pass the cap; and a
+ * user's entries are written in increasing `created_at`, which tells which test of a hypothesis is the
+ * newest. The first key names memory's locks, so they share no key with another table's; the second is
+ * the user's.
  * Returns the user's latest `created_at` (null without entries), which the next entries must follow.
  */
 async function lockUserMemory(client: PoolClient, userId: string): Promise<Date | null> {
@@ -100,13 +108,49 @@ async function lockUserMemory(client: PoolClient, userId: string): Promise<Date 
 const writtenAt = (latestParam: string) =>
   `GREATEST(clock_timestamp(), ${latestParam}::timestamptz + interval '1 millisecond')`;
 
-/** An entry the user wrote themselves: no source turn. */
+/** A write refused because its text, or a client's meta, looks like a credential; says which kind, never the text. */
+export class CredentialInMemoryError extends Error {
+  override name = 'CredentialInMemoryError';
+  constructor(
+    readonly kind: CredentialKind,
+    readonly field: 'text' | 'meta',
+  ) {
+    super(`the memory entry's ${field} looks like ${CREDENTIAL_DESCRIPTIONS[kind]}`);
+  }
+}
+
+/**
+ * Of a turn's entries, those whose texts hold no credential, and the kinds found in the others: the kinds only,
+ * so the caller can say what was left out without repeating it.
+ */
+function withoutCredentials<T>(
+  entries: readonly T[],
+  textsOf: (entry: T) => string[],
+): { kept: T[]; withheld: CredentialKind[] } {
+  const kept: T[] = [];
+  const withheld: CredentialKind[] = [];
+  for (const entry of entries) {
+    const kind = textsOf(entry)
+      .map(findCredential)
+      .find((found) => found !== null);
+    if (kind) withheld.push(kind);
+    else kept.push(entry);
+  }
+  return { kept, withheld };
+}
+
+/** An entry the user wrote themselves: no source turn. Throws CredentialInMemoryError for a secret. */
 export async function createUserMemory(
   pool: Pool,
   userId: string,
   entry: { category: string; text: string; confidence: number; meta: Record<string, unknown> | null },
   { maxEntries = Infinity }: { maxEntries?: number } = {},
 ): Promise<Memory | null> {
+  const inText = findCredential(entry.text);
+  if (inText) throw new CredentialInMemoryError(inText, 'text');
+  // A client's annotation is stored and returned like the text; read as its JSON, `{"password": "…"}` is found too.
+  const inMeta = entry.meta === null ? null : findCredential(JSON.stringify(entry.meta));
+  if (inMeta) throw new CredentialInMemoryError(inMeta, 'meta');
   return inTransaction(pool, async (client) => {
     // One writer per user at a time, so the count and the insert agree.
     const latest = await lockUserMemory(client, userId);
@@ -142,13 +186,29 @@ export async function deleteMemory(pool: Pool, userId: string, memoryId: string)
   return rowCount !== 0;
 }
 
-/** The user's `tested_hypothesis` entries, newest first: their text and their meta as written. */
+/**
+ * SQL: true when entry `m` is superseded, that is, a turn wrote it about a tested hypothesis (`meta.tested`) and a
+ * later turn tested the same hypothesis again (docs/design.md#memory). A superseded entry is still memory: it is
+ * kept until the user deletes it and `GET /v1/memory` lists it. Only the readers that act on memory (the injected
+ * summary, the Investigator) leave it out, so they read the newest verdict per hypothesis. Entries a client wrote
+ * (no source turn) neither supersede nor are superseded, whatever their `meta` says.
+ */
+const SUPERSEDED = `(m.source_turn_id IS NOT NULL AND m.meta IS NOT NULL AND m.meta ? 'tested' AND EXISTS (
+  SELECT 1 FROM memory_entries later
+  WHERE later.user_id = m.user_id AND later.source_turn_id IS NOT NULL AND later.source_turn_id <> m.source_turn_id
+    AND later.meta->>'tested' = m.meta->>'tested' AND (later.created_at, later.id) > (m.created_at, m.id)))`;
+
+/**
+ * The user's `tested_hypothesis` entries, newest first, their text and their meta as written: the newest test of
+ * each hypothesis only (the entries of earlier tests are kept, but superseded).
+ */
 export async function testedHypothesisEntries(
   pool: Pool,
   userId: string,
 ): Promise<Array<{ text: string; meta: unknown }>> {
   const { rows } = await pool.query<{ text: string; meta: unknown }>(
-    `SELECT text, meta FROM memory_entries WHERE user_id = $1 AND category = $2 ORDER BY created_at DESC, id DESC`,
+    `SELECT text, meta FROM memory_entries m WHERE m.user_id = $1 AND m.category = $2 AND NOT ${SUPERSEDED}
+     ORDER BY m.created_at DESC, m.id DESC`,
     [userId, TESTED_HYPOTHESIS],
   );
   return rows;
@@ -161,17 +221,11 @@ interface FindingMeta {
   target: string | null;
   verdict: string;
   effect: number | null;
-  /** What was tested — kind, feature, target and window — the key a hypothesis is remembered under once. */
-  tested?: string;
+  /** What was tested: kind, feature, target and window. Two tests with the same key tested the same hypothesis. */
+  tested: string;
 }
 
 export interface TestedHypothesisEntry {
-  /**
-   * `user`: the finding id names the hypothesis itself (the Investigator's `inv-<kind>-<feature>…`), so
-   * it is written once per user however often it is re-tested; `turn`: the id is only unique within
-   * its turn (`ds-001`), so it is written once per turn.
-   */
-  scope: 'user' | 'turn';
   text: string;
   confidence: number;
   meta: FindingMeta;
@@ -208,57 +262,32 @@ async function insertTurnEntries(
 /**
  * Writes what validation found in a turn (docs/design.md#extraction): one `tested_hypothesis` entry per
  * processed finding, and an `insight` entry for each validated inference, both with the finding's meta.
- * One entry per hypothesis across turns: when `meta.tested` (kind, feature, target, window) is already
- * remembered, the entries of that earlier test (its `tested_hypothesis` and its `insight`, if any) are
- * deleted and the new outcome is written as new entries, with new ids and a new `created_at`, in the
- * same transaction: memory is append-only to its readers, so `GET /v1/memory?after=` sees the change.
- * Entries from before the `tested` key deduplicate by finding id within their scope (`meta.finding_id`).
- * A retried memory step adds nothing. Returns how many entries of each kind were written.
+ * A hypothesis tested again in a later turn gets new entries beside those of the earlier test, which are kept:
+ * memory is kept until the user deletes it, and nothing auto-invalidates an old entry. The readers that act on
+ * memory read the newest test of each hypothesis (SUPERSEDED). A retried memory step finds what its turn already
+ * wrote and writes nothing twice. A finding whose claim looks like a credential is not written. Returns how many
+ * entries of each kind were written, and the kinds of credential of those left out.
  */
 export async function recordTestedHypotheses(
   pool: Pool,
   { userId, turnId, entries }: { userId: string; turnId: string; entries: TestedHypothesisEntry[] },
-): Promise<{ tested: number; insights: number }> {
+): Promise<{ tested: number; insights: number; withheld: CredentialKind[] }> {
   // Tested twice in one turn (a reflection follow-up asking the same thing): the later outcome counts.
-  const byKey = new Map(entries.map((entry, i) => [entry.meta.tested ?? `#${i}`, entry]));
-  const batch = [...byKey.values()];
-  if (batch.length === 0) return { tested: 0, insights: 0 };
+  const { kept: batch, withheld } = withoutCredentials(
+    [...new Map(entries.map((entry) => [entry.meta.tested, entry])).values()],
+    ({ text, insight }) => (insight ? [text, insight.text] : [text]),
+  );
+  if (batch.length === 0) return { tested: 0, insights: 0, withheld };
   return inTransaction(pool, async (client) => {
-    // Read before the superseded entries are deleted: the new ones follow those too.
     const latest = await lockUserMemory(client, userId);
-    const existing = await client.query<{
-      id: string;
-      category: string;
-      finding_id: string | null;
-      tested: string | null;
-      source_turn_id: string | null;
-    }>(
-      `SELECT id, category, meta->>'finding_id' AS finding_id, meta->>'tested' AS tested, source_turn_id
-       FROM memory_entries
-       WHERE user_id = $1 AND (category = $2 OR (category = 'insight' AND meta ? 'tested'))`,
-      [userId, TESTED_HYPOTHESIS],
+    const { rows: written } = await client.query<{ tested: string }>(
+      `SELECT DISTINCT meta->>'tested' AS tested FROM memory_entries
+       WHERE user_id = $1 AND source_turn_id = $2 AND meta ? 'tested'`,
+      [userId, turnId],
     );
-    const untagged = existing.rows.filter((row) => row.category === TESTED_HYPOTHESIS && !row.tested);
-    const forUser = new Set(untagged.map((row) => row.finding_id));
-    const forTurn = new Set(untagged.filter((row) => row.source_turn_id === turnId).map((row) => row.finding_id));
-    const fresh: TestedHypothesisEntry[] = [];
-    const superseded = new Set<string>();
-    for (const entry of batch) {
-      const key = entry.meta.tested;
-      const sameTest = key ? existing.rows.filter((row) => row.tested === key) : [];
-      // A retried memory step finds the entries it wrote: it changes nothing.
-      if (sameTest.some((row) => row.source_turn_id === turnId)) continue;
-      if (sameTest.length === 0 && (entry.scope === 'user' ? forUser : forTurn).has(entry.meta.finding_id)) continue;
-      // Tested before: whatever is left of that test (the user may have deleted either entry) is superseded.
-      for (const row of sameTest) superseded.add(row.id);
-      fresh.push(entry);
-    }
-    if (superseded.size > 0) {
-      await client.query('DELETE FROM memory_entries WHERE user_id = $1 AND id = ANY($2::text[])', [
-        userId,
-        [...superseded],
-      ]);
-    }
+    // A retried memory step finds the entries its turn already wrote and does not write them again.
+    const already = new Set(written.map((row) => row.tested));
+    const fresh = batch.filter((entry) => !already.has(entry.meta.tested));
     const insights = fresh.flatMap(({ insight, meta }) =>
       insight ? [{ category: 'insight', text: insight.text, confidence: insight.confidence, meta }] : [],
     );
@@ -266,7 +295,7 @@ export async function recordTestedHypotheses(
       ...fresh.map(({ text, confidence, meta }) => ({ category: TESTED_HYPOTHESIS, text, confidence, meta })),
       ...insights,
     ]);
-    return { tested: fresh.length, insights: insights.length };
+    return { tested: fresh.length, insights: insights.length, withheld };
   });
 }
 
@@ -292,14 +321,17 @@ const sameText = (text: string) =>
  * Writes what the extractor found in a turn, once: a retried memory step finds the turn's extracted
  * entries (those without meta; an insight from a validated finding has its meta) already there and
  * writes nothing, and an entry the user's memory already holds (the same category and text, from any
- * turn) is not written again. Returns the entries written.
+ * turn) is not written again. An entry that looks like a credential is never written: whatever the
+ * extractor's prompt says, a model may still copy a token the user pasted. Returns the entries written,
+ * and the kinds of credential of those left out.
  */
 export async function recordExtractedMemories(
   pool: Pool,
   { userId, turnId, entries }: { userId: string; turnId: string; entries: ExtractedMemory[] },
-): Promise<ExtractedMemory[]> {
-  if (entries.length === 0) return [];
-  return inTransaction(pool, async (client) => {
+): Promise<{ written: ExtractedMemory[]; withheld: CredentialKind[] }> {
+  const { kept, withheld } = withoutCredentials(entries, (entry) => [entry.text]);
+  if (kept.length === 0) return { written: [], withheld };
+  const written = await inTransaction(pool, async (client) => {
     const latest = await lockUserMemory(client, userId);
     const already = await client.query(
       `SELECT 1 FROM memory_entries
@@ -312,7 +344,7 @@ export async function recordExtractedMemories(
       [userId, [...MEMORY_CATEGORIES]],
     );
     const known = new Set(remembered.rows.map((row) => `${row.category}:${sameText(row.text)}`));
-    const fresh = entries.filter((entry) => {
+    const fresh = kept.filter((entry) => {
       const key = `${entry.category}:${sameText(entry.text)}`;
       if (known.has(key)) return false;
       known.add(key);
@@ -325,6 +357,7 @@ export async function recordExtractedMemories(
     );
     return fresh;
   });
+  return { written, withheld };
 }
 
 /** How many entries the injected summary holds at most (docs/design.md#caps). */
@@ -354,13 +387,15 @@ function summaryLine(entry: SummaryEntry): string {
 
 /**
  * The compact memory summary injected into the agents' system prompts (docs/design.md#injection):
- * the most recent entries, at most 80, grouped by category, newest first in each group.
- * '' when the user has no memory.
+ * the most recent entries, at most 80, grouped by category, newest first in each group. Of a hypothesis tested
+ * more than once, only the newest test's entries (its verdict, and its insight if it became one): an earlier
+ * verdict is kept in memory but no longer read into a turn, so it neither contradicts the newest nor takes one
+ * of the 80 places. '' when the user has no memory.
  */
 export async function memorySummary(pool: Pool, userId: string): Promise<string> {
   const { rows: entries } = await pool.query<SummaryEntry>(
-    `SELECT category, text, created_at, meta FROM memory_entries WHERE user_id = $1
-     ORDER BY created_at DESC, id DESC LIMIT $2`,
+    `SELECT category, text, created_at, meta FROM memory_entries m WHERE m.user_id = $1 AND NOT ${SUPERSEDED}
+     ORDER BY m.created_at DESC, m.id DESC LIMIT $2`,
     [userId, MEMORY_SUMMARY_LIMIT],
   );
   return SUMMARY_SECTIONS.flatMap(({ category, title }) => {

@@ -15,6 +15,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import type { ApiErrorCode } from '../contracts/errors';
 import type { ModelCallId, StepId, TurnPath } from '../contracts/steps';
+import type { CredentialKind } from './credentials-in-text';
 
 /** How long things take, in seconds: from an event append (milliseconds) to an agent's whole step (minutes). */
 const STEP_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -171,6 +172,15 @@ const webhookAttemptDuration = new Histogram({
   registers: [],
 });
 
+const memoryEntriesWithheld = new Counter({
+  name: 'amy_memory_entries_withheld_total',
+  help:
+    "Memory entries a turn's memory step left out because they looked like a credential " +
+    '(platform/credentials-in-text.ts), by kind: api_key, access_token, private_key, password, card_number, random_string.',
+  labelNames: ['kind'] as const,
+  registers: [],
+});
+
 const SERVICE_METRICS: Metric[] = [
   turnsStarted,
   turnsEnded,
@@ -190,6 +200,7 @@ const SERVICE_METRICS: Metric[] = [
   gatesRequestDuration,
   webhookAttempts,
   webhookAttemptDuration,
+  memoryEntriesWithheld,
 ];
 
 /** A turn's ending as the metrics count it; `path` is unknown to a writer that did not run the turn (the reconciler). */
@@ -309,6 +320,11 @@ export const metrics = {
   webhookAttemptEnded(outcome: Outcome, latencyMs: number): void {
     webhookAttempts.inc({ outcome });
     webhookAttemptDuration.observe({ outcome }, latencyMs / 1000);
+  },
+
+  /** A turn's memory entry left out as a credential, by its kind (never its text). */
+  memoryEntryWithheld(kind: CredentialKind): void {
+    memoryEntriesWithheld.inc({ kind });
   },
 };
 

@@ -15,7 +15,8 @@ import {
   type MemoryList,
 } from '../../contracts/memory';
 import { isPostgresInstant } from '../../contracts/instant';
-import { createUserMemory, deleteMemory, listMemoryPage } from '../../platform/memory';
+import { CREDENTIAL_DESCRIPTIONS } from '../../platform/credentials-in-text';
+import { CredentialInMemoryError, createUserMemory, deleteMemory, listMemoryPage } from '../../platform/memory';
 import { ApiError, notFound } from '../errors';
 
 /** The position after the last entry of a page; opaque to clients (base64url JSON). */
@@ -53,9 +54,25 @@ export async function listMemoryForUser(pool: Pool, userId: string, query: ListM
   return { data: entries, next_cursor: hasMore ? encodeCursor(entries[entries.length - 1]) : null, has_more: hasMore };
 }
 
+/**
+ * A credential in an entry is refused (400 secret_detected) by what it looks like, naming the field: the message
+ * never repeats the text, which is written nowhere, not in the answer, a log line or the database.
+ */
+function secretRefused(err: CredentialInMemoryError): ApiError {
+  return new ApiError(
+    'secret_detected',
+    `${err.field}: looks like ${CREDENTIAL_DESCRIPTIONS[err.kind]}. Amy never remembers credentials (keys, tokens, passwords, card numbers); write the entry without it.`,
+    err.field,
+  );
+}
+
 /** A memory the user wrote themselves: no source turn. */
 export async function createMemoryForUser(pool: Pool, userId: string, body: CreateMemoryRequest): Promise<Memory> {
-  const created = await createUserMemory(pool, userId, body, { maxEntries: MAX_USER_MEMORY_ENTRIES });
+  const created = await createUserMemory(pool, userId, body, { maxEntries: MAX_USER_MEMORY_ENTRIES }).catch(
+    (err: unknown) => {
+      throw err instanceof CredentialInMemoryError ? secretRefused(err) : err;
+    },
+  );
   if (created === null) {
     throw new ApiError(
       'memory_limit_reached',

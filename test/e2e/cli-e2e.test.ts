@@ -279,6 +279,11 @@ describe('memory', () => {
     const bogus = await runAmy(['memory', 'add', 'mood', 'Cheerful'], { env: mine });
     expect(bogus.code).toBe(2);
     expect(bogus.stderr).toMatch(/^error: Unknown category "mood"/);
+    // A credential is refused by the API: the CLI says why, with its code, and never prints the secret.
+    const secret = await runAmy(['memory', 'add', 'history', 'My Garmin password is Tr0ub4dor&3'], { env: mine });
+    expect(secret.code).toBe(2);
+    expect(secret.stderr).toMatch(/^error: text: looks like a password\. .+ \(secret_detected, request req_\w+\)$/m);
+    expect(secret.stdout + secret.stderr).not.toContain('Tr0ub4dor');
 
     const listed = await runAmy(['memory', 'list'], { env: mine });
     expect(listed.stdout.trimEnd().split('\n')).toEqual([

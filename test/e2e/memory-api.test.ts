@@ -5,6 +5,7 @@
 import { newId } from '../../platform/ids';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { memoryListSchema, memorySchema, testedHypothesisMetaSchema, type Memory } from '../../contracts/memory';
+import { Amy, BadRequestError } from '@amy/sdk';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 
@@ -160,6 +161,99 @@ describe('POST /v1/memory', () => {
       expectError(res, 415, 'unsupported_media_type');
       expect(await entryCount(alice.userId)).toBe(before);
     });
+  });
+});
+
+describe('POST /v1/memory never remembers a credential: 400 secret_detected, the secret nowhere in the answer', () => {
+  // One of each kind, as a user pastes it; the vendors' documented formats and test card numbers, none live.
+  const SECRETS: Array<[string, { text: string; meta?: Record<string, unknown> }, string, string]> = [
+    [
+      'an Anthropic key',
+      { text: 'Claude key: sk-ant-api03-Xk9Qm2Lp7Rt1Vw8Yz3Bc6Dn0Gh5Jk2Mn4Pq7St9Vx1Za3Cd6Ef8Gh-AA' },
+      'text',
+      'sk-ant-api03-Xk9Qm2Lp7Rt1Vw8Yz3Bc6Dn0Gh5Jk2Mn4Pq7St9Vx1Za3Cd6Ef8Gh-AA',
+    ],
+    [
+      'an AWS access key',
+      { text: 'AWS key AKIAIOSFODNN7EXAMPLE for the export bucket' },
+      'text',
+      'AKIAIOSFODNN7EXAMPLE',
+    ],
+    [
+      'a GitHub token',
+      { text: 'GitHub: ghp_16C7e42F292c6912E7710c838347Ae178B4a' },
+      'text',
+      'ghp_16C7e42F292c6912E7710c838347Ae178B4a',
+    ],
+    [
+      'a Slack token',
+      { text: 'Post to xoxb-2048157213-4096318426153-Kq7Rt1Vw8Yz3Bc6Dn0Gh5Jk2' },
+      'text',
+      'xoxb-2048157213-4096318426153-Kq7Rt1Vw8Yz3Bc6Dn0Gh5Jk2',
+    ],
+    [
+      'an Amy key',
+      { text: 'My key amy_live_7Hc2Kq9Xw4Lm8Rt1Vb6Nz3Pd5Fg0Js2A' },
+      'text',
+      'amy_live_7Hc2Kq9Xw4Lm8Rt1Vb6Nz3Pd5Fg0Js2A',
+    ],
+    [
+      'a JWT',
+      {
+        text: 'Withings token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+      },
+      'text',
+      'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    ],
+    ['a bearer token', { text: 'Authorization: Bearer Qm9yZWQ7TmV2ZXI6R2l2ZVVw' }, 'text', 'Qm9yZWQ7TmV2ZXI6R2l2ZVVw'],
+    ['a password', { text: 'My Garmin password is Tr0ub4dor&3' }, 'text', 'Tr0ub4dor&3'],
+    ['a card number', { text: 'Gym membership card 5555-5555-5555-4444' }, 'text', '5555-5555-5555-4444'],
+    [
+      'a long hex secret',
+      { text: 'Webhook secret 5f4dcc3b5aa765d61d8327deb882cf99a1b2c3d4' },
+      'text',
+      '5f4dcc3b5aa765d61d8327deb882cf99a1b2c3d4',
+    ],
+    [
+      'a password in meta',
+      { text: 'Marathon runner for 8 years.', meta: { password: 'hunter22' } },
+      'meta',
+      'hunter22',
+    ],
+  ];
+  const amy = () => new Amy({ apiKey: alice.apiKey, baseUrl: svc.url, maxRetries: 0 });
+
+  test.each(SECRETS)('%s', async (_name, entry, field, secret) => {
+    const before = await entryCount(alice.userId);
+    const res = await api(svc.url, 'POST', '/v1/memory', {
+      key: alice.apiKey,
+      body: { category: 'history', ...entry },
+    });
+    const error = expectError(res, 400, 'secret_detected');
+    expect(error.field).toBe(field);
+    expect(error.message).toMatch(/looks like (an?) /);
+    expect(JSON.stringify(res.body)).not.toContain(secret);
+    expect(await entryCount(alice.userId)).toBe(before);
+  });
+
+  test('the SDK throws a BadRequestError with the code and the field', async () => {
+    const error = await amy()
+      .memory.create({ category: 'history', text: 'My Garmin password is Tr0ub4dor&3' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error).toMatchObject({ status: 400, code: 'secret_detected', field: 'text' });
+    expect((error as Error).message).not.toContain('Tr0ub4dor&3');
+  });
+
+  test.each([
+    'Walked 10,000 steps a day in March; steps last week 8432, 10213, 9876.',
+    'LDL 3.4 mmol/L on 2026-03-04, HbA1c 5.6%, resting heart rate 52 bpm.',
+    'Dr. Smith: +1 415 555 0132 or (415) 555-0199; insurance member ID 123456789.',
+    'Follows the Zone2-cardio-3x-per-week-45min plan; the surgeon put a pin in my left ankle in 2019.',
+  ])('health text is remembered: %s', async (text) => {
+    const res = await api(svc.url, 'POST', '/v1/memory', { key: alice.apiKey, body: { category: 'history', text } });
+    expect(res.status).toBe(201);
+    expect(expectSchema(memorySchema, res.body).text).toBe(text);
   });
 });
 

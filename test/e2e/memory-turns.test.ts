@@ -1,12 +1,17 @@
 /**
  * Memory across turns (docs/design.md#memory, docs/design.md#step-8-memory): what a turn's extractor writes is
  * read into the next turn's agent prompts, unless the turn says `include_memory: false`; the extractor is
- * best-effort, so its failure never fails a turn.
+ * best-effort, so its failure never fails a turn. A hypothesis tested again is remembered beside its earlier
+ * test, which is kept until the user deletes it; the next turn and the Investigator read the newest verdict.
  */
 import { Pool } from 'pg';
 import { memoryListSchema, testedHypothesisMetaSchema, type Memory } from '../../contracts/memory';
 import { PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { turnSchema, type Turn } from '../../contracts/turn';
+import { Amy } from '@amy/sdk';
+import type { HypothesesPromptInputs } from '../../activities/agents/investigator/prompt';
+import { memoryExtract } from '../../dev/scripted-model/rules/memory-extract';
+import type { ScriptedRequest } from '../../dev/scripted-model/types';
 import { api, expectSchema } from '../support/http';
 import { startDemoService, type DemoService, type TestService } from '../support/service';
 
@@ -141,6 +146,38 @@ test('a failing extractor never fails the turn', async () => {
   svc.scripted.faults.clear();
 });
 
+test('a token pasted into a turn is never remembered, though the extractor copied it; the trace says so without it', async () => {
+  const token =
+    'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIiwic2NvcGUiOiJzbGVlcCJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+  const goal = 'I want to sleep eight hours a night.';
+  svc.scripted.requests.clear();
+  const turn = await ask(`Thanks! Remember my Withings access token: ${token}. ${goal}`);
+  expect(turn.status).toBe('completed');
+
+  // The extractor was told never to remember a credential, even one the user asks it to keep…
+  const extraction = svc.scripted.requests.entries().find((r) => r.step === 'memory')!;
+  expect(extraction.system).toMatch(/Never remember a secret: no password, PIN, API key, access token/);
+  expect(extraction.system).toMatch(/even when the user pasted it or asks you to keep it/);
+  // …but, a careless model here, it did emit the token as an entry of its own…
+  const emitted = memoryExtract.respond({
+    step: 'memory',
+    inputs: extraction.inputs as ScriptedRequest<'memory'>['inputs'],
+    model: extraction.model,
+    messages: extraction.messages,
+    tools: [],
+  });
+  expect('text' in emitted && emitted.text).toContain(token);
+  // …and what reached memory is the goal alone: the token is in no entry, and the memory agent says one was left out.
+  expect((await memoryOf()).filter((m) => m.source_turn_id === turn.id)).toEqual([
+    { category: 'goal', text: goal, source_turn_id: turn.id },
+  ]);
+  const { rows } = await pool.query('SELECT 1 FROM memory_entries WHERE text LIKE $1 OR meta::text LIKE $1', [
+    `%${token.slice(0, 24)}%`,
+  ]);
+  expect(rows).toEqual([]);
+  expect(await memorySummaryEvent(turn.id)).toEqual(['+1 entry (1 goal); 1 not remembered: it looked like a secret']);
+});
+
 test('include_biomarkers: false keeps the lab snapshot away from the Domain Expert', async () => {
   const toolResults = () =>
     JSON.stringify(
@@ -167,7 +204,7 @@ test('include_biomarkers: false keeps the lab snapshot away from the Domain Expe
   expect(toolResults()).not.toContain('"latest_biomarkers":[{');
 });
 
-describe('what validation teaches is remembered as an insight, and a re-test replaces it with new entries', () => {
+describe('what validation teaches is remembered as an insight; a re-test is remembered beside it, and read as the newest', () => {
   const planted = PLANTED_EFFECTS.find((e) => e.kind === 'association')!;
   const question = `Are my ${planted.feature.replace(/_/g, ' ')} related to my ${planted.target!.replace(/_/g, ' ')}?`;
   const listed = async (query: string): Promise<Memory[]> => {
@@ -176,7 +213,9 @@ describe('what validation teaches is remembered as an insight, and a re-test rep
     return expectSchema(memoryListSchema, res.body).data;
   };
   let first: Turn;
+  let again: Turn;
   let insight: Memory;
+  let claim: string;
 
   test('a validated association becomes an insight with { finding_id, feature, target, verdict, effect }', async () => {
     first = await ask(question);
@@ -198,22 +237,69 @@ describe('what validation teaches is remembered as an insight, and a re-test rep
     expect(await memorySummaryEvent(first.id)).toEqual(['+2 entries (1 insight, 1 tested_hypothesis)']);
   });
 
-  test('asked again: new entries with new ids, the superseded ones gone, and ?after= lists the change', async () => {
+  /**
+   * The user's tracker lost the target's stage on most nights: they send their days again (a day sent again is
+   * replaced whole) with it on one day in 25, too few pairs for an association to pass its sample-size gate.
+   */
+  async function thinOutTarget() {
+    const res = await api(svc.url, 'GET', '/v1/data/daily?limit=1000', { key: user.apiKey });
+    expect(res.status).toBe(200);
+    const rows = (res.body as { data: Array<Record<string, unknown>> }).data.map((row, i) =>
+      i % 25 === 0 ? row : { ...row, [planted.target!]: null },
+    );
+    const sent = await api(svc.url, 'POST', '/v1/data/daily', { key: user.apiKey, body: { rows } });
+    expect(sent.status).toBe(200);
+  }
+
+  test('asked again once the data says otherwise: the first test is kept as it was, the re-test beside it', async () => {
     const before = (await listed('?include=tested_hypothesis&limit=100')).filter((m) => m.source_turn_id === first.id);
     expect(before.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
+    claim = before.find((m) => m.category === 'tested_hypothesis')!.text;
 
-    const again = await ask(question);
+    await thinOutTarget();
+    again = await ask(question);
     expect(again.status).toBe('completed');
-    const all = await listed('?include=tested_hypothesis&limit=100');
-    // Nothing of the first test is left, and nothing was edited in place: every id is new.
-    expect(all.filter((m) => m.source_turn_id === first.id)).toEqual([]);
-    const now = all.filter((m) => m.source_turn_id === again.id);
-    expect(now.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
-    for (const entry of now) expect(before.map((m) => m.id)).not.toContain(entry.id);
+    expect(again.result!.validator).toMatchObject({ findings_total: 1, findings_validated: 0 });
 
-    const after = encodeURIComponent(first.completed_at!);
+    const all = await listed('?include=tested_hypothesis&limit=100');
+    expect(all.filter((m) => m.source_turn_id === first.id)).toEqual(before);
+    const now = all.filter((m) => m.source_turn_id === again.id);
+    expect(now).toEqual([
+      expect.objectContaining({ category: 'tested_hypothesis', text: claim, meta: expect.anything() }),
+    ]);
+    expect(testedHypothesisMetaSchema.parse(now[0].meta).verdict).not.toBe('validated');
+
+    // The SDK's list, page after page, holds both tests too.
+    const amy = new Amy({ apiKey: user.apiKey, baseUrl: svc.url });
+    const viaSdk: Memory[] = [];
+    for await (const entry of amy.memory.list({ include: 'tested_hypothesis', limit: 2 })) viaSdk.push(entry);
+    expect(viaSdk.map((m) => m.id)).toEqual(expect.arrayContaining([...before, ...now].map((m) => m.id)));
+
+    // A client that synced up to the first test finds the re-test with ?after=, and lost nothing it held.
+    const after = encodeURIComponent(before.map((m) => m.created_at).sort()[before.length - 1]);
     const synced = await listed(`?after=${after}&include=tested_hypothesis&limit=100`);
-    expect(synced.map((m) => m.id).sort()).toEqual(now.map((m) => m.id).sort());
-    expect(synced.map((m) => m.id)).not.toContain(insight.id);
+    expect(synced.map((m) => m.id)).toEqual(now.map((m) => m.id));
+  });
+
+  test('the next turn reads the newest verdict only: not the earlier one, nor the insight it had become', async () => {
+    const newest = testedHypothesisMetaSchema.parse(
+      (await listed('?include=tested_hypothesis&limit=100')).find((m) => m.source_turn_id === again.id)!.meta,
+    ).verdict;
+    svc.scripted.requests.clear();
+    expect((await ask('What is my average steps over the last 30 days?')).status).toBe('completed');
+    const [plan] = agentSystemPrompts();
+    const lines = plan.system.split('\n').filter((line) => line.includes(claim));
+    expect(lines).toEqual([expect.stringContaining(`[${newest}] ${claim}`)]);
+    expect(plan.system).not.toContain(insight.text);
+  });
+
+  test('the Investigator reads the newest verdict only', async () => {
+    svc.scripted.requests.clear();
+    expect((await ask('Is anything interesting in my data?')).status).toBe('completed');
+    const proposer = svc.scripted.requests.entries().find((r) => r.step === 'investigator_hypotheses')!;
+    const tested = (proposer.inputs as HypothesesPromptInputs).tested.filter(
+      (h) => h.feature === planted.feature && h.target === planted.target,
+    );
+    expect(tested).toEqual([expect.objectContaining({ claim, verdict: expect.not.stringMatching(/^validated$/) })]);
   });
 });

@@ -545,7 +545,6 @@ describe('proposeHypotheses', () => {
       turnId,
       entries: [
         {
-          scope: 'user',
           text: remembered.finding.claim,
           confidence: 0.9,
           meta: {
@@ -554,6 +553,7 @@ describe('proposeHypotheses', () => {
             target: remembered.finding.target,
             verdict: 'validated',
             effect: remembered.finding.numbers.rho as number,
+            tested: `association|${remembered.finding.feature}|${remembered.finding.target}|${remembered.finding.window}`,
           },
         },
       ],
@@ -599,7 +599,6 @@ describe('proposeHypotheses', () => {
       turnId,
       entries: [
         {
-          scope: 'user',
           text: 'Resting heart rate has been falling',
           confidence: 0.6,
           meta: {
@@ -608,11 +607,11 @@ describe('proposeHypotheses', () => {
             target: null,
             verdict: 'conditional',
             effect: -3.5,
+            tested: 'trend|resting_heart_rate|-|the last 60 days',
           },
         },
         {
           // Written by the Data Science agent: no kind in its id, but a target makes it an association.
-          scope: 'turn',
           text: 'Steps and stress',
           confidence: 0.9,
           meta: {
@@ -621,6 +620,7 @@ describe('proposeHypotheses', () => {
             target: 'steps',
             verdict: 'validated',
             effect: 0.4,
+            tested: 'association|stress_management_score|steps|the last 90 days',
           },
         },
       ],

@@ -1,15 +1,16 @@
 /**
- * What the memory step writes, on a real Postgres: a hypothesis is remembered once however often it is
- * tested (keyed by what was tested, not by the per-turn finding id), a re-test replaces its entries with
- * new ones rather than editing them (append-only to readers), a validated inference is also an insight
- * with its finding's meta, the extractor's entries are not written again when memory already holds them,
- * and one user's writers are serialised, so concurrent turns cannot both write the same thing.
+ * What the memory step writes, on a real Postgres: every test of a hypothesis is kept (memory is kept until
+ * the user deletes it), and the readers that act on memory, the injected summary and the Investigator, read
+ * the newest test of each (keyed by what was tested, not by the per-turn finding id); a validated inference is
+ * also an insight with its finding's meta, the extractor's entries are not written again when memory already
+ * holds them, and one user's writers are serialised, so concurrent turns cannot both write the same thing.
  */
 import { Pool, type PoolClient } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testedHypothesisMetaSchema } from '../../contracts/memory';
 import { newId } from '../../platform/ids';
 import {
+  CredentialInMemoryError,
   createUserMemory,
   deleteMemory,
   listMemoryPage,
@@ -19,6 +20,7 @@ import {
 } from '../../platform/memory';
 import { createUserWithApiKey } from '../../platform/users';
 import { testedHypothesis } from '../../activities/steps/memory';
+import { readTestedHypotheses } from '../../activities/agents/investigator/tested-hypotheses';
 import type { ValidatedFinding } from '../../activities/steps/run-gates';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -72,7 +74,7 @@ const testedRows = async (userId: string) =>
 const everything = async (userId: string, after?: string) =>
   (await listMemoryPage(t.pool, userId, { limit: 100, ...(after ? { after } : {}) })).entries;
 
-test('the same hypothesis asked in three turns is one entry, with the latest outcome', async () => {
+test('the same hypothesis asked in three turns keeps all three outcomes; a retried step adds nothing', async () => {
   const userId = await newUser();
   const turns = [newId('turn'), newId('turn'), newId('turn')];
   await recordTestedHypotheses(t.pool, { userId, turnId: turns[0], entries: [testedHypothesis(validated({}))] });
@@ -81,19 +83,35 @@ test('the same hypothesis asked in three turns is one entry, with the latest out
   expect(await recordTestedHypotheses(t.pool, { userId, turnId: turns[2], entries: [later] })).toEqual({
     tested: 1,
     insights: 0,
+    withheld: [],
   });
 
+  const claim = 'Average deep sleep minutes over the last 30 days';
   expect(await testedRows(userId)).toEqual([
-    { text: 'Average deep sleep minutes over the last 30 days', source_turn_id: turns[2], verdict: 'conditional' },
+    { text: claim, source_turn_id: turns[0], verdict: 'validated' },
+    { text: claim, source_turn_id: turns[1], verdict: 'validated' },
+    { text: claim, source_turn_id: turns[2], verdict: 'conditional' },
   ]);
   // A retried memory step of that turn adds nothing.
   expect(await recordTestedHypotheses(t.pool, { userId, turnId: turns[2], entries: [later] })).toEqual({
     tested: 0,
     insights: 0,
+    withheld: [],
   });
+  expect(await testedRows(userId)).toHaveLength(3);
 });
 
-test('a re-tested hypothesis is a new entry, and the one it supersedes is gone: ?after= sees the change', async () => {
+/** The lines of one section of the injected summary (`## Insights`, `## Tested hypotheses …`), dates left out. */
+const summarySection = async (userId: string, title: string) => {
+  const section = (await memorySummary(t.pool, userId)).split(/^(?=## )/m).find((s) => s.startsWith(`## ${title}`));
+  return (section ?? '')
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
+    .map((line) => line.replace(/^- \(\d{4}-\d{2}-\d{2}\) /, ''));
+};
+
+test('a re-test keeps the earlier entries: all are listed, while the summary and the Investigator read the newest verdict', async () => {
   const userId = await newUser();
   const association = (verdict: ValidatedFinding['verdict']) =>
     testedHypothesis(
@@ -103,55 +121,72 @@ test('a re-tested hypothesis is a new entry, and the one it supersedes is gone: 
           kind: 'association',
           feature: 'steps',
           target: 'heart_rate_variability',
-          numbers: { rho: 0.41, n: 87 },
+          numbers: { rho: verdict === 'validated' ? 0.41 : 0.03, n: 87 },
           n: 87,
         },
         verdict,
         { fact: false },
       ),
     );
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('conditional')] });
-  const [first] = await everything(userId);
-  expect(first).toMatchObject({ category: 'tested_hypothesis', meta: { verdict: 'conditional' } });
+  const first = newId('turn');
+  await recordTestedHypotheses(t.pool, { userId, turnId: first, entries: [association('validated')] });
+  const before = await everything(userId);
+  expect(before.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
 
   const retest = newId('turn');
   await recordTestedHypotheses(t.pool, { userId, turnId: retest, entries: [association('rejected')] });
-  const [second, ...rest] = await everything(userId);
-  // The earlier entry is gone, not edited: the outcome of the re-test is a new entry, with a new id.
-  expect(rest).toEqual([]);
-  expect(second).toMatchObject({
+  const after = await everything(userId);
+  // Nothing was deleted nor edited: the first test's entries are listed as they were, the re-test's beside them.
+  expect(after.slice(1)).toEqual(before);
+  expect(after[0]).toMatchObject({
     category: 'tested_hypothesis',
     source_turn_id: retest,
     meta: { verdict: 'rejected' },
   });
-  expect(second.id).not.toBe(first.id);
-  expect(Date.parse(second.created_at)).toBeGreaterThan(Date.parse(first.created_at));
-  // A client that synced up to the first write finds the new entry with ?after=.
-  expect((await everything(userId, first.created_at)).map((m) => m.id)).toEqual([second.id]);
+  // A client that synced up to the first test finds the re-test with ?after=.
+  const newest = before
+    .map((m) => m.created_at)
+    .sort()
+    .at(-1)!;
+  expect((await everything(userId, newest)).map((m) => m.id)).toEqual([after[0].id]);
 
-  // Validated now: a new tested_hypothesis and a new insight; validated no longer: the insight goes too.
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
-  const third = await everything(userId);
-  expect(third.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
-  expect(third.map((m) => m.id)).not.toContain(second.id);
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('conditional')] });
-  const fourth = await everything(userId);
-  expect(fourth).toEqual([
-    expect.objectContaining({
-      category: 'tested_hypothesis',
-      meta: expect.objectContaining({ verdict: 'conditional' }),
-    }),
+  // The next turn reads the newest verdict only: the insight of the earlier test no longer stands.
+  expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+    '[rejected] Higher HRV on days with more steps (effect 0.03)',
   ]);
-  expect(third.map((m) => m.id)).not.toContain(fourth[0].id);
+  expect(await summarySection(userId, 'Insights')).toEqual([]);
+  expect(await readTestedHypotheses(t.pool, userId)).toEqual([
+    expect.objectContaining({ feature: 'steps', target: 'heart_rate_variability', verdict: 'rejected', effect: 0.03 }),
+  ]);
 
-  // The user deleted the bookkeeping entry and kept the insight: a re-test still leaves one of each.
+  // Validated again: a third test, whose insight is the one the summary reads.
   await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
-  const kept = await everything(userId);
-  await deleteMemory(t.pool, userId, kept.find((m) => m.category === 'tested_hypothesis')!.id);
-  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('validated')] });
-  const fifth = await everything(userId);
-  expect(fifth.map((m) => m.category).sort()).toEqual(['insight', 'tested_hypothesis']);
-  expect(fifth.map((m) => m.id)).not.toContain(kept.find((m) => m.category === 'insight')!.id);
+  expect(await everything(userId)).toHaveLength(5);
+  expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+    '[validated] Higher HRV on days with more steps (effect 0.41)',
+  ]);
+  expect(await summarySection(userId, 'Insights')).toEqual([
+    'Higher HRV on days with more steps (validated, effect 0.41, n=87).',
+  ]);
+  expect((await readTestedHypotheses(t.pool, userId)).map((h) => h.verdict)).toEqual(['validated']);
+
+  // What a client writes is never superseded, whatever its meta says.
+  await createUserMemory(t.pool, userId, {
+    category: 'insight',
+    text: 'My coach says steps help my HRV.',
+    confidence: 1,
+    meta: { tested: association('validated').meta.tested },
+  });
+  await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [association('rejected')] });
+  expect(await summarySection(userId, 'Insights')).toEqual(['My coach says steps help my HRV.']);
+
+  // Only the user deletes: once they delete the newest verdict, the one before it is the newest again.
+  const newestTest = (await everything(userId)).find((m) => m.category === 'tested_hypothesis')!;
+  expect(newestTest.meta).toMatchObject({ verdict: 'rejected' });
+  await deleteMemory(t.pool, userId, newestTest.id);
+  expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+    '[validated] Higher HRV on days with more steps (effect 0.41)',
+  ]);
 });
 
 test('a validated inference is also an insight, with its finding’s meta; a description, a conditional or a rejected one is not', async () => {
@@ -177,7 +212,11 @@ test('a validated inference is also an insight, with its finding’s meta; a des
     inference('ds-003', 'rejected', 'sleep_minutes'),
     validated({ id: 'ds-004' }), // a description that reproduced: validated, a fact
   ].map(testedHypothesis);
-  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({ tested: 4, insights: 1 });
+  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({
+    tested: 4,
+    insights: 1,
+    withheld: [],
+  });
 
   const insights = (await everything(userId)).filter((m) => m.category === 'insight');
   expect(insights).toEqual([
@@ -222,7 +261,11 @@ test('another window, feature or kind is another hypothesis', async () => {
     validated({ id: 'ds-002', window: 'the last 7 days', claim: 'Average deep sleep minutes over the last 7 days' }),
     validated({ id: 'ds-003', feature: 'rem_sleep_minutes', claim: 'Average rem sleep minutes over the last 30 days' }),
   ].map(testedHypothesis);
-  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({ tested: 3, insights: 0 });
+  expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({
+    tested: 3,
+    insights: 0,
+    withheld: [],
+  });
   expect((await testedRows(userId)).map((r) => r.text)).toHaveLength(3);
 });
 
@@ -230,7 +273,10 @@ test('the extractor does not write again what memory already holds, in any turn'
   const userId = await newUser();
   const goal = { category: 'goal' as const, text: 'I want to get more deep sleep.', confidence: 0.8 };
   const preference = { category: 'preference' as const, text: 'I train in the mornings.', confidence: 0.7 };
-  expect(await recordExtractedMemories(t.pool, { userId, turnId: newId('turn'), entries: [goal] })).toEqual([goal]);
+  expect(await recordExtractedMemories(t.pool, { userId, turnId: newId('turn'), entries: [goal] })).toEqual({
+    written: [goal],
+    withheld: [],
+  });
 
   const again = { ...goal, text: 'i want to get more deep sleep' };
   const written = await recordExtractedMemories(t.pool, {
@@ -238,7 +284,7 @@ test('the extractor does not write again what memory already holds, in any turn'
     turnId: newId('turn'),
     entries: [again, preference],
   });
-  expect(written).toEqual([preference]);
+  expect(written).toEqual({ written: [preference], withheld: [] });
   const { rows } = await t.pool.query(
     'SELECT category, text FROM memory_entries WHERE user_id = $1 ORDER BY category',
     [userId],
@@ -247,6 +293,46 @@ test('the extractor does not write again what memory already holds, in any turn'
     { category: 'goal', text: goal.text },
     { category: 'preference', text: preference.text },
   ]);
+});
+
+describe('no writer stores a credential', () => {
+  const TOKEN = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+
+  test('the user’s own write is refused by kind and field, naming neither the text nor writing it', async () => {
+    const userId = await newUser();
+    const write = (text: string, meta: Record<string, unknown> | null = null) =>
+      createUserMemory(t.pool, userId, { category: 'history', text, confidence: 1, meta });
+    const refused = await write(`My GitHub token is ${TOKEN}`).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(CredentialInMemoryError);
+    expect(refused).toMatchObject({ kind: 'api_key', field: 'text' });
+    expect((refused as Error).message).not.toContain(TOKEN);
+    await expect(write('Marathon runner.', { password: 'hunter22' })).rejects.toMatchObject({
+      kind: 'password',
+      field: 'meta',
+    });
+    expect(await everything(userId)).toEqual([]);
+  });
+
+  test('a turn’s entries that look like one are left out, by kind, and the others written', async () => {
+    const userId = await newUser();
+    const goal = { category: 'goal' as const, text: 'I want to walk 10,000 steps a day.', confidence: 0.8 };
+    const entries = [
+      { category: 'history' as const, text: `My GitHub token is ${TOKEN}.`, confidence: 0.8 },
+      goal,
+      { category: 'preference' as const, text: 'Card 4111 1111 1111 1111 for the gym.', confidence: 0.8 },
+    ];
+    expect(await recordExtractedMemories(t.pool, { userId, turnId: newId('turn'), entries })).toEqual({
+      written: [goal],
+      withheld: ['api_key', 'card_number'],
+    });
+    const claim = testedHypothesis(validated({ claim: `Average deep sleep for token ${TOKEN}` }));
+    expect(await recordTestedHypotheses(t.pool, { userId, turnId: newId('turn'), entries: [claim] })).toEqual({
+      tested: 0,
+      insights: 0,
+      withheld: ['api_key'],
+    });
+    expect((await everything(userId)).map((m) => m.text)).toEqual([goal.text]);
+  });
 });
 
 test('an entry is one line of the injected summary: a newline in its text forges no heading and no entry', async () => {
@@ -310,16 +396,21 @@ describe('one user’s memory writes are serialised', () => {
     }
   }
 
-  test('two turns testing the same hypothesis at once leave one entry', async () => {
+  test('two turns testing the same hypothesis at once keep both outcomes; the summary reads the one written last', async () => {
     const userId = await newUser();
-    const entry = testedHypothesis(validated({}));
     const turns = [newId('turn'), newId('turn')];
+    const verdicts = ['validated', 'conditional'] as const;
     await interleavedWriters(
-      turns.map((turnId) => (pool: Pool) => recordTestedHypotheses(pool, { userId, turnId, entries: [entry] })),
+      turns.map(
+        (turnId, i) => (pool: Pool) =>
+          recordTestedHypotheses(pool, { userId, turnId, entries: [testedHypothesis(validated({}, verdicts[i]))] }),
+      ),
     );
     const rows = await testedRows(userId);
-    expect(rows).toHaveLength(1);
-    expect(turns).toContain(rows[0].source_turn_id);
+    expect(rows.map((r) => r.source_turn_id).sort()).toEqual([...turns].sort());
+    expect(await summarySection(userId, 'Tested hypotheses')).toEqual([
+      `[${rows[1].verdict}] Average deep sleep minutes over the last 30 days`,
+    ]);
   });
 
   test('two turns extracting the same goal at once leave one entry', async () => {

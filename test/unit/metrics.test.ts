@@ -107,6 +107,12 @@ describe('the service’s metrics', () => {
     expect(await open()).toBe(before);
   });
 
+  test('a memory entry left out as a credential is counted by its kind', async () => {
+    const name = 'amy_memory_entries_withheld_total';
+    expect(await moved(name, { kind: 'card_number' }, () => metrics.memoryEntryWithheld('card_number'))).toBe(1);
+    expect(await moved(name, { kind: 'password' }, () => metrics.memoryEntryWithheld('card_number'))).toBe(0);
+  });
+
   test('the process registry is one, with Node’s own metrics', async () => {
     expect(processRegistry()).toBe(processRegistry());
     const samples = await read();

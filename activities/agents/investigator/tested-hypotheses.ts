@@ -43,19 +43,20 @@ function kindOf(findingId: string, target: string | null): FindingKind | null {
   return named ?? (target !== null ? 'association' : null);
 }
 
-/** The user's tested hypotheses, newest first, one per finding id; entries with unreadable meta are skipped. */
+/**
+ * The user's tested hypotheses, newest first, each with the verdict of its newest test (memory keeps the earlier
+ * tests' entries too: platform/memory.ts, SUPERSEDED); entries with unreadable meta are skipped.
+ */
 export async function readTestedHypotheses(
   pool: Pool,
   userId: string,
   limit = TESTED_HYPOTHESES_LIMIT,
 ): Promise<TestedHypothesis[]> {
   const rows = await testedHypothesisEntries(pool, userId);
-  const seen = new Set<string>();
   const tested: TestedHypothesis[] = [];
   for (const row of rows) {
     const meta = metaSchema.safeParse(row.meta);
-    if (!meta.success || seen.has(meta.data.finding_id)) continue;
-    seen.add(meta.data.finding_id);
+    if (!meta.success) continue;
     const { finding_id: findingId, feature, target, verdict, effect } = meta.data;
     tested.push({ findingId, kind: kindOf(findingId, target), feature, target, verdict, effect, claim: row.text });
     if (tested.length === limit) break;

@@ -12,6 +12,7 @@ import { MEMORY_CATEGORIES } from '../../../contracts/memory';
 import { completeStep } from '../../runtime/complete-step';
 import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompt';
 import { parseModelJson } from '../../../platform/llm';
+import { metrics } from '../../../platform/metrics';
 import { ModelOutputInvalidError, UpstreamUnavailableError } from '../../../platform/llm/errors';
 import {
   memorySummary,
@@ -64,11 +65,10 @@ function insightText(finding: ValidatedFinding['finding'], effect: number | null
  * is a fact about the window's rows, not a durable insight: it is bookkeeping only, like a conditional or
  * rejected finding.
  */
-export function testedHypothesis({ finding, verdict, source, gates }: ValidatedFinding): TestedHypothesisEntry {
+export function testedHypothesis({ finding, verdict, gates }: ValidatedFinding): TestedHypothesisEntry {
   const effect = effectOf(finding.numbers);
   const insight = verdict === 'validated' && !gates?.fact;
   return {
-    scope: source === 'investigator' ? 'user' : 'turn',
     text: finding.claim,
     confidence: CONFIDENCE[verdict],
     meta: {
@@ -142,12 +142,19 @@ async function extractMemories(
   }
 }
 
-function summariseAdded(counts: Record<string, number>): string {
+/**
+ * The memory agent's `output_summary`: `+3 entries (1 insight, 1 goal, 1 history)`, and, when entries were left
+ * out because they looked like credentials, how many (`; 1 not remembered: it looked like a secret`): the user
+ * sees that Amy did not keep what they pasted, and nothing of it.
+ */
+function summariseAdded(counts: Record<string, number>, withheld: number): string {
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const parts = Object.entries(counts)
     .filter(([, n]) => n > 0)
     .map(([category, n]) => `${n} ${category}`);
-  return `+${total} ${total === 1 ? 'entry' : 'entries'}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
+  const added = `+${total} ${total === 1 ? 'entry' : 'entries'}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
+  if (withheld === 0) return added;
+  return `${added}; ${withheld} not remembered: ${withheld === 1 ? 'it' : 'they'} looked like a secret`;
 }
 
 export function createRememberTurn(deps: StepDeps) {
@@ -162,12 +169,22 @@ export function createRememberTurn(deps: StepDeps) {
       at: startedAt,
     });
     const extracted = await extractMemories(deps, input);
-    const written = await recordExtractedMemories(deps.pool, { userId, turnId, entries: extracted.entries });
+    const { written, withheld } = await recordExtractedMemories(deps.pool, {
+      userId,
+      turnId,
+      entries: extracted.entries,
+    });
     const tested = await recordTestedHypotheses(deps.pool, {
       userId,
       turnId,
       entries: input.validated.map(testedHypothesis),
     });
+    const secrets = [...withheld, ...tested.withheld];
+    if (secrets.length > 0) {
+      // The kinds, never the text: the point is that it is written nowhere.
+      log.warn('memory entries that looked like credentials were not written', { turnId, kinds: secrets });
+      for (const kind of secrets) metrics.memoryEntryWithheld(kind);
+    }
     const counts: Record<string, number> = {};
     for (const entry of written) counts[entry.category] = (counts[entry.category] ?? 0) + 1;
     if (tested.insights > 0) counts.insight = (counts.insight ?? 0) + tested.insights;
@@ -179,7 +196,7 @@ export function createRememberTurn(deps: StepDeps) {
       startedAt,
       at: deps.clock(),
       costUsd: extracted.costUsd,
-      output: summariseAdded(counts),
+      output: summariseAdded(counts, secrets.length),
     });
     return { added: written.length + tested.insights + tested.tested };
   };

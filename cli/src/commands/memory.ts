@@ -63,7 +63,8 @@ export const memoryAdd: Command = {
   help: `Usage: amy memory add <category> "<text>" [--json]
 
 Writes a memory entry directly (at most 500 characters). Categories: goal, insight, preference,
-history; tested_hypothesis is written only by the validator.
+history; tested_hypothesis is written only by the validator. Amy never remembers a credential: text
+that looks like a key, a token, a password or a card number is refused (secret_detected, exit 2).
 
 Options
   --json  print the new Memory object`,
