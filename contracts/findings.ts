@@ -13,7 +13,7 @@ export const FINDING_KINDS = ['association', 'trend', 'scalar'] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
 // What a plan computes, and which of those are descriptions: zod-free, for the workflow (./statistics.ts).
-export { ANALYSIS_STATISTICS, DESCRIPTIVE_STATISTICS, type AnalysisStatistic } from './statistics';
+export { ANALYSIS_STATISTICS, type AnalysisStatistic } from './statistics';
 
 export const findingSchema = z
   .object({

@@ -29,7 +29,7 @@ export const WINDOW_RECORDS = [
   'per_month',
 ] as const;
 
-export const DESCRIPTIVE_STATISTICS = [...LEVEL_ESTIMATES, ...WINDOW_RECORDS] as const;
+const DESCRIPTIVE_STATISTICS = [...LEVEL_ESTIMATES, ...WINDOW_RECORDS] as const;
 export const ANALYSIS_STATISTICS = [
   ...DESCRIPTIVE_STATISTICS,
   'change',
