@@ -21,13 +21,8 @@
  * `weekday_mean`, `difference`); day of week (`by_day_<day>`, `highest_mean`, `lowest_mean`); spearman
  * (`rho`); and `n`, the observations used, for all of them.
  */
-import {
-  DESCRIPTIVE_STATISTICS,
-  type AgentFinding,
-  type AnalysisStatistic,
-  type FindingSeries,
-  type GateResult,
-} from '../contracts/findings';
+import type { AgentFinding, AnalysisStatistic, FindingSeries, GateResult } from '../contracts/findings';
+import { statisticOf } from '../contracts/statistics';
 import { mean, sampleSd, spearman } from './statistics';
 import { FACT_TOLERANCE, withinTolerance } from '../contracts/fact-tolerance';
 
@@ -43,17 +38,6 @@ export type Reproduction =
   | { status: 'reproduced'; statistic: AnalysisStatistic; checks: NumberCheck[] }
   | { status: 'mismatch'; statistic: AnalysisStatistic; checks: NumberCheck[] }
   | { status: 'unreproducible'; statistic: AnalysisStatistic; checks: NumberCheck[]; reason: string };
-
-/** What a finding computed: its plan's statistic, or its kind's default (the Investigator's tests). */
-function statisticOf(finding: Pick<AgentFinding, 'finding' | 'statistic'>): AnalysisStatistic {
-  if (finding.statistic) return finding.statistic;
-  return finding.finding.kind === 'association' ? 'spearman' : finding.finding.kind === 'trend' ? 'change' : 'mean';
-}
-
-/** A description: a level of a window of the user's own data, not an inference beyond it. */
-export const isDescription = (finding: Pick<AgentFinding, 'finding' | 'statistic'>) =>
-  finding.finding.kind === 'scalar' &&
-  (DESCRIPTIVE_STATISTICS as readonly AnalysisStatistic[]).includes(statisticOf(finding));
 
 const DAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const DAY_MS = 86_400_000;
@@ -224,7 +208,7 @@ export function reproduceFinding(
     return { key, claimed, recomputed, reproduced };
   });
   if (checks.some((c) => c.recomputed !== null && !c.reproduced)) return { status: 'mismatch', statistic, checks };
-  // Nothing observed in the window: nothing to report as a fact (the sample_size gate says so).
+  // Nothing observed in the window: nothing to recompute a number from.
   if (expected.n === 0) return { status: 'unreproducible', statistic, checks, reason: 'no observations in the window' };
   if (missingColumns.length > 0) {
     return {

@@ -7,39 +7,13 @@
  */
 import { z } from 'zod';
 import { GATE_NAMES, type GateName } from './gate-names';
+import { ANALYSIS_STATISTICS, type AnalysisStatistic } from './statistics';
 
 export const FINDING_KINDS = ['association', 'trend', 'scalar'] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
-/**
- * What a Data Science plan computes, named in its spec (beside kind / feature / target / window, so
- * that what was computed can be recomputed): a level (`DESCRIPTIVE_STATISTICS`, `latest_change`: the
- * latest value against the one before and the first, a lab's panels; `per_week` / `per_month`: the
- * window's total over its length in weeks or months, a workouts rate), a `change` against the period
- * before, a `difference` between groups of days or periods, the means by `day_of_week`, or a `spearman`
- * correlation.
- */
-export const DESCRIPTIVE_STATISTICS = [
-  'mean',
-  'median',
-  'min',
-  'max',
-  'total',
-  'sd',
-  'count',
-  'latest',
-  'latest_change',
-  'per_week',
-  'per_month',
-] as const;
-export const ANALYSIS_STATISTICS = [
-  ...DESCRIPTIVE_STATISTICS,
-  'change',
-  'difference',
-  'day_of_week',
-  'spearman',
-] as const;
-export type AnalysisStatistic = (typeof ANALYSIS_STATISTICS)[number];
+// What a plan computes, and which of those are descriptions: zod-free, for the workflow (./statistics.ts).
+export { ANALYSIS_STATISTICS, type AnalysisStatistic } from './statistics';
 
 export const findingSchema = z
   .object({
@@ -98,6 +72,11 @@ export const findingSeriesSchema = z
      * day; a description of workouts or lab results one per workout or panel, so a day may repeat.
      */
     dates: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/)).optional(),
+    /**
+     * What the finding computed (absent: its kind's default). A scalar whose statistic is descriptive is a
+     * description, and the gates judge it by what it estimates (gates-py/gates/descriptions.py).
+     */
+    statistic: z.enum(ANALYSIS_STATISTICS).optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -172,8 +151,9 @@ export const gatesOutcomeSchema = z
     passes: z.number().int().nonnegative(),
     applicable: z.number().int().nonnegative(),
     /**
-     * A description (a level of the user's own data over a stated window) whose every number was
-     * reproduced: a fact, reported as what it is; the seven gates, which judge inferences, did not run.
+     * Only in the gates of a turn validated by a release before descriptions were gated: a reproduced
+     * description, reported without the seven gates or the Critic. Read by the workflow so such a turn
+     * goes on as it began (workflows/validate-findings.ts); never set any more.
      */
     fact: z.boolean().optional(),
   })

@@ -1,17 +1,18 @@
 /**
  * Step 6, validation (docs/design.md#step-6-validation): reproduction and the seven gates on every
- * finding, then the Critic on every finding the gates could judge, then the Assessment on what is not
- * rejected; neither runs on a reproduced description, a fact with no inference to critique or assess. Each is
- * its own step (`gates`, `critic`, `assessment`), inside the caller's `validation` or `pre_validation`;
- * the critic and the assessment are listed in progress once per finding.
+ * finding, then the Critic on every finding the gates could judge, descriptions included, then the
+ * Assessment on what is not rejected and is not a description (a level has no mechanism or strategy to
+ * assess). Each is its own step (`gates`, `critic`, `assessment`), inside the caller's `validation` or
+ * `pre_validation`; the critic and the assessment are listed in progress once per finding.
  */
-import { isCancellation, log } from '@temporalio/workflow';
+import { isCancellation, log, patched } from '@temporalio/workflow';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../contracts/findings';
 import type { ValidatorCounts } from '../contracts/turn';
 import type { AssessFindingInput, Assessment } from '../activities/steps/assessment';
 import type { CritiqueFindingInput } from '../activities/steps/critic';
 import type { CriticDecision, CriticVerdict } from '../activities/steps/critic/verdict';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
+import { isDescription, statisticOf } from '../contracts/statistics';
 import { bookkeeping, computeSteps, modelSteps } from './activities';
 import { endsTheTurn } from './turn-stoppers';
 import type { StepRunner } from './progress';
@@ -51,6 +52,15 @@ async function assess(input: AssessFindingInput): Promise<Assessment | null> {
   }
 }
 
+/**
+ * Turns validated before descriptions were gated assessed every finding the Critic did not reject,
+ * descriptions included; their histories replay on the old branch (docs/operations.md#when-versioning-is-not-enough-patched).
+ */
+const ASSESSMENT_SKIPS_DESCRIPTIONS = 'assessment-skips-descriptions';
+
+/** The Assessment gives a mechanism, a novelty and a strategy: an effect has them, a level of the user's data does not. */
+const assessable = (finding: AgentFinding) => !(isDescription(finding) && patched(ASSESSMENT_SKIPS_DESCRIPTIONS));
+
 export interface ValidationScope {
   turnId: string;
   userId: string;
@@ -77,12 +87,16 @@ export async function validateFindings(
       const gates = outcomes?.[i] ?? null;
       if (gates === null) return { ...agentFinding, verdict: 'rejected', gates, critic: null, assessment: null };
       const { finding } = agentFinding;
-      // A reproduced description is a fact about the user's own rows: no inference to critique or assess.
+      // Gates run by the release before descriptions were gated reported a reproduced description as a
+      // fact, with no review: such a turn goes on as it began.
       if (gates.fact) return { ...agentFinding, verdict: gates.verdict, gates, critic: null, assessment: null };
-      const critic = await step('critic', () => critique({ turnId, finding, gates, memory }));
+      const statistic = statisticOf(agentFinding);
+      const critic = await step('critic', () => critique({ turnId, finding, statistic, gates, memory }));
       const verdict = finalVerdict(gates.verdict, critic.decision);
       const assessment =
-        verdict === 'rejected' ? null : await step('assessment', () => assess({ turnId, finding, critic, memory }));
+        verdict !== 'rejected' && assessable(agentFinding)
+          ? await step('assessment', () => assess({ turnId, finding, critic, memory }))
+          : null;
       return { ...agentFinding, verdict, gates, critic, assessment };
     }),
   );

@@ -2,8 +2,9 @@
  * Step 6, the deterministic half (docs/design.md#the-seven-gates): each finding's series is cut
  * from the user's own rows, in Python, the same way the sandbox wrapper builds `summary_df` (composite
  * features included), `activities_df` and `labs_df`; its numbers are recomputed from that series (the `reproduction` gate,
- * docs/design.md#reproduction); the seven gates run on it in the warm gates process where they apply; every gate's
- * result goes out as one `validator.gate` event with its numbers in `detail`.
+ * docs/design.md#reproduction); the seven gates run on it in the warm gates process, every finding of the
+ * step in one request, a description judged by what it estimates (gates-py/gates/descriptions.py); every
+ * gate's result goes out as one `validator.gate` event with its numbers in `detail`.
  */
 import { log } from '@temporalio/activity';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
@@ -14,7 +15,8 @@ import type { StepDeps } from '../runtime/step-deps';
 import type { NewTurnEvent } from '../../platform/event-log';
 import { runStepAttempt } from '../runtime/step-attempt';
 import { seriesSpec } from '../../platform/gates';
-import { isDescription, reproduceFinding, reproductionGate, type Reproduction } from '../../checks/reproduction';
+import { reproduceFinding, reproductionGate, type Reproduction } from '../../checks/reproduction';
+import { isDescription, statisticOf } from '../../contracts/statistics';
 
 /** A finding after validation, as synthesis, the result and memory see it. */
 export interface ValidatedFinding extends AgentFinding {
@@ -42,16 +44,18 @@ function windowEnd(daily: ReadonlyArray<{ date: string }>, offsetDays = 0): stri
 }
 
 /**
- * Reproduction first (./reproduction.ts), then the seven gates on what it leaves them:
+ * Reproduction first (checks/reproduction.ts), then the seven gates on what it leaves them:
  * - a number that does not reproduce rejects the finding (a hard gate: the seven do not run);
- * - a description whose numbers all reproduce is a fact: validated, and the seven, which judge
- *   inferences, do not run — however few days the window holds (its n says so);
- * - an inference that reproduces is judged by the seven gates;
- * - a finding we cannot reproduce is judged by the seven and is at most `conditional`.
+ * - every other finding, description or inference, is judged by the seven, and one we cannot reproduce
+ *   is at most `conditional`;
+ * - a reproduced description none of the seven applies to (an exact record of the window: a count, a
+ *   latest reading) is validated by its reproduction, where the contract's aggregation would call a
+ *   finding no gate applied to `conditional`: its numbers were recomputed from the rows, and nothing
+ *   about them is estimated.
  */
 function combine(
   reproduction: Reproduction,
-  fact: boolean,
+  description: boolean,
   findingId: string,
   seven: GatesOutcome | null,
 ): GatesOutcome {
@@ -66,21 +70,12 @@ function combine(
       applicable: 0,
     };
   }
-  if (fact) {
-    return {
-      finding_id: findingId,
-      gates: [gate],
-      verdict: 'validated',
-      hard_rejection: null,
-      passes: 0,
-      applicable: 0,
-      fact: true,
-    };
-  }
   const judged = seven!;
-  const capped =
-    reproduction.status === 'unreproducible' && judged.verdict === 'validated' ? 'conditional' : judged.verdict;
-  return { ...judged, gates: [gate, ...judged.gates], verdict: capped };
+  const reproduced = reproduction.status === 'reproduced';
+  let verdict = judged.verdict;
+  if (!reproduced && verdict === 'validated') verdict = 'conditional';
+  if (reproduced && description && judged.applicable === 0 && judged.hard_rejection === null) verdict = 'validated';
+  return { ...judged, gates: [gate, ...judged.gates], verdict };
 }
 
 export function createRunGates(deps: StepDeps) {
@@ -96,25 +91,17 @@ export function createRunGates(deps: StepDeps) {
         if (missingColumns.length > 0) {
           log.warn('a finding names columns the data does not have', { findingId: series.finding.id, missingColumns });
         }
-        const reproduction = reproduceFinding(
-          agentFinding,
-          series,
-          windowEnd(data.daily, agentFinding.offsetDays),
-          missingColumns,
-        );
-        const fact = reproduction.status === 'reproduced' && isDescription(agentFinding);
-        return { reproduction, fact };
+        return reproduceFinding(agentFinding, series, windowEnd(data.daily, agentFinding.offsetDays), missingColumns);
       });
-      const judgedIndexes = findings.flatMap((_, i) =>
-        reproductions[i].reproduction.status === 'mismatch' || reproductions[i].fact ? [] : [i],
-      );
+      const judgedIndexes = findings.flatMap((_, i) => (reproductions[i].status === 'mismatch' ? [] : [i]));
+      // One request for every finding of the step: the gates process pays its round trip once.
       const judged = await deps.gates.run(
-        judgedIndexes.map((i) => built[i].series),
+        judgedIndexes.map((i) => ({ ...built[i].series, statistic: statisticOf(findings[i]) })),
         { signal },
       );
       const sevenOf = new Map(judgedIndexes.map((findingIndex, k) => [findingIndex, judged[k]]));
-      const outcomes = findings.map(({ finding }, i) =>
-        combine(reproductions[i].reproduction, reproductions[i].fact, finding.id, sevenOf.get(i) ?? null),
+      const outcomes = findings.map((agentFinding, i) =>
+        combine(reproductions[i], isDescription(agentFinding), agentFinding.finding.id, sevenOf.get(i) ?? null),
       );
       const claims = new Map(findings.map(({ finding }) => [finding.id, finding.claim]));
       await deps.events.append(

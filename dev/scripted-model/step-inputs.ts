@@ -148,6 +148,7 @@ const STEP_INPUT_SCHEMAS = {
   reflection: z.object({ userMessage: z.string(), mainDraft: z.string(), supportingInsights: z.string() }),
   critic: z.object({
     finding: findingSchema,
+    statistic: z.enum(ANALYSIS_STATISTICS),
     gates: gatesOutcomeSchema,
     priors: z.array(literaturePriorSchema),
   }),

@@ -8,6 +8,9 @@ statistic (numpy's default linear quantiles).
   the bootstrapped mean is the trend's effect, mean(recent) − mean(prior), each window resampled
   on its own. When that mean does not exist (a window with no observations) the gate fails, saying
   so, instead of passing on a number that was never computed.
+* a description (gates.descriptions): an estimate's own statistic (its mean, median or SD) is
+  resampled, so the interval says how stable the number the answer states is; still informational.
+  An exact record has no sample to resample: skipped.
 
 A fresh generator per finding makes every finding's CI independent of the order it was run in.
 """
@@ -16,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from gates.descriptions import NOTHING_ESTIMATED, resampled_statistic
 from gates.rank_correlation import bootstrap_spearman
-from gates.result import GateResult, decided, undefined
+from gates.result import GateResult, decided, skipped, undefined
 from gates.series import FindingSeries
 
 NAME = 'bootstrap'
@@ -27,6 +31,8 @@ CI_QUANTILES = (0.025, 0.975)
 
 
 def check(series: FindingSeries) -> GateResult:
+    if series.describes and not series.estimates:
+        return skipped(NAME, NOTHING_ESTIMATED)
     rng = np.random.default_rng(SEED)
     settings = {'iterations': ITERATIONS, 'seed': SEED}
     if series.kind == 'association':
@@ -50,10 +56,13 @@ def check(series: FindingSeries) -> GateResult:
         resampled = recent_means - _resampled_means(prior, rng)
     else:
         observed = series.observed()
-        detail = {'statistic': 'mean', 'informational': True, **settings}
-        if observed.size == 0:
-            return undefined(NAME, 'no observations to take the mean of', **detail)
-        resampled = _resampled_means(observed, rng)
+        # A description's own statistic; a scalar inference (a comparison of days) bootstraps the mean.
+        statistic = series.statistic if series.describes else 'mean'
+        detail = {'statistic': statistic, 'informational': True, **settings}
+        if observed.size < (2 if statistic == 'sd' else 1):
+            return undefined(NAME, f'too few observations to take the {statistic} of', n=observed.size, **detail)
+        drawn = rng.integers(0, observed.size, size=(ITERATIONS, observed.size))
+        resampled = resampled_statistic(observed, drawn, statistic)
     return decided(NAME, True, **_interval(resampled), **detail)
 
 

@@ -3,9 +3,10 @@ metric's day-to-day SD? ratio = |effect| / metric_sd ≥ 0.5, or sd = 0 / inf pa
 
 The metric SD is the sample SD (ddof = 1) of every observed value of the feature.
 * trend: effect = mean(recent window) − mean(prior window), the digest's "delta in SD units".
-* scalar: there is no reference level, so effect = the mean itself, i.e. its distance from
-  zero: the one-sample standardised effect. A level (average RHR 60 bpm) passes easily; a mean
-  change or difference that day-to-day noise swamps does not.
+* scalar (an inference: a comparison of groups of days): there is no reference level, so effect =
+  the mean itself, i.e. its distance from zero: the one-sample standardised effect.
+A description (an average RHR of 60 bpm, a count of workouts) is a level with no reference to stand
+out from: the gate does not apply to it (gates.descriptions).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 
 import numpy as np
 
+from gates.descriptions import NOT_AN_EFFECT
 from gates.result import GateResult, decided, skipped, undefined
 from gates.series import FindingSeries
 
@@ -24,6 +26,8 @@ MIN_RATIO = 0.5
 def check(series: FindingSeries) -> GateResult:
     if series.kind == 'association':
         return skipped(NAME, 'applies to trend and scalar findings only')
+    if series.describes:
+        return skipped(NAME, NOT_AN_EFFECT)
     observed = series.observed()
     if observed.size < 2:
         return undefined(NAME, 'fewer than two observations: the metric SD is undefined', n=observed.size)

@@ -4,6 +4,8 @@
 * `target_values` (association only): the target on the same days, same length.
 * `recent_start` (trend only): the index in `feature_values` where the recent window begins;
   everything before it is the prior window the trend is measured against.
+* `statistic` (optional): what the finding computed (gates.descriptions); absent, its kind's default.
+  A scalar whose statistic is descriptive is a description, judged as gates.descriptions says.
 
 A value that is not a finite number counts as missing, like null: the gates only ever see real
 observations.
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from gates.descriptions import DEFAULT_STATISTIC, DESCRIPTIVE_STATISTICS, ESTIMATES, STATISTICS
 
 KINDS = ('association', 'trend', 'scalar')
 
@@ -32,6 +36,17 @@ class FindingSeries:
     feature: np.ndarray  # float64, NaN where missing
     target: np.ndarray | None  # association only
     recent_start: int | None  # trend only
+    statistic: str
+
+    @property
+    def describes(self) -> bool:
+        """A description: a level of the window's own data, not an inference beyond it."""
+        return self.kind == 'scalar' and self.statistic in DESCRIPTIVE_STATISTICS
+
+    @property
+    def estimates(self) -> bool:
+        """A description that estimates a typical level or spread (a mean, a median, an SD)."""
+        return self.describes and self.statistic in ESTIMATES
 
     def observed(self) -> np.ndarray:
         """The feature's non-missing values, in time order."""
@@ -75,7 +90,10 @@ def parse_finding_series(raw: Mapping[str, Any]) -> FindingSeries:
             raise SeriesError('a trend finding needs an integer recent_start')
         if not 0 <= recent_start <= feature.size:
             raise SeriesError(f'recent_start {recent_start} is outside 0..{feature.size}')
-    return FindingSeries(finding_id, kind, feature, target, recent_start)
+    statistic = raw.get('statistic', DEFAULT_STATISTIC[kind])
+    if statistic not in STATISTICS:
+        raise SeriesError(f'statistic must be one of {", ".join(STATISTICS)}; got {statistic!r}')
+    return FindingSeries(finding_id, kind, feature, target, recent_start, statistic)
 
 
 def _values(raw: Any, field: str) -> np.ndarray:

@@ -38,8 +38,15 @@ def trend(values: Values, recent_start: int, finding_id: str = 'f-trend') -> dic
     }
 
 
-def scalar(values: Values, finding_id: str = 'f-scalar') -> dict:
-    return {'finding': _finding('scalar', finding_id), 'feature_values': _plain(values)}
+def scalar(values: Values, finding_id: str = 'f-scalar', statistic: str | None = None) -> dict:
+    """A scalar finding; without `statistic` it is its kind's default, a mean: a description."""
+    payload = {'finding': _finding('scalar', finding_id), 'feature_values': _plain(values)}
+    return payload if statistic is None else {**payload, 'statistic': statistic}
+
+
+def comparison(values: Values, finding_id: str = 'f-comparison') -> dict:
+    """A scalar inference (weekends against weekdays): the seven gates as written for an effect."""
+    return scalar(values, finding_id, statistic='difference')
 
 
 def correlated_pair(n: int, rho: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

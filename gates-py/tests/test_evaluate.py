@@ -5,7 +5,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from builders import association, correlated_pair, scalar, trend
+from builders import association, comparison, correlated_pair, scalar, trend
 
 from gates import evaluate_finding, method_triangulation
 from gates.protocol import encode
@@ -126,17 +126,25 @@ def test_a_half_with_constant_target_fails_subgroup_consistency_only():
     json.loads(encode({'id': 'r', 'results': [outcome]}))  # None stays null on the wire
 
 
-def test_a_scalar_level_is_validated_on_three_gates():
+def test_a_scalar_level_is_a_description_validated_on_two_gates():
+    # The contract's example: an average resting heart rate is judged on sample_size and bootstrap; a
+    # level is no effect, so effect_vs_noise does not apply (gates.descriptions).
     outcome = evaluate_finding(scalar(np.random.default_rng(9).normal(60.4, 4.5, size=160)))
     assert verdicts(outcome) == {
         'sample_size': 'passed',
-        'effect_vs_noise': 'passed',
+        'effect_vs_noise': 'skipped',
         'construct_validity': 'skipped',
         'bootstrap': 'passed',
         'subgroup_consistency': 'skipped',
         'method_triangulation': 'skipped',
         'discriminative_power': 'skipped',
     }
+    assert (outcome['verdict'], outcome['passes'], outcome['applicable']) == ('validated', 2, 2)
+
+
+def test_a_scalar_comparison_is_validated_on_three_gates():
+    outcome = evaluate_finding(comparison(np.random.default_rng(9).normal(60.4, 4.5, size=160)))
+    assert verdicts(outcome)['effect_vs_noise'] == 'passed'
     assert (outcome['verdict'], outcome['passes'], outcome['applicable']) == ('validated', 3, 3)
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from builders import association, correlated_pair, permutation_with_rho, scalar, trend
+from builders import association, comparison, correlated_pair, permutation_with_rho, scalar, trend
 from scipy.stats import spearmanr
 
 from gates import (
@@ -53,10 +53,10 @@ def test_sample_size_counts_observations(build, observed, verdict):
 
 
 @pytest.mark.parametrize('level, verdict', [(1.0, 'passed'), (0.99, 'failed')])
-def test_effect_vs_noise_boundary_for_a_scalar(level, verdict):
+def test_effect_vs_noise_boundary_for_a_scalar_comparison(level, verdict):
     # Deviations (3, −3, 3, −3, 0 × 6) give a sample SD of exactly 2, so a mean of 1 is a ratio of 0.5.
     values = level + np.array([3.0, -3, 3, -3, 0, 0, 0, 0, 0, 0])
-    result = run(effect_vs_noise, scalar(values))
+    result = run(effect_vs_noise, comparison(values))
     assert result.verdict == verdict
     assert result.detail['metric_sd'] == pytest.approx(2.0)
     assert result.detail['ratio'] == pytest.approx(level / 2)
@@ -82,7 +82,7 @@ def test_effect_vs_noise_for_a_trend_is_the_shift_between_windows():
     ids=['sd=0', 'sd=inf'],
 )
 def test_effect_vs_noise_passes_when_the_sd_is_zero_or_infinite(values, metric_sd):
-    result = run(effect_vs_noise, scalar(values))
+    result = run(effect_vs_noise, comparison(values))
     assert result.verdict == 'passed'
     assert result.detail['metric_sd'] == metric_sd
     assert result.detail['ratio'] is None

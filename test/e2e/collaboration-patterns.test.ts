@@ -104,6 +104,22 @@ describe('the six collaboration patterns', () => {
     await expectTrustworthy(asked, question);
     expect(asked.turn.result!.agents_used).toEqual(['data_science']);
     expect(asked.turn.result!.fact_sheet.map((e) => e.claim)).toContain('ds-001.mean');
+    // What the contract's example streams for a mean, as an EventSource receives it: sample_size and
+    // bootstrap passed, then the Critic's verdict, before synthesis; and only then is it counted validated.
+    const gate = (name: string) => asked.events.find((e) => e.type === 'validator.gate' && e.data.gate === name);
+    const critic = asked.events.filter((e) => e.type === 'validator.critic');
+    const synthesis = asked.events.find((e) => e.type === 'agent.started' && e.data.agent === 'synthesis')!;
+    expect([gate('sample_size')?.data.verdict, gate('bootstrap')?.data.verdict]).toEqual(['passed', 'passed']);
+    expect(critic.map((e) => e.data.verdict)).toEqual(['accept']);
+    expect(gate('sample_size')!.id).toBeLessThan(gate('bootstrap')!.id);
+    expect(gate('bootstrap')!.id).toBeLessThan(critic[0].id);
+    expect(critic[0].id).toBeLessThan(synthesis.id);
+    expect(asked.turn.result!.validator).toEqual({
+      findings_total: 1,
+      findings_validated: 1,
+      findings_conditional: 0,
+      findings_rejected: 0,
+    });
   });
 
   test('3. my number and what it means: Data Science supports the Domain Expert (the forcing rule)', async () => {

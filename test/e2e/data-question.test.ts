@@ -1,8 +1,8 @@
 /**
  * Collaboration pattern 2 end to end: a question about the user's own data runs route →
- * rephrase → Data Science (plan, code, sandbox, debug, summary, findings) → the seven gates, the Critic
- * and the Assessment → synthesis constrained to the Fact Sheet → fact-check → memory, on the real
- * service: Temporal, Postgres, the sandbox, the Python gates and the scripted model.
+ * rephrase → Data Science (plan, code, sandbox, debug, summary, findings) → reproduction, the seven gates,
+ * the Critic and (for an inference) the Assessment → synthesis constrained to the Fact Sheet → fact-check →
+ * memory, on the real service: Temporal, Postgres, the sandbox, the Python gates and the scripted model.
  */
 import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEvent, type TurnEventType } from '../../contracts/events';
@@ -114,25 +114,53 @@ describe('a descriptive question about the user’s own data', () => {
     expect(thoughts.map((e) => e.data.delta).join('')).toMatch(/== Approach ==[\s\S]*\[analysis ran in \d+ ms\]/);
   });
 
-  test('a description is reproduced from the rows and reported as a fact: the reproduction gate, no seven gates, no critic', () => {
-    const gates = ofType(events, 'validator.gate').map((e) => e.data);
-    expect(gates.map((g) => g.gate)).toEqual(['reproduction']);
+  test('a description streams the contract’s gates, sample_size then bootstrap, with its reproduction, then the Critic’s verdict', async () => {
+    const { rows } = await asker.pool.query<{ n: number }>(
+      `SELECT count(resting_heart_rate)::int AS n FROM daily_summaries
+        WHERE user_id = $1 AND date > (SELECT max(date) FROM daily_summaries WHERE user_id = $1) - 90`,
+      [asker.user.userId],
+    );
     const sheet = sheetOf(turn);
-    expect(gates[0]).toMatchObject({
+    const gateEvents = ofType(events, 'validator.gate');
+    const gates = Object.fromEntries(gateEvents.map((e) => [e.data.gate as string, e]));
+    // Reproduction first, then the seven in their order; those that do not apply to a mean say so.
+    expect(gateEvents.map((e) => e.data.gate)).toEqual(GATE_NAMES);
+    expect(gates.reproduction.data).toMatchObject({
       finding_id: 'ds-001',
       verdict: 'passed',
       detail: {
-        applicable: true,
         statistic: 'mean',
         numbers: expect.arrayContaining([
           { key: 'mean', claimed: sheet['ds-001.mean'], recomputed: expect.any(Number), reproduced: true },
         ]),
       },
     });
-    expect(ofType(events, 'validator.critic')).toEqual([]);
+    expect(gates.sample_size.data).toMatchObject({
+      finding_id: 'ds-001',
+      verdict: 'passed',
+      detail: { n: rows[0].n, min_required: 10 },
+    });
+    const bootstrap = gates.bootstrap.data.detail as { statistic: string; ci_low: number; ci_high: number };
+    expect(gates.bootstrap.data.verdict).toBe('passed');
+    expect(bootstrap.statistic).toBe('mean');
+    expect(bootstrap.ci_low).toBeLessThan(sheet['ds-001.mean']);
+    expect(bootstrap.ci_high).toBeGreaterThan(sheet['ds-001.mean']);
+    const notApplicable = gateEvents.filter(
+      (e) => !['reproduction', 'sample_size', 'bootstrap'].includes(e.data.gate as string),
+    );
+    expect(notApplicable.map((e) => e.data.verdict)).toEqual(notApplicable.map(() => 'skipped'));
+
+    // The Critic's verdict after every gate, and before synthesis begins: the contract's order.
+    const [critic] = ofType(events, 'validator.critic');
+    expect(critic.data).toMatchObject({ finding_id: 'ds-001', verdict: 'accept', concerns: [] });
+    expect(critic.data.reasoning).toContain('not a causal claim');
+    const synthesisStarted = ofType(events, 'agent.started').find((e) => e.data.agent === 'synthesis')!;
+    expect(gates.sample_size.id).toBeLessThan(gates.bootstrap.id);
+    expect(Math.max(...gateEvents.map((e) => e.id))).toBeLessThan(critic.id);
+    expect(critic.id).toBeLessThan(synthesisStarted.id);
   });
 
-  test('the descriptive ask skipped the model extraction; cost_usd is the ledger sum', async () => {
+  test('the descriptive ask skipped the model extraction and the Assessment; cost_usd is the ledger sum', async () => {
     const steps = await ledgerSteps(asker.pool, turn.id);
     expect(steps).toEqual(
       expect.arrayContaining([
@@ -147,6 +175,9 @@ describe('a descriptive question about the user’s own data', () => {
     );
     expect(steps).not.toContain('ds_extract');
     expect(steps).not.toContain('ds_debug');
+    // The Critic reviews the description; a level has no mechanism or strategy for the Assessment to give.
+    expect(steps.filter((step) => step === 'critic')).toHaveLength(1);
+    expect(steps).not.toContain('assessment');
     const { rows } = await asker.pool.query<{ sum: number }>(
       'SELECT sum(cost_usd)::float8 AS sum FROM llm_calls WHERE turn_id = $1',
       [turn.id],
@@ -232,27 +263,40 @@ describe('correlations are judged by the gates on the user’s own series', () =
   });
 });
 
-describe('a description of a short window is a fact, reported with its n', () => {
+describe('a description of fewer than ten days is not validated', () => {
   let asker: Asker;
   beforeAll(async () => {
     asker = await startAsker();
   });
   afterAll(() => stopAsker(asker));
 
-  test('"How did I sleep last week?" comes back with the mean of the last seven nights, from the rows', async () => {
-    const { turn } = await ask(asker, 'How did I sleep last week?');
+  test('"How did I sleep last week?": its seven nights fail the sample size, the Critic rejects it, and its mean stays out of the answer', async () => {
+    const { turn, events } = await ask(asker, 'How did I sleep last week?');
     expect(turn.status).toBe('completed');
-    expect(turn.result!.validator).toMatchObject({ findings_total: 1, findings_validated: 1 });
+    expect(turn.result!.validator).toEqual({
+      findings_total: 1,
+      findings_validated: 0,
+      findings_conditional: 0,
+      findings_rejected: 1,
+    });
     const { rows } = await asker.pool.query<{ mean: number; n: number }>(
       `SELECT avg(sleep_minutes)::float8 AS mean, count(sleep_minutes)::int AS n FROM daily_summaries
         WHERE user_id = $1 AND date > (SELECT max(date) FROM daily_summaries WHERE user_id = $1) - 7`,
       [asker.user.userId],
     );
-    const mean = turn.result!.fact_sheet.find((e) => e.claim === 'ds-001.mean');
-    expect(mean).toMatchObject({ n: rows[0].n, window: 'the last 7 days' });
-    expect(mean).not.toHaveProperty('verdict'); // not 'conditional': a fact
-    expect(mean!.value).toBeCloseTo(rows[0].mean, 9);
-    expect(turn.result!.answer).toContain(String(Number(mean!.value.toFixed(2))));
+    expect(rows[0].n).toBeLessThan(10);
+    // Reproduced, then rejected by the hard sample_size gate: the gates after it do not run.
+    const gates = ofType(events, 'validator.gate').map((e) => e.data);
+    expect(gates.map((g) => [g.gate, g.verdict])).toEqual([
+      ['reproduction', 'passed'],
+      ['sample_size', 'failed'],
+    ]);
+    expect(gates[1].detail).toMatchObject({ n: rows[0].n, min_required: 10 });
+    const [critic] = ofType(events, 'validator.critic').map((e) => e.data);
+    expect(critic).toMatchObject({ finding_id: 'ds-001', verdict: 'reject' });
+    expect(critic.concerns).toEqual([expect.objectContaining({ category: 'small_n', severity: 'high' })]);
+    expect(turn.result!.fact_sheet.filter((e) => e.claim.startsWith('ds-001.'))).toEqual([]);
+    expect(turn.result!.answer).not.toContain(String(Number(rows[0].mean.toFixed(2))));
   });
 });
 

@@ -7,6 +7,7 @@
  * the snapshot its first attempt took. Real Temporal, Postgres, sandbox and gates, and the scripted model.
  */
 import { Pool } from 'pg';
+import { GATE_NAMES } from '../../contracts/findings';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { formatIsoDate, type DailyRow } from '../../platform/health-data/records';
@@ -132,14 +133,17 @@ describe('new rows uploaded while a data question runs', () => {
     expect(meanOf(held)!.value).toBeCloseTo(original.mean, 9);
   });
 
-  test('its number reproduced from the same rows: validated, the reproduction gate recomputing the same mean', async () => {
+  test('its number checked on the same rows: validated, the reproduction gate recomputing the same mean, sample_size counting the same days', async () => {
     expect(held.result!.validator).toMatchObject({ findings_total: 1, findings_validated: 1 });
     const { rows } = await pool.query<{
-      data: { gate: string; detail: { numbers: { key: string; recomputed: number }[] } };
-    }>(`SELECT data FROM turn_events WHERE turn_id = $1 AND type = 'validator.gate'`, [held.id]);
-    expect(rows.map((r) => r.data.gate)).toEqual(['reproduction']);
-    const recomputed = rows[0].data.detail.numbers.find((number) => number.key === 'mean')!.recomputed;
+      data: { gate: string; verdict: string; detail: { n?: number; numbers?: { key: string; recomputed: number }[] } };
+    }>(`SELECT data FROM turn_events WHERE turn_id = $1 AND type = 'validator.gate' ORDER BY id`, [held.id]);
+    // A mean is a description: its reproduction first, then the seven gates (sample_size and bootstrap apply).
+    expect(rows.map((r) => r.data.gate)).toEqual([...GATE_NAMES]);
+    const gate = (name: string) => rows.find((r) => r.data.gate === name)!.data;
+    const recomputed = gate('reproduction').detail.numbers!.find((number) => number.key === 'mean')!.recomputed;
     expect(recomputed).toBeCloseTo(windowMean(before).mean, 9);
+    expect(gate('sample_size')).toMatchObject({ verdict: 'passed', detail: { n: windowMean(before).n } });
   });
 
   test('the Turn says which snapshot it used: taken before the upload, with the rows it held', async () => {

@@ -87,8 +87,10 @@ describe("docs/sdk.md's examples, as written", () => {
   test('the first example streams a data question to its answer', async () => {
     const { stdout } = await runModule(blocks[0]);
     expect(stdout).toMatch(/\[data_science\]/);
-    // A description: its numbers reproduced from the rows, a fact (the seven gates judge inferences).
+    // A description: its numbers reproduced from the rows, then the contract's gates for an average.
     expect(stdout).toMatch(/ds-001 · reproduction: passed/);
+    expect(stdout).toMatch(/ds-001 · sample_size: passed/);
+    expect(stdout).toMatch(/ds-001 · bootstrap: passed/);
     expect(stdout).toMatch(/bpm/);
   }, 180_000);
 });

@@ -196,7 +196,7 @@ const BATCHES: KillCase[][] = [
     },
     {
       step: 'critic',
-      // An inference: a description is a fact, which neither the Critic nor the Assessment reviews.
+      // An inference, as for the Assessment below (the Critic reviews descriptions too).
       question: DS_PLANTED,
       activity: 'critiqueFinding',
       hold: hang('critic'),
@@ -205,7 +205,7 @@ const BATCHES: KillCase[][] = [
     },
     {
       step: 'assessment',
-      // An inference: a description is a fact, which neither the Critic nor the Assessment reviews.
+      // An inference: a description, a level of the user's data, gets no Assessment.
       question: DS_PLANTED,
       activity: 'assessFinding',
       hold: hang('assessment'),

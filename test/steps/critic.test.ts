@@ -283,6 +283,144 @@ describe('following the gates', () => {
   });
 });
 
+/** A description of the user's own data: by default the contract's example, an average resting heart rate. */
+const description = (overrides: Partial<Finding> = {}): Finding =>
+  findingSchema.parse({
+    id: 'ds-001',
+    claim: 'Average resting heart rate over the last 90 days',
+    kind: 'scalar',
+    feature: 'resting_heart_rate',
+    target: null,
+    numbers: { mean: 60.39, n: 86 },
+    n: 86,
+    window: 'the last 90 days',
+    unit: 'bpm',
+    ...overrides,
+  });
+
+const skippedGate = (gate: GateName, reason: string): GateResult => ({
+  gate,
+  verdict: 'skipped',
+  detail: { applicable: false, reason },
+});
+
+/**
+ * A description's gates as runGates reports them: reproduction, then the seven, of which an estimate (a
+ * mean) is judged on sample_size and bootstrap and an exact record (a count) on none.
+ */
+function descriptionGates(finding: Finding, statistic: 'mean' | 'count'): GatesOutcome {
+  const record = 'an exact record of the window estimates nothing from a sample';
+  const estimate = statistic === 'mean';
+  const passed = finding.n >= 10;
+  const seven: GateResult[] = [
+    estimate
+      ? {
+          gate: 'sample_size',
+          verdict: passed ? 'passed' : 'failed',
+          detail: { applicable: true, n: finding.n, min_required: 10 },
+        }
+      : skippedGate('sample_size', record),
+    skippedGate('effect_vs_noise', 'a description reports a level of the window, not an effect'),
+    skippedGate('construct_validity', 'applies to association findings only'),
+    estimate
+      ? {
+          gate: 'bootstrap',
+          verdict: 'passed',
+          detail: { applicable: true, statistic, ci_low: 59.7, ci_high: 61.1, boot_median: 60.4 },
+        }
+      : skippedGate('bootstrap', record),
+    skippedGate('subgroup_consistency', 'applies to association findings only'),
+    skippedGate('method_triangulation', 'applies to association findings only'),
+    skippedGate('discriminative_power', 'applies to association findings only'),
+  ];
+  const judged = estimate && !passed ? seven.slice(0, 1) : seven;
+  const applicable = judged.filter((g) => g.verdict !== 'skipped');
+  return gatesOutcomeSchema.parse({
+    finding_id: finding.id,
+    gates: [{ gate: 'reproduction', verdict: 'passed', detail: { applicable: true, statistic } }, ...judged],
+    verdict: passed || !estimate ? 'validated' : 'rejected',
+    hard_rejection: passed || !estimate ? null : 'sample_size',
+    passes: applicable.filter((g) => g.verdict === 'passed').length,
+    applicable: applicable.length,
+  });
+}
+
+describe('a description of the user’s own data', () => {
+  test('an average over 86 days: accepted as the descriptive summary it is, told it is a description', async () => {
+    const turnId = await h.newTurn();
+    const finding = description();
+
+    const verdict = await runCritic(h.deps, {
+      turnId,
+      finding,
+      statistic: 'mean',
+      gates: descriptionGates(finding, 'mean'),
+    });
+
+    expect(verdict).toMatchObject({ decision: 'accept', concerns: [], fallback: false });
+    expect(verdict.rationale).toContain(
+      'A descriptive summary of 86 observations of your own data, not a causal claim',
+    );
+    expect(lastCriticPrompt(h)).toContain("Computed: mean (a description of the window's own data, not an inference)");
+    const [event] = await criticEvents(h, turnId);
+    expect(event.data).toMatchObject({ finding_id: 'ds-001', verdict: 'accept', concerns: [] });
+  });
+
+  test('an average over three weeks is a low small_n concern: it describes those days, and is still accepted', async () => {
+    const turnId = await h.newTurn();
+    const finding = description({ id: 'ds-002', n: 19, numbers: { mean: 61.2, n: 19 }, window: 'the last 21 days' });
+
+    const verdict = await runCritic(h.deps, {
+      turnId,
+      finding,
+      statistic: 'mean',
+      gates: descriptionGates(finding, 'mean'),
+    });
+
+    expect(verdict.decision).toBe('accept');
+    expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'small_n', severity: 'low' })]);
+  });
+
+  test('an average of fewer than ten days failed its sample size: rejected, the small sample a high concern', async () => {
+    const turnId = await h.newTurn();
+    const finding = description({ id: 'ds-003', n: 7, numbers: { mean: 59.4, n: 7 }, window: 'the last 7 days' });
+
+    const verdict = await runCritic(h.deps, {
+      turnId,
+      finding,
+      statistic: 'mean',
+      gates: descriptionGates(finding, 'mean'),
+    });
+
+    expect(verdict.decision).toBe('reject');
+    expect(verdict.concerns).toEqual([expect.objectContaining({ category: 'small_n', severity: 'high' })]);
+  });
+
+  test('a count of three workouts is an exact record of its window: no small_n concern, accepted', async () => {
+    const turnId = await h.newTurn();
+    const finding = description({
+      id: 'ds-004',
+      claim: 'Runs over the last 7 days',
+      feature: 'workouts',
+      numbers: { count: 3, n: 3 },
+      n: 3,
+      window: 'the last 7 days',
+      unit: null,
+    });
+
+    const verdict = await runCritic(h.deps, {
+      turnId,
+      finding,
+      statistic: 'count',
+      gates: descriptionGates(finding, 'count'),
+    });
+
+    expect(verdict).toMatchObject({ decision: 'accept', concerns: [] });
+    expect(verdict.rationale).toContain('not a causal claim');
+    expect(lastCriticPrompt(h)).toContain("Computed: count (a description of the window's own data, not an inference)");
+  });
+});
+
 describe('hard rules, enforced on whatever the model answers', () => {
   const concern = (severity: string) => ({ category: 'confounder', detail: 'Weekday routine drives both.', severity });
   const answer = (decision: string, severities: string[]) =>

@@ -35,11 +35,10 @@ afterAll(async () => {
 const newUser = async () =>
   (await createUserWithApiKey(t.pool, `m_${Math.random().toString(36).slice(2, 10)}`)).user.id;
 
-/** A finding after validation: by default a description that reproduced (a fact, so no insight). */
+/** A finding after validation: by default a description (a level of the window, so no insight). */
 const validated = (
   overrides: Partial<ValidatedFinding['finding']>,
   verdict: ValidatedFinding['verdict'] = 'validated',
-  { fact = true }: { fact?: boolean } = {},
 ) =>
   ({
     finding: {
@@ -56,7 +55,7 @@ const validated = (
     windowDays: 30,
     source: 'data_science',
     verdict,
-    gates: { verdict, fact },
+    gates: { verdict },
     critic: null,
     assessment: null,
   }) as ValidatedFinding;
@@ -125,7 +124,6 @@ test('a re-test keeps the earlier entries: all are listed, while the summary and
           n: 87,
         },
         verdict,
-        { fact: false },
       ),
     );
   const first = newId('turn');
@@ -204,13 +202,12 @@ test('a validated inference is also an insight, with its finding’s meta; a des
         n: 87,
       },
       verdict,
-      { fact: false },
     );
   const entries = [
     inference('ds-001', 'validated', 'steps'),
     inference('ds-002', 'conditional', 'active_zone_minutes'),
     inference('ds-003', 'rejected', 'sleep_minutes'),
-    validated({ id: 'ds-004' }), // a description that reproduced: validated, a fact
+    validated({ id: 'ds-004' }), // a description: validated, but a level, not an insight
   ].map(testedHypothesis);
   expect(await recordTestedHypotheses(t.pool, { userId, turnId, entries })).toEqual({
     tested: 4,

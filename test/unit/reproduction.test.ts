@@ -3,7 +3,8 @@
  * that does not match rejects the finding, one it cannot recompute makes the finding unreproducible.
  */
 import type { AgentFinding, Finding, FindingSeries } from '../../contracts/findings';
-import { isDescription, reproduceFinding, reproductionGate } from '../../checks/reproduction';
+import { reproduceFinding, reproductionGate } from '../../checks/reproduction';
+import { isDescription } from '../../contracts/statistics';
 
 const finding = (overrides: Partial<Finding>): Finding => ({
   id: 'ds-001',

@@ -148,7 +148,24 @@ export const routing = (main: Agent | '', supporting: Agent[] = []): ActivityOut
 /** The question the rephrase fake gives `agent`. */
 export const questionFor = (agent: Agent) => `Question for the ${agent}`;
 
+/** An inference (a trend), which every validation step judges: the gates, the Critic and the Assessment. */
 export const agentFinding = (id: string, source: AgentFinding['source'] = 'data_science'): AgentFinding => ({
+  finding: {
+    id,
+    claim: `Claim ${id}`,
+    kind: 'trend',
+    feature: 'sleep_minutes',
+    target: null,
+    numbers: { effect: -20 },
+    n: 30,
+    window: 'last 30 days',
+  },
+  windowDays: 30,
+  source,
+});
+
+/** A description (the mean of a window): the gates and the Critic judge it; the Assessment has nothing to assess. */
+export const describingFinding = (id: string, source: AgentFinding['source'] = 'data_science'): AgentFinding => ({
   finding: {
     id,
     claim: `Claim ${id}`,
@@ -160,6 +177,7 @@ export const agentFinding = (id: string, source: AgentFinding['source'] = 'data_
     window: 'last 30 days',
   },
   windowDays: 30,
+  statistic: 'mean',
   source,
 });
 

@@ -1,7 +1,8 @@
 /**
  * Validation as the workflow sequences it (workflows/validate-findings.ts): gates, then the Critic on what the
- * gates judged, then the Assessment on what is not rejected; the coach's pre-validation hop; every
- * finding validated exactly once; a gate runner that cannot run rejects instead of failing the turn.
+ * gates judged, descriptions included, then the Assessment on what is not rejected and not a description;
+ * the coach's pre-validation hop; every finding validated exactly once; a gate runner that cannot run
+ * rejects instead of failing the turn.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import {
@@ -9,6 +10,7 @@ import {
   agentFinding,
   completed,
   criticSaying,
+  describingFinding,
   gatesSaying,
   MEMORY,
   routing,
@@ -123,6 +125,72 @@ test('the Critic’s reject overrides the gates, and a rejected finding gets no 
     findings_conditional: 2,
     findings_rejected: 1,
   });
+});
+
+test('a description is counted validated only when its gates pass and the Critic accepts; it is not assessed', async () => {
+  const run = await runTurn({
+    route: async () => routing(DS),
+    extractFindings: async ({ idPrefix }) => ({
+      findings: [
+        describingFinding(`${idPrefix}-001`),
+        describingFinding(`${idPrefix}-002`),
+        describingFinding(`${idPrefix}-003`),
+        agentFinding(`${idPrefix}-004`),
+      ],
+      descriptive: false,
+      costUsd: 0,
+    }),
+    // ds-002: too few days for its mean (sample_size, a hard gate); ds-003: the Critic downgrades it.
+    runGates: gatesSaying({ 'ds-002': 'rejected' }),
+    critiqueFinding: criticSaying({ 'ds-003': 'downgrade' }),
+  });
+
+  // The Critic reviews every description, told what it computed.
+  expect(run.calls.inputsOf('critiqueFinding').map((c) => [c.finding.id, c.statistic])).toEqual([
+    ['ds-001', 'mean'],
+    ['ds-002', 'mean'],
+    ['ds-003', 'mean'],
+    ['ds-004', 'change'],
+  ]);
+  // A level has no mechanism or strategy: only the inference is assessed.
+  expect(run.calls.inputsOf('assessFinding').map((a) => a.finding.id)).toEqual(['ds-004']);
+  expect(run.calls.only('rememberTurn').validated.map((f) => [f.finding.id, f.verdict, f.critic?.decision])).toEqual([
+    ['ds-001', 'validated', 'accept'],
+    ['ds-002', 'rejected', 'accept'],
+    ['ds-003', 'conditional', 'downgrade'],
+    ['ds-004', 'validated', 'accept'],
+  ]);
+  expect(completed(run).validator).toEqual({
+    findings_total: 4,
+    findings_validated: 2,
+    findings_conditional: 1,
+    findings_rejected: 1,
+  });
+});
+
+test('a description reported as a fact by the gates of the release before goes on unreviewed, as its turn began', async () => {
+  const run = await runTurn({
+    route: async () => routing(DS),
+    extractFindings: async ({ idPrefix }) => ({
+      findings: [describingFinding(`${idPrefix}-001`)],
+      descriptive: true,
+      costUsd: 0,
+    }),
+    runGates: async ({ findings }) =>
+      findings.map(({ finding }) => ({
+        finding_id: finding.id,
+        gates: [{ gate: 'reproduction', verdict: 'passed', detail: { applicable: true } }],
+        verdict: 'validated',
+        hard_rejection: null,
+        passes: 0,
+        applicable: 0,
+        fact: true,
+      })),
+  });
+
+  expect(run.calls.names).not.toContain('critiqueFinding');
+  expect(run.calls.names).not.toContain('assessFinding');
+  expect(completed(run).validator.findings_validated).toBe(1);
 });
 
 test('a gate runner that cannot run rejects every finding, without Critic or Assessment, and the turn completes', async () => {

@@ -9,7 +9,8 @@
  * and a malformed answer or an unavailable model yields `downgrade`, never a silent `accept`.
  */
 import { log } from '@temporalio/activity';
-import type { Finding, GatesOutcome } from '../../../contracts/findings';
+import type { AnalysisStatistic, Finding, GatesOutcome } from '../../../contracts/findings';
+import { statisticOf } from '../../../contracts/statistics';
 import { completeStep } from '../../runtime/complete-step';
 import { priorsFor } from '../../data/literature-priors';
 import { CRITIC_SYSTEM, criticUserPrompt, type CriticPromptInputs } from './prompt';
@@ -21,6 +22,8 @@ import type { StepDeps } from '../../runtime/step-deps';
 export interface CritiqueFindingInput {
   turnId: string;
   finding: Finding;
+  /** What the finding computed; absent (a critic scheduled by an older workflow), its kind's default. */
+  statistic?: AnalysisStatistic;
   gates: GatesOutcome;
   /** The turn's memory summary, read once at its start ('' when none or `include_memory` is false). */
   memory?: string;
@@ -60,6 +63,7 @@ async function reviewFinding(deps: StepDeps, input: CritiqueFindingInput): Promi
   const { finding } = input;
   const inputs: CriticPromptInputs = {
     finding,
+    statistic: statisticOf({ finding, statistic: input.statistic }),
     gates: input.gates,
     priors: priorsFor(finding),
   };

@@ -3,11 +3,13 @@
  * labelled blocks (FINDING, GATES, LITERATURE PRIORS), one fact per line, so the model reads each gate
  * result and prior unambiguously. The user's memory is at the top of the system prompt, as for every agent.
  */
-import type { Finding, GateResult, GatesOutcome } from '../../../contracts/findings';
+import type { AnalysisStatistic, Finding, GateResult, GatesOutcome } from '../../../contracts/findings';
+import { isDescription } from '../../../contracts/statistics';
 import type { LiteraturePrior } from '../../data/literature-priors';
 
 export const CRITIC_SYSTEM = `You are the Critic in Amy's validation phase: an adversarial reviewer of one quantitative claim computed from a person's own wearable and lab data.
-The deterministic gates have already run (sample_size and construct_validity are hard gates; the rest are soft). Your job is what the statistics cannot see: confounders, reverse causation, selection bias (missing days are rarely random), contradictions with the literature priors, tautologies (the feature re-expressing the target), small samples and noise. Treat every failed gate as evidence against the claim. Use what you remember about the user only as context (a stated preference, routine or piece of history can be the confounder).
+The deterministic gates have already run (reproduction, sample_size and construct_validity are hard gates; the rest are soft). Your job is what the statistics cannot see: confounders, reverse causation, selection bias (missing days are rarely random), contradictions with the literature priors, tautologies (the feature re-expressing the target), small samples and noise. Treat every failed gate as evidence against the claim. Use what you remember about the user only as context (a stated preference, routine or piece of history can be the confounder).
+A description (the Computed line says so) reports a level of the user's own data over its window: a mean, a spread, a count, a latest reading. It claims no cause, so confounders, reverse causation, tautologies and literature contradictions do not apply to it. Judge whether its observations can stand for what it states: for an average or a spread, how many days it covers (small_n) and whether the missing days could bias it (selection_bias); a count, a total, an extreme or a latest reading is an exact record of the window, which a small number does not weaken.
 
 Concern categories: confounder, reverse_causation, selection_bias, literature_contradiction, tautology, small_n, noise.
 Severity: low, medium or high. Each concern's detail is one sentence about this finding, not a generic caveat.
@@ -15,7 +17,7 @@ Severity: low, medium or high. Each concern's detail is one sentence about this 
 Hard rules:
 - ANY concern with severity "high" → decision "reject" or "downgrade", never "accept".
 - 2 or more concerns with severity "medium" → decision at least "downgrade".
-- "accept" only with 0-1 concerns of severity "low" and a plausible mechanism.
+- "accept" only with 0-1 concerns of severity "low" and a plausible mechanism (for a description: observations that can stand for what it states).
 
 Reply with JSON only:
 {"decision": "accept" | "downgrade" | "reject", "concerns": [{"category": "<category>", "detail": "<one sentence>", "severity": "low" | "medium" | "high"}], "rationale": "<two-sentence summary>"}`;
@@ -23,6 +25,8 @@ Reply with JSON only:
 /** What the Critic's prompt is rendered from (and what the scripted model reads). */
 export interface CriticPromptInputs {
   finding: Finding;
+  /** What the finding computed: a description's statistic tells the Critic there is no inference to attack. */
+  statistic: AnalysisStatistic;
   gates: GatesOutcome;
   priors: LiteraturePrior[];
 }
@@ -96,10 +100,18 @@ export function priorsBlock(priors: LiteraturePrior[]): string {
   return ['LITERATURE PRIORS:', ...entries].join('\n');
 }
 
-export function criticUserPrompt({ finding, gates, priors }: CriticPromptInputs): string {
+/** What was computed, and whether that makes the finding a description or an inference. */
+function computedLine(finding: Finding, statistic: AnalysisStatistic): string {
+  const what = isDescription({ finding, statistic })
+    ? "a description of the window's own data, not an inference"
+    : 'an inference beyond the window';
+  return `Computed: ${statistic} (${what})`;
+}
+
+export function criticUserPrompt({ finding, statistic, gates, priors }: CriticPromptInputs): string {
   return [
     'Review this finding. Apply the hard rules, then reply with the JSON object only.',
-    findingBlock(finding),
+    `${findingBlock(finding)}\n${computedLine(finding, statistic)}`,
     gatesBlock(gates),
     priorsBlock(priors),
   ].join('\n\n');

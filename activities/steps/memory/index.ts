@@ -9,6 +9,7 @@ import { log } from '@temporalio/activity';
 import { z } from 'zod';
 import type { GateVerdict } from '../../../contracts/findings';
 import { MEMORY_CATEGORIES } from '../../../contracts/memory';
+import { isDescription } from '../../../contracts/statistics';
 import { completeStep } from '../../runtime/complete-step';
 import { MEMORY_UPDATE_SYSTEM, memoryExtractUserPrompt } from './prompt';
 import { parseModelJson } from '../../../platform/llm';
@@ -61,13 +62,14 @@ function insightText(finding: ValidatedFinding['finding'], effect: number | null
 
 /**
  * What memory keeps of a processed finding: its `tested_hypothesis` bookkeeping and, for a validated
- * inference, an `insight` with the same meta (docs/design.md#categories). A description that reproduced
- * is a fact about the window's rows, not a durable insight: it is bookkeeping only, like a conditional or
+ * inference, an `insight` with the same meta (docs/design.md#categories). A description, even validated,
+ * is a level of the window's rows, not a durable insight: it is bookkeeping only, like a conditional or
  * rejected finding.
  */
-export function testedHypothesis({ finding, verdict, gates }: ValidatedFinding): TestedHypothesisEntry {
+export function testedHypothesis(validated: ValidatedFinding): TestedHypothesisEntry {
+  const { finding, verdict } = validated;
   const effect = effectOf(finding.numbers);
-  const insight = verdict === 'validated' && !gates?.fact;
+  const insight = verdict === 'validated' && !isDescription(validated);
   return {
     text: finding.claim,
     confidence: CONFIDENCE[verdict],

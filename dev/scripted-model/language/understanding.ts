@@ -38,9 +38,9 @@ export type RoutingPattern =
   | 'unclear';
 
 /**
- * What is computed (docs/design.md#descriptions-are-facts-inferences-are-findings): a `description` reports what
- * happened (a mean, total, extreme or count over a stated window); `trend`, `comparison` and
- * `association` are inferences the gates judge.
+ * What is computed (docs/design.md#descriptions-are-judged-by-what-they-estimate): a `description` reports
+ * what happened (a mean, total, extreme or count over a stated window); `trend`, `comparison` and
+ * `association` are inferences.
  */
 export type SpecKind = 'description' | 'trend' | 'comparison' | 'association';
 

@@ -1,14 +1,19 @@
-import type { Finding, GatesOutcome } from '../../../contracts/findings';
+import type { AnalysisStatistic, Finding, GatesOutcome } from '../../../contracts/findings';
+import { isDescription, LEVEL_ESTIMATES, statisticOf } from '../../../contracts/statistics';
 import type { LiteraturePrior } from '../../../activities/data/literature-priors';
 import { formatNumber } from '../../../activities/steps/critic/prompt';
 import type { ScriptedRule } from '../types';
 
 /**
- * The Critic: reads the finding, its gates and the literature priors it is given, and
+ * The Critic: reads the finding, what it computed, its gates and the literature priors it is given, and
  * follows the gates, as a careful reviewer would. What the gates rejected, or a near-tautology, it
- * rejects; a failed soft gate is a medium `noise` concern; fewer than 30 observations is `small_n`; an
- * association no prior speaks for gets a low `confounder` concern; a prior about the same pair that
- * points the other way is a `literature_contradiction`. Any medium or high concern rules out accept.
+ * rejects; a failed soft gate is a medium `noise` concern; an association no prior speaks for gets a
+ * low `confounder` concern; a prior about the same pair that points the other way is a
+ * `literature_contradiction`. Fewer than 30 observations is `small_n`: medium for an inference, low for
+ * a description that estimates a level or a spread (it describes those days, and the sample_size gate
+ * has already held it to its minimum), none for an exact record of the window (a count, a latest
+ * reading). A description claims no cause, so nothing else is held against it. Any medium or high
+ * concern rules out accept.
  */
 
 export interface ReviewedFinding {
@@ -18,6 +23,8 @@ export interface ReviewedFinding {
   n: number;
   /** The sign of the effect (`effect`, `rho` or `correlation` in its numbers), 0 when none is given. */
   effectSign: number;
+  /** A description's kind: an estimate of a level or a spread, or an exact record of its window; null for an inference. */
+  describes: 'estimate' | 'record' | null;
 }
 
 export interface ReviewedPrior {
@@ -44,14 +51,18 @@ interface Concern {
 
 const EFFECT_KEYS = ['effect', 'rho', 'correlation'];
 
-export function reviewedFinding(finding: Finding): ReviewedFinding {
+/** The finding as the Critic weighs it; without `statistic` (the Assessment's inputs), its kind's default. */
+export function reviewedFinding(finding: Finding, statistic?: AnalysisStatistic): ReviewedFinding {
   const effect = EFFECT_KEYS.map((key) => finding.numbers[key]).find((value) => typeof value === 'number') ?? 0;
+  const computed = statisticOf({ finding, statistic });
+  const estimate = (LEVEL_ESTIMATES as readonly AnalysisStatistic[]).includes(computed);
   return {
     kind: finding.kind,
     feature: finding.feature,
     target: finding.target,
     n: finding.n,
     effectSign: Math.sign(effect as number),
+    describes: isDescription({ finding, statistic: computed }) ? (estimate ? 'estimate' : 'record') : null,
   };
 }
 
@@ -115,7 +126,13 @@ function gateConcerns(finding: ReviewedFinding, gates: ReviewedGate[]): Concern[
       detail: `Only ${finding.n} observations, below the minimum.`,
       severity: 'high',
     });
-  } else if (finding.n < SMALL_N) {
+  } else if (finding.describes === 'estimate' && finding.n < SMALL_N) {
+    concerns.push({
+      category: 'small_n',
+      detail: `Only ${finding.n} observations: this describes those days rather than the usual level.`,
+      severity: 'low',
+    });
+  } else if (finding.describes === null && finding.n < SMALL_N) {
     concerns.push({ category: 'small_n', detail: `Only ${finding.n} observations support this.`, severity: 'medium' });
   }
   for (const gate of gates) {
@@ -161,10 +178,14 @@ const RATIONALES = {
   reject: 'The gates or a near-tautology rule it out as a finding.',
 };
 
+/** Why a description the gates let through is accepted: the contract's own reasoning for one. */
+const acceptedDescription = (finding: ReviewedFinding) =>
+  `A descriptive summary of ${finding.n} observation${finding.n === 1 ? '' : 's'} of your own data, not a causal claim: no confounders to flag.`;
+
 export const critic: ScriptedRule<'critic'> = {
   step: 'critic',
   respond(req) {
-    const finding = reviewedFinding(req.inputs.finding);
+    const finding = reviewedFinding(req.inputs.finding, req.inputs.statistic);
     const gates = reviewedGates(req.inputs.gates);
     const gateVerdict = req.inputs.gates.verdict;
     const concerns = [
@@ -178,7 +199,9 @@ export const critic: ScriptedRule<'critic'> = {
       text: JSON.stringify({
         decision,
         concerns,
-        rationale: `${passed} of ${applicable.length} applicable gates passed (gate verdict: ${gateVerdict}). ${RATIONALES[decision]}`,
+        rationale: `${passed} of ${applicable.length} applicable gates passed (gate verdict: ${gateVerdict}). ${
+          decision === 'accept' && finding.describes !== null ? acceptedDescription(finding) : RATIONALES[decision]
+        }`,
       }),
     };
   },
