@@ -145,6 +145,12 @@ const turnDataSnapshotSchema = z.object({
   daily_rows: z.number().int().min(0).describe('Daily summaries in the snapshot.'),
   workouts: z.number().int().min(0).describe('Workouts in the snapshot.'),
   lab_results: z.number().int().min(0).describe('Lab results in the snapshot.'),
+  lab_results_withheld: z
+    .boolean()
+    .describe(
+      'True when the turn said context.include_biomarkers: false: its lab results were left out of the snapshot ' +
+        '(lab_results is 0), so no step of the turn, and no model, saw any.',
+    ),
   profile: z.boolean().describe('Whether the user had a profile when it was taken.'),
 });
 export type TurnDataSnapshot = z.infer<typeof turnDataSnapshotSchema>;

@@ -6,6 +6,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { MEMORY_CATEGORIES, TESTED_HYPOTHESIS, type Memory } from '../contracts/memory';
+import { LAB_BIOMARKER_NAMES } from './health-data/labs';
 import { newId } from './ids';
 import { inTransaction } from './pg-pool';
 import { memoryCreatedEvent, recordWebhookEvents } from './webhooks/outbox';
@@ -142,14 +143,34 @@ export async function deleteMemory(pool: Pool, userId: string, memoryId: string)
   return rowCount !== 0;
 }
 
-/** The user's `tested_hypothesis` entries, newest first: their text and their meta as written. */
+/**
+ * What a turn reads of memory: all of it, or, for a turn that says `include_biomarkers: false`, none of the
+ * entries validation wrote about a lab biomarker (docs/design.md#lab-results-left-out-of-a-turn).
+ */
+export interface MemoryReadScope {
+  withoutLabs?: boolean;
+}
+
+/**
+ * The SQL condition that keeps an entry in a read of `scope`, given the parameter that holds `labsParam(scope)`.
+ * An entry written from a finding names its feature and target in `meta`; one about a lab biomarker carries the
+ * user's lab values (its text, its effect), so a turn without labs does not read it. Any other entry is kept.
+ */
+const keptBy = (labsParam: string) =>
+  `NOT COALESCE(meta->>'feature' = ANY(${labsParam}::text[]) OR meta->>'target' = ANY(${labsParam}::text[]), false)`;
+const labsParam = ({ withoutLabs = false }: MemoryReadScope): readonly string[] =>
+  withoutLabs ? LAB_BIOMARKER_NAMES : [];
+
+/** The user's `tested_hypothesis` entries in `scope`, newest first: their text and their meta as written. */
 export async function testedHypothesisEntries(
   pool: Pool,
   userId: string,
+  scope: MemoryReadScope = {},
 ): Promise<Array<{ text: string; meta: unknown }>> {
   const { rows } = await pool.query<{ text: string; meta: unknown }>(
-    `SELECT text, meta FROM memory_entries WHERE user_id = $1 AND category = $2 ORDER BY created_at DESC, id DESC`,
-    [userId, TESTED_HYPOTHESIS],
+    `SELECT text, meta FROM memory_entries WHERE user_id = $1 AND category = $2 AND ${keptBy('$3')}
+     ORDER BY created_at DESC, id DESC`,
+    [userId, TESTED_HYPOTHESIS, labsParam(scope)],
   );
   return rows;
 }
@@ -354,14 +375,14 @@ function summaryLine(entry: SummaryEntry): string {
 
 /**
  * The compact memory summary injected into the agents' system prompts (docs/design.md#injection):
- * the most recent entries, at most 80, grouped by category, newest first in each group.
+ * the most recent entries in `scope`, at most 80, grouped by category, newest first in each group.
  * '' when the user has no memory.
  */
-export async function memorySummary(pool: Pool, userId: string): Promise<string> {
+export async function memorySummary(pool: Pool, userId: string, scope: MemoryReadScope = {}): Promise<string> {
   const { rows: entries } = await pool.query<SummaryEntry>(
-    `SELECT category, text, created_at, meta FROM memory_entries WHERE user_id = $1
+    `SELECT category, text, created_at, meta FROM memory_entries WHERE user_id = $1 AND ${keptBy('$3')}
      ORDER BY created_at DESC, id DESC LIMIT $2`,
-    [userId, MEMORY_SUMMARY_LIMIT],
+    [userId, MEMORY_SUMMARY_LIMIT, labsParam(scope)],
   );
   return SUMMARY_SECTIONS.flatMap(({ category, title }) => {
     const lines = entries.filter((e) => e.category === category).map(summaryLine);

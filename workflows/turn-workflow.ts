@@ -235,7 +235,6 @@ async function specialistTurn(
         invocation,
         supportingInsights,
         memory,
-        includeBiomarkers: input.context.include_biomarkers,
       }),
     );
     expertAnswers.push(answer.answer);

@@ -153,6 +153,7 @@ describe('new rows uploaded while a data question runs', () => {
       daily_rows: before.length,
       workouts: rows[0].workouts,
       lab_results: rows[0].labs,
+      lab_results_withheld: false,
       profile: true,
     });
     const takenAt = Date.parse(held.data_snapshot!.taken_at);

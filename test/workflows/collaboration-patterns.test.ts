@@ -51,7 +51,6 @@ test('pattern 1, the Domain Expert alone: no Data Science, no validation, no ref
     invocation: 'main',
     supportingInsights: '',
     memory: MEMORY,
-    includeBiomarkers: true,
   });
   const expertAnswer = `Domain Expert (main) on: ${questionFor(DE)}`;
   expect(run.calls.only('synthesise')).toMatchObject({

@@ -17,14 +17,7 @@ import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import {
-  ANALYSED_TABLES,
-  NO_LABS_NOTE,
-  asksAboutOwnLabs,
-  lacksData,
-  noDataReply,
-  publishReply,
-} from '../no-data-reply';
+import { ANALYSED_TABLES, asksAboutOwnLabs, lacksData, noDataReply, ownLabsNote, publishReply } from '../no-data-reply';
 
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 interface SynthesisAnchor {
@@ -167,10 +160,12 @@ export function createSynthesise(deps: StepDeps) {
         answer = await write({ ...inputs, repair: { previousAnswer: first, untraced } });
       }
       if (asksAboutOwnLabs(userMessage)) {
-        // A question about their own labs when the snapshot has none: the answer says so, in code.
+        // A question about their own labs when the snapshot has none (none uploaded, or left out at the user's
+        // request): the answer says so, in code.
         const counts = await readTurnDataCounts(deps.pool, turnId);
-        if (counts && counts.labs === 0) {
-          const note = `\n\n${NO_LABS_NOTE}`;
+        const labsNote = counts && ownLabsNote(counts);
+        if (labsNote) {
+          const note = `\n\n${labsNote}`;
           await publishReply(deps.events, turnId, { agent, step, attempt, text: note });
           answer += note;
         }
