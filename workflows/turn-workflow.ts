@@ -340,6 +340,7 @@ async function specialistTurn(
       turnId,
       answer: synthesis.answer,
       factSheet: synthesis.factSheet,
+      personalAnchors: synthesis.personalAnchors,
       agentsUsed: AGENT_ORDER.filter((agent) => agentsUsed.has(agent)),
       validator: validatorCounts(validated),
       factCheck: synthesis.factCheck,

@@ -50,6 +50,7 @@ const call = {
     supportingInsights: '',
     findings: [],
     factSheet: [],
+    personalAnchors: [],
     dataScienceFailed: false,
   },
   attempt: 2,

@@ -16,6 +16,7 @@ import type { TurnActivities } from '../../activities';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
 import type { RoutableAgent } from '../../contracts/steps';
 import type { FactCheckOutcome, TurnResult } from '../../contracts/turn';
+import { personalAnchorEntries } from '../../checks/personal-anchors';
 import type { CriticDecision } from '../../activities/steps/critic/verdict';
 import type { Hypothesis } from '../../activities/agents/investigator';
 import type { TurnWorkflowInput } from '../../workflows/definitions';
@@ -287,7 +288,12 @@ function baseFakes(): Fakes {
       findings: hypotheses.map((h) => agentFinding(`inv-${h.id}`, 'investigator')),
     }),
     writeBriefing: async ({ validated }) => ({ briefing: `Briefing on ${validated.length} findings.`, costUsd: 0.03 }),
-    synthesise: async () => ({ answer: 'Synthesised answer.', factSheet: [], factCheck: CLEAN_FACT_CHECK }),
+    synthesise: async ({ anchors }) => ({
+      answer: 'Synthesised answer.',
+      factSheet: [],
+      personalAnchors: personalAnchorEntries(anchors),
+      factCheck: CLEAN_FACT_CHECK,
+    }),
     checkAnswer: async ({ answer, findings }) => ({
       answer,
       factSheet: findings.map(({ finding, source }) => ({
@@ -301,9 +307,10 @@ function baseFakes(): Fakes {
       factCheck: CLEAN_FACT_CHECK,
     }),
     rememberTurn: async () => ({ added: 1 }),
-    completeTurn: async ({ answer, factSheet, agentsUsed, validator }) => ({
+    completeTurn: async ({ answer, factSheet, personalAnchors, agentsUsed, validator }) => ({
       answer,
       fact_sheet: factSheet,
+      personal_anchors: personalAnchors ?? [],
       agents_used: agentsUsed,
       validator,
       cost_usd: 0,

@@ -1,18 +1,20 @@
 /**
  * Steps 7 and 7b (docs/design.md, "Step 7: synthesis" and "The fact-check"): synthesis streams the
  * answer under the `synthesis` channel, constrained to the Fact Sheet built here from the validated
- * findings; then the deterministic fact-check binds it. An answer with numbers that trace to nothing
+ * findings and to the coach's personal anchors, which are not findings and have a field of their own
+ * (checks/personal-anchors.ts); then the deterministic fact-check binds it to both. An answer with numbers that trace to nothing
  * is written once more, the model told which numbers (a repair inside this activity, so the workflow's
  * commands stay the same and every recorded history replays); whatever is still untraced is removed
  * (checks/fact-check.ts). The repaired text replaces the first on the stream as the step's next attempt
  * (../check-answer.ts). The `fact_check` event and the returned outcome say what was found and done.
  */
-import type { FactCheckOutcome, FactEntry } from '../../../contracts/turn';
+import type { FactCheckOutcome, FactEntry, PersonalAnchorEntry } from '../../../contracts/turn';
 import { checkNumbers, type FactCheckReferences } from '../../../checks/fact-check';
 import { announceRevision, endCheckedAnswer, firstTextAttempt, resynthesisReason } from '../check-answer';
-import { buildFactSheet, hasWindowLength, windowEntries, type BuiltFactSheet } from '../../../checks/fact-sheet';
+import { buildFactSheet } from '../../../checks/fact-sheet';
+import { anchorReferences, personalAnchorEntries } from '../../../checks/personal-anchors';
 import { withMemory } from '../memory/prompt';
-import { ANCHOR_SOURCE, FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
+import { FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
@@ -22,44 +24,30 @@ import { ANALYSED_TABLES, asksAboutOwnLabs, lacksData, noDataReply, ownLabsNote,
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 interface SynthesisAnchor {
   key: string;
+  label: string;
   value: number;
   unit: string | null;
   n: number;
   window: string;
 }
 
-export interface SynthesisInput extends Omit<SynthesisPromptInputs, 'factSheet' | 'repair'> {
+export interface SynthesisInput extends Omit<SynthesisPromptInputs, 'factSheet' | 'personalAnchors' | 'repair'> {
   turnId: string;
   /** Domain Expert prose, whose reference numbers the fact-check accepts. */
   expertProse: string;
-  /** The coach's personal anchors: deterministic numbers the answer may cite, so they join the Fact Sheet. */
+  /** The coach's personal anchors: deterministic numbers the answer may cite, beside the Fact Sheet. */
   anchors: SynthesisAnchor[];
   /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
   memory?: string;
 }
 
-/** The Fact Sheet: the findings' numbers, then the anchors as `anchor.<key>`, each with its window's length. */
-function synthesisFactSheet(input: Pick<SynthesisInput, 'findings' | 'anchors'>): BuiltFactSheet {
-  const built = buildFactSheet(input.findings);
-  for (const anchor of input.anchors) {
-    if (!Number.isFinite(anchor.value)) continue;
-    const claim = `anchor.${anchor.key}`;
-    const provenance = { source: ANCHOR_SOURCE, n: anchor.n, window: anchor.window };
-    built.sheet[claim] = anchor.value;
-    built.entries.push({ claim, value: anchor.value, unit: anchor.unit, ...provenance });
-    for (const entry of windowEntries(claim, provenance)) {
-      if (hasWindowLength(built.sheet, entry.value)) continue;
-      built.sheet[entry.claim] = entry.value;
-      built.entries.push(entry);
-    }
-  }
-  return built;
-}
-
 export interface SynthesisOutput {
   /** The answer as checked: no number in it fails the fact-check. */
   answer: string;
+  /** Only the validated findings' numbers. */
   factSheet: FactEntry[];
+  /** The coach's anchors the answer could cite: `result.personal_anchors`. Absent in histories recorded before it. */
+  personalAnchors?: PersonalAnchorEntry[];
   factCheck: FactCheckOutcome;
 }
 
@@ -90,8 +78,14 @@ export function createSynthesise(deps: StepDeps) {
     const step = 'synthesis';
     const agent = 'synthesis';
     const { turnId } = input;
-    const { sheet, entries } = synthesisFactSheet(input);
-    const references: FactCheckReferences = { sheet, userMessage: input.userMessage, expertProse: input.expertProse };
+    const { sheet, entries } = buildFactSheet(input.findings);
+    const personalAnchors = personalAnchorEntries(input.anchors);
+    // An answer's number traces to a fact sheet value or to an anchor; anchors are references, not entries.
+    const references: FactCheckReferences = {
+      sheet: { ...sheet, ...anchorReferences(personalAnchors) },
+      userMessage: input.userMessage,
+      expertProse: input.expertProse,
+    };
     const { userMessage, mainAgent, mainAgentDraft, supportingInsights, findings, dataScienceFailed } = input;
     const inputs: SynthesisPromptInputs = {
       userMessage,
@@ -101,6 +95,7 @@ export function createSynthesise(deps: StepDeps) {
       findings,
       dataScienceFailed,
       factSheet: entries,
+      personalAnchors,
     };
     return runStepAttempt(deps.events, turnId, step, async ({ attempt: activityAttempt, signal }) => {
       const startedAt = deps.clock();
@@ -128,7 +123,7 @@ export function createSynthesise(deps: StepDeps) {
           revision: () => attempt + 1,
           completion: { startedAt, at: () => deps.clock(), costUsd },
         });
-        return { answer: ending.answer, factSheet: [], factCheck: ending.factCheck };
+        return { answer: ending.answer, factSheet: [], personalAnchors: [], factCheck: ending.factCheck };
       }
       const write = async (callInputs: SynthesisPromptInputs) => {
         const response = await streamThoughts(deps, {
@@ -180,7 +175,7 @@ export function createSynthesise(deps: StepDeps) {
         revision: () => attempt + 1,
         completion: { startedAt, at: () => deps.clock(), costUsd },
       });
-      return { answer: ending.answer, factSheet: entries, factCheck: ending.factCheck };
+      return { answer: ending.answer, factSheet: entries, personalAnchors, factCheck: ending.factCheck };
     });
   };
 }
