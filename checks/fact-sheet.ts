@@ -66,7 +66,7 @@ function windowLengths(window: string): Array<{ value: number; unit: string | nu
 }
 
 /** Whether the sheet holds this window length already: one entry per length is enough to trace it. */
-export const hasWindowLength = (sheet: FactSheet, value: number) =>
+const hasWindowLength = (sheet: FactSheet, value: number) =>
   Object.entries(sheet).some(([claim, v]) => v === value && isWindowLength(claim));
 
 /** Entries for the window lengths of the fact `claimPrefix` names (a finding's id, an anchor's claim). */

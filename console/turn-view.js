@@ -49,6 +49,8 @@ export class TurnView {
     factCheck: byId('fact-check'),
     factSheet: byId('fact-sheet'),
     factSheetBlock: byId('fact-sheet-block'),
+    personalAnchors: byId('personal-anchors'),
+    personalAnchorsBlock: byId('personal-anchors-block'),
   };
   #stream = null;
   /** `(findingId) => Promise<series>` for the turn on screen: each finding's chart asks it once. */
@@ -101,12 +103,15 @@ export class TurnView {
     for (const key of ['question', 'created', 'cost', 'duration', 'answer', 'validatorSummary']) {
       this.#els[key].textContent = '';
     }
-    for (const key of ['notes', 'agents', 'critic', 'charts', 'factCheck', 'factSheet']) fill(this.#els[key]);
+    for (const key of ['notes', 'agents', 'critic', 'charts', 'factCheck', 'factSheet', 'personalAnchors']) {
+      fill(this.#els[key]);
+    }
     fill(this.#els.gates.tBodies[0]);
     this.#els.agentsSection.hidden = true;
     this.#els.validationSection.hidden = true;
     this.#els.factCheck.hidden = true;
     this.#els.factSheetBlock.hidden = true;
+    this.#els.personalAnchorsBlock.hidden = true;
     this.#setStatus('queued');
     this.setConnection('connecting', 'Connecting…');
     this.#ticker = setInterval(() => requestAnimationFrame(() => this.#tick()), TICK_MS);
@@ -359,7 +364,11 @@ export class TurnView {
     fill(
       list,
       issues.length === 0
-        ? h('li', { className: 'fact-check-ok' }, 'Fact-check: every number in the answer traces to the fact sheet.')
+        ? h(
+            'li',
+            { className: 'fact-check-ok' },
+            'Fact-check: every number in the answer traces to the fact sheet or your personal anchors.',
+          )
         : issues.map((issue) =>
             h(
               'li',
@@ -375,8 +384,11 @@ export class TurnView {
     this.#root.dataset.answered = 'true';
     this.#setStatus('completed');
     if (snapshot) this.#note('info', 'This turn’s events are past their replay window: showing the stored turn.');
-    this.#renderAnswer(result.answer, result.fact_sheet);
-    this.#renderFactSheet(result.fact_sheet);
+    // Turns completed before anchors had a field of their own have none (theirs are on the fact sheet).
+    const anchors = result.personal_anchors ?? [];
+    this.#renderAnswer(result.answer, result.fact_sheet, anchors);
+    this.#renderFacts(this.#els.factSheetBlock, this.#els.factSheet, result.fact_sheet);
+    this.#renderFacts(this.#els.personalAnchorsBlock, this.#els.personalAnchors, anchors);
     const v = result.validator;
     if (v.findings_total > 0) {
       this.#els.validatorSummary.textContent =
@@ -397,25 +409,31 @@ export class TurnView {
     this.#stopTicking();
   }
 
-  /** The answer as text nodes, with each number that a fact-sheet value stands behind in a <mark>. */
-  #renderAnswer(answer, factSheet) {
+  /**
+   * The answer as text nodes, with each number that a fact-sheet value or a personal anchor stands behind in a
+   * <mark> that says which.
+   */
+  #renderAnswer(answer, factSheet, anchors) {
     const parts = [];
     let at = 0;
-    for (const { start, end, fact } of factSheetNumbers(answer, factSheet)) {
+    for (const { start, end, fact } of factSheetNumbers(answer, [...factSheet, ...anchors])) {
       parts.push(answer.slice(at, start));
-      const title = `${fact.claim} = ${fact.value}${fact.unit ? ` ${fact.unit}` : ''} (fact sheet)`;
-      parts.push(h('mark', { className: 'fact', title, dataset: { claim: fact.claim } }, answer.slice(start, end)));
+      const anchor = anchors.includes(fact);
+      const title = `${fact.claim} = ${fact.value}${fact.unit ? ` ${fact.unit}` : ''} (${anchor ? 'personal anchor' : 'fact sheet'})`;
+      const dataset = { claim: fact.claim, source: anchor ? 'personal_anchor' : 'fact_sheet' };
+      parts.push(h('mark', { className: 'fact', title, dataset }, answer.slice(start, end)));
       at = end;
     }
     parts.push(answer.slice(at));
     fill(this.#els.answer, parts);
   }
 
-  #renderFactSheet(factSheet) {
-    this.#els.factSheetBlock.hidden = factSheet.length === 0;
+  /** A list of fact-sheet entries or personal anchors (`{ claim, value, unit, n, window }`), hidden when empty. */
+  #renderFacts(block, list, facts) {
+    block.hidden = facts.length === 0;
     fill(
-      this.#els.factSheet,
-      factSheet.map((fact) =>
+      list,
+      facts.map((fact) =>
         h(
           'li',
           {},
@@ -426,7 +444,11 @@ export class TurnView {
             { title: String(fact.value) },
             `${formatFactValue(fact.value)}${fact.unit ? ` ${fact.unit}` : ''}`,
           ),
-          [fact.n !== null ? ` · n = ${fact.n}` : '', fact.window ? ` · ${fact.window}` : ''].join(''),
+          [
+            fact.label ? ` · ${fact.label}` : '',
+            fact.n !== null ? ` · n = ${fact.n}` : '',
+            fact.window ? ` · ${fact.window}` : '',
+          ].join(''),
           fact.verdict ? h('span', { className: 'conditional' }, ` ${fact.verdict}`) : null,
         ),
       ),

@@ -54,6 +54,23 @@ export const factEntrySchema = z.object({
 });
 export type FactEntry = z.infer<typeof factEntrySchema>;
 
+/**
+ * A personal anchor (docs/design.md#personal-anchors): a number about the user that our own code computed from
+ * their rows for the Health Coach to cite (a recent mean, or its change). Not a finding, so not on the fact
+ * sheet; the fact-check traces an answer's number to it all the same.
+ */
+export const personalAnchorEntrySchema = z.object({
+  claim: z
+    .string()
+    .describe('anchor.<metric>_mean_14d or anchor.<metric>_change_14d: the name the answer and the fact-check use.'),
+  label: z.string().describe('What it is, in words ("average nightly sleep").'),
+  value: z.number(),
+  unit: z.string().nullable(),
+  n: z.number().int().describe('The days with a value it was computed from.'),
+  window: z.string().describe('The days it covers, counted back from the latest day in the data.'),
+});
+export type PersonalAnchorEntry = z.infer<typeof personalAnchorEntrySchema>;
+
 const validatorCountsSchema = z.object({
   findings_total: z.number().int(),
   findings_validated: z.number().int(),
@@ -106,7 +123,21 @@ export type FactCheckOutcome = z.infer<typeof factCheckOutcomeSchema>;
 
 export const turnResultSchema = z.object({
   answer: z.string().min(1),
-  fact_sheet: z.array(factEntrySchema),
+  fact_sheet: z
+    .array(factEntrySchema)
+    .describe(
+      'Every validated number the answer may cite, with its provenance: only findings that survived validation ' +
+        '(a conditional one tagged, for the answer to hedge).',
+    ),
+  personal_anchors: z
+    .array(personalAnchorEntrySchema)
+    .describe(
+      "The Health Coach's personal anchors: the user's own recent levels, computed by our code from their rows for " +
+        'the coach to cite. Not validated findings, so not on the fact sheet; a number of the answer may trace to ' +
+        'one. Empty when the coach did not run; absent from turns answered before it was a field of its own ' +
+        '(their anchors are on the fact sheet, with source personal_anchor).',
+    )
+    .optional(),
   agents_used: z.array(z.enum(AGENTS)),
   validator: validatorCountsSchema,
   cost_usd: z.number(),
@@ -115,7 +146,7 @@ export const turnResultSchema = z.object({
   fact_check: factCheckOutcomeSchema
     .describe(
       'The numeric fact-check (step 7b): what it found in the answer as first written and how the answer was repaired. ' +
-        'The answer states no number that does not trace to the fact sheet, the user message or the Domain Expert.',
+        'The answer states no number that does not trace to the fact sheet, the personal anchors, the user message or the Domain Expert.',
     )
     .optional(),
 });
@@ -154,6 +185,12 @@ const turnDataSnapshotSchema = z.object({
   daily_rows: z.number().int().min(0).describe('Daily summaries in the snapshot.'),
   workouts: z.number().int().min(0).describe('Workouts in the snapshot.'),
   lab_results: z.number().int().min(0).describe('Lab results in the snapshot.'),
+  lab_results_withheld: z
+    .boolean()
+    .describe(
+      'True when the turn said context.include_biomarkers: false: its lab results were left out of the snapshot ' +
+        '(lab_results is 0), so no step of the turn, and no model, saw any.',
+    ),
   profile: z.boolean().describe('Whether the user had a profile when it was taken.'),
 });
 export type TurnDataSnapshot = z.infer<typeof turnDataSnapshotSchema>;

@@ -12,6 +12,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { MEMORY_CATEGORIES, TESTED_HYPOTHESIS, type Memory } from '../contracts/memory';
 import { CREDENTIAL_DESCRIPTIONS, findCredential, type CredentialKind } from './credentials-in-text';
+import { LAB_BIOMARKER_NAMES } from './health-data/labs';
 import { newId } from './ids';
 import { inTransaction } from './pg-pool';
 import { memoryCreatedEvent, recordWebhookEvents } from './webhooks/outbox';
@@ -187,6 +188,24 @@ export async function deleteMemory(pool: Pool, userId: string, memoryId: string)
 }
 
 /**
+ * What a turn reads of memory: all of it, or, for a turn that says `include_biomarkers: false`, none of the
+ * entries validation wrote about a lab biomarker (docs/design.md#lab-results-left-out-of-a-turn).
+ */
+export interface MemoryReadScope {
+  withoutLabs?: boolean;
+}
+
+/**
+ * The SQL condition that keeps an entry in a read of `scope`, given the parameter that holds `labsParam(scope)`.
+ * An entry written from a finding names its feature and target in `meta`; one about a lab biomarker carries the
+ * user's lab values (its text, its effect), so a turn without labs does not read it. Any other entry is kept.
+ */
+const keptBy = (labsParam: string) =>
+  `NOT COALESCE(m.meta->>'feature' = ANY(${labsParam}::text[]) OR m.meta->>'target' = ANY(${labsParam}::text[]), false)`;
+const labsParam = ({ withoutLabs = false }: MemoryReadScope): readonly string[] =>
+  withoutLabs ? LAB_BIOMARKER_NAMES : [];
+
+/**
  * SQL: true when entry `m` is superseded, that is, a turn wrote it about a tested hypothesis (`meta.tested`) and a
  * later turn tested the same hypothesis again (docs/design.md#memory). A superseded entry is still memory: it is
  * kept until the user deletes it and `GET /v1/memory` lists it. Only the readers that act on memory (the injected
@@ -199,17 +218,19 @@ const SUPERSEDED = `(m.source_turn_id IS NOT NULL AND m.meta IS NOT NULL AND m.m
     AND later.meta->>'tested' = m.meta->>'tested' AND (later.created_at, later.id) > (m.created_at, m.id)))`;
 
 /**
- * The user's `tested_hypothesis` entries, newest first, their text and their meta as written: the newest test of
- * each hypothesis only (the entries of earlier tests are kept, but superseded).
+ * The user's `tested_hypothesis` entries in `scope`, newest first, their text and their meta as written: the newest
+ * test of each hypothesis only (the entries of earlier tests are kept, but superseded).
  */
 export async function testedHypothesisEntries(
   pool: Pool,
   userId: string,
+  scope: MemoryReadScope = {},
 ): Promise<Array<{ text: string; meta: unknown }>> {
   const { rows } = await pool.query<{ text: string; meta: unknown }>(
-    `SELECT text, meta FROM memory_entries m WHERE m.user_id = $1 AND m.category = $2 AND NOT ${SUPERSEDED}
+    `SELECT text, meta FROM memory_entries m
+     WHERE m.user_id = $1 AND m.category = $2 AND NOT ${SUPERSEDED} AND ${keptBy('$3')}
      ORDER BY m.created_at DESC, m.id DESC`,
-    [userId, TESTED_HYPOTHESIS],
+    [userId, TESTED_HYPOTHESIS, labsParam(scope)],
   );
   return rows;
 }
@@ -387,16 +408,17 @@ function summaryLine(entry: SummaryEntry): string {
 
 /**
  * The compact memory summary injected into the agents' system prompts (docs/design.md#injection):
- * the most recent entries, at most 80, grouped by category, newest first in each group. Of a hypothesis tested
- * more than once, only the newest test's entries (its verdict, and its insight if it became one): an earlier
+ * the most recent entries in `scope`, at most 80, grouped by category, newest first in each group. Of a hypothesis
+ * tested more than once, only the newest test's entries (its verdict, and its insight if it became one): an earlier
  * verdict is kept in memory but no longer read into a turn, so it neither contradicts the newest nor takes one
  * of the 80 places. '' when the user has no memory.
  */
-export async function memorySummary(pool: Pool, userId: string): Promise<string> {
+export async function memorySummary(pool: Pool, userId: string, scope: MemoryReadScope = {}): Promise<string> {
   const { rows: entries } = await pool.query<SummaryEntry>(
-    `SELECT category, text, created_at, meta FROM memory_entries m WHERE m.user_id = $1 AND NOT ${SUPERSEDED}
+    `SELECT category, text, created_at, meta FROM memory_entries m
+     WHERE m.user_id = $1 AND NOT ${SUPERSEDED} AND ${keptBy('$3')}
      ORDER BY m.created_at DESC, m.id DESC LIMIT $2`,
-    [userId, MEMORY_SUMMARY_LIMIT],
+    [userId, MEMORY_SUMMARY_LIMIT, labsParam(scope)],
   );
   return SUMMARY_SECTIONS.flatMap(({ category, title }) => {
     const lines = entries.filter((e) => e.category === category).map(summaryLine);

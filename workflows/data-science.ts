@@ -37,7 +37,9 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
   );
   let { code } = written;
   costUsd += written.costUsd;
-  let run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, invocation, code }));
+  // The plan's table: a run over one the turn left out (`include_biomarkers: false`) is refused, not debugged.
+  const table = plan.spec.table;
+  let run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, invocation, code, table }));
 
   for (let i = 1; run.status === 'error' && run.debuggable && i <= request.maxDebugIterations; i++) {
     const error = run.error;
@@ -46,7 +48,7 @@ export async function runDataScienceAgent(step: StepRunner, request: DataScience
     );
     code = fixed.code;
     costUsd += fixed.costUsd;
-    run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, invocation, code }));
+    run = await step('ds_run', () => computeSteps.runAnalysis({ turnId, userId, invocation, code, table }));
   }
 
   if (run.status === 'error') {

@@ -23,7 +23,14 @@ export async function investigatorTurn(
   const question = lastUserMessage(messages);
   const memory = recalled ?? (await recallMemory(step, input));
   const proposed = await step('investigator_hypotheses', () =>
-    modelSteps.proposeHypotheses({ turnId, userId, question, memory, includeMemory: input.context.include_memory }),
+    modelSteps.proposeHypotheses({
+      turnId,
+      userId,
+      question,
+      memory,
+      includeMemory: input.context.include_memory,
+      includeBiomarkers: input.context.include_biomarkers,
+    }),
   );
   const { findings } = await step('investigator_test', () =>
     bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),

@@ -17,7 +17,11 @@ const MEMORY_READ_AT_TURN_START = 'memory-read-at-turn-start';
 
 export async function recallMemory(step: StepRunner, input: TurnWorkflowInput): Promise<string> {
   const { summary } = await step('recall_memory', () =>
-    bookkeepingSteps().recallMemory({ userId: input.userId, includeMemory: input.context.include_memory }),
+    bookkeepingSteps().recallMemory({
+      userId: input.userId,
+      includeMemory: input.context.include_memory,
+      includeBiomarkers: input.context.include_biomarkers,
+    }),
   );
   return summary;
 }

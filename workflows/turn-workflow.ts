@@ -179,7 +179,6 @@ async function specialistTurn(
         invocation,
         supportingInsights,
         memory,
-        includeBiomarkers: input.context.include_biomarkers,
       }),
     );
     expertAnswers.push(answer.answer);
@@ -285,6 +284,7 @@ async function specialistTurn(
       turnId,
       answer: synthesis.answer,
       factSheet: synthesis.factSheet,
+      personalAnchors: synthesis.personalAnchors,
       agentsUsed: AGENT_ORDER.filter((agent) => agentsUsed.has(agent)),
       validator: validatorCounts(validated),
       factCheck: synthesis.factCheck,

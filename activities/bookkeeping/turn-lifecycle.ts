@@ -7,7 +7,14 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { TurnErrorBody } from '../../contracts/errors';
 import type { TurnPath } from '../../contracts/steps';
-import type { AgentName, FactCheckOutcome, FactEntry, TurnResult, ValidatorCounts } from '../../contracts/turn';
+import type {
+  AgentName,
+  FactCheckOutcome,
+  FactEntry,
+  PersonalAnchorEntry,
+  TurnResult,
+  ValidatorCounts,
+} from '../../contracts/turn';
 import { newId } from '../../platform/ids';
 import { metrics } from '../../platform/metrics';
 import { endTurn } from '../../platform/turn-ending';
@@ -17,6 +24,12 @@ export interface CompleteTurnInput {
   turnId: string;
   answer: string;
   factSheet: FactEntry[];
+  /**
+   * The coach's anchors the answer could cite (none when the coach did not run). Absent on a path with no
+   * synthesis, and when a history recorded before anchors had a field of their own replays: its synthesis
+   * put them on the fact sheet, with the source `personal_anchor`.
+   */
+  personalAnchors?: PersonalAnchorEntry[];
   agentsUsed: AgentName[];
   validator: ValidatorCounts;
   /** The fact-check's outcome (step 7b); absent when a history recorded before the check was binding replays. */
@@ -36,6 +49,18 @@ type Deps = Pick<StepDeps, 'pool' | 'events' | 'clock'>;
 
 /** The sum of every LLM call charged to the turn (failed attempts included), as the ledger adds it up. */
 const roundedUsd = (total: string | null) => Number(Number(total ?? 0).toFixed(6));
+
+/** The fact sheet's source for an anchor, from syntheses recorded before anchors had a field of their own. */
+const LEGACY_ANCHOR_SOURCE = 'personal_anchor';
+
+/**
+ * `result.personal_anchors`: the anchors synthesis returned, or none. Left out, as on the turns completed before
+ * it was a field, when a synthesis recorded before then put the anchors on the fact sheet.
+ */
+function personalAnchorsOf({ personalAnchors, factSheet }: CompleteTurnInput): PersonalAnchorEntry[] | undefined {
+  if (personalAnchors) return personalAnchors;
+  return factSheet.some((entry) => entry.source === LEGACY_ANCHOR_SOURCE) ? undefined : [];
+}
 
 export function createTurnLifecycle({ pool, events, clock }: Deps) {
   async function startTurn({ turnId }: { turnId: string }): Promise<void> {
@@ -67,9 +92,11 @@ export function createTurnLifecycle({ pool, events, clock }: Deps) {
     );
     const now = clock();
     const startedAt = current.rows[0].started_at ?? now;
+    const personalAnchors = personalAnchorsOf(input);
     const result: TurnResult = {
       answer: input.answer,
       fact_sheet: input.factSheet,
+      ...(personalAnchors ? { personal_anchors: personalAnchors } : {}),
       agents_used: input.agentsUsed,
       validator: input.validator,
       cost_usd: roundedUsd(current.rows[0].total),

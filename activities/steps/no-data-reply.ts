@@ -2,7 +2,9 @@
  * The reply to a question about the user's data when the turn's snapshot has none of the rows it needs
  * (docs/design.md#no-data-to-compute-from). Whether there is data is known from the snapshot's row counts,
  * so the reply is decided in code, with no model call: it says which tables are empty and how to fill them,
- * and states no number (its fact-check finds nothing to check, and the fact sheet is empty).
+ * and states no number (its fact-check finds nothing to check, and the fact sheet is empty). Lab results the
+ * turn left out (`include_biomarkers: false`) are not called missing: the reply says they were left out at
+ * the user's request (docs/design.md#lab-results-left-out-of-a-turn).
  */
 import type { TurnDataCounts } from '../../platform/health-data/snapshot';
 
@@ -44,6 +46,21 @@ const DOCS_POINTER =
 const rowsOf = (counts: TurnDataCounts, table: DataTable): boolean =>
   table === 'profile' ? counts.profile : counts[table] > 0;
 
+/**
+ * Whether the snapshot has no rows of `table` because the turn left them out (`include_biomarkers: false`), not
+ * because there are none: nothing is computed from it, and no reply asks for it to be uploaded.
+ */
+export const withheld = (counts: TurnDataCounts, table: DataTable): boolean => table === 'labs' && counts.labsWithheld;
+
+/**
+ * Said where the user's lab results would have been used when the turn left them out: why their own values are
+ * not in the answer, and how to have them used. Like the other notes, it states no number.
+ */
+const LABS_WITHHELD_NOTE =
+  "Your lab results were left out of this turn at your request (`include_biomarkers: false`), so I haven't " +
+  'looked at your own values. Ask again with biomarkers included (the default; `amy ask` without ' +
+  '`--no-biomarkers`) to have them used.';
+
 /** True when none of `tables` has a row in the snapshot: there is nothing to compute the answer from. */
 export const lacksData = (counts: TurnDataCounts, tables: readonly DataTable[]): boolean =>
   tables.every((table) => !rowsOf(counts, table));
@@ -58,7 +75,14 @@ const list = (names: string[], conjunction: 'and' | 'or'): string =>
  */
 export function noDataReply(counts: TurnDataCounts, needed: readonly DataTable[]): string {
   const present = ALL_TABLES.filter((table) => rowsOf(counts, table));
-  const missing = needed.filter((table) => !rowsOf(counts, table));
+  const missing = needed.filter((table) => !rowsOf(counts, table) && !withheld(counts, table));
+  const withheldNote = needed.some((table) => withheld(counts, table)) ? [LABS_WITHHELD_NOTE] : [];
+  if (missing.length === 0) {
+    // All the question needed was the lab results the user left out: there is nothing to upload.
+    return `I can't answer that from your own lab results, and I won't guess a number. ${LABS_WITHHELD_NOTE}`;
+  }
+  // With the labs left out, an empty snapshot does not mean the user has uploaded nothing.
+  const nothingUploaded = present.length === 0 && !counts.labsWithheld;
   const missingNames = list(
     missing.map((t) => TABLE_NAMES[t]),
     'or',
@@ -67,16 +91,20 @@ export function noDataReply(counts: TurnDataCounts, needed: readonly DataTable[]
     present.map((t) => TABLE_NAMES[t]),
     'and',
   );
-  const opening =
-    present.length === 0
-      ? "I can't answer that from your data yet: you haven't uploaded any health data, so there is nothing " +
-        "of yours to compute from, and I won't guess a number."
-      : `I can't answer that from your data yet: you have no ${missingNames} uploaded, which is what this ` +
-        `needs, and I won't guess a number. (What you have uploaded so far: ${presentNames}.)`;
-  const toUpload = present.length === 0 ? ALL_TABLES : missing;
-  return [opening, 'To add your data, upload:', toUpload.map((t) => HOW_TO_UPLOAD[t]).join('\n'), DOCS_POINTER].join(
-    '\n\n',
-  );
+  const opening = nothingUploaded
+    ? "I can't answer that from your data yet: you haven't uploaded any health data, so there is nothing " +
+      "of yours to compute from, and I won't guess a number."
+    : `I can't answer that from your data yet: you have no ${missingNames} uploaded, which is what this ` +
+      `needs, and I won't guess a number.` +
+      (present.length > 0 ? ` (What you have uploaded so far: ${presentNames}.)` : '');
+  const toUpload = nothingUploaded ? ALL_TABLES : missing;
+  return [
+    opening,
+    ...withheldNote,
+    'To add your data, upload:',
+    toUpload.map((t) => HOW_TO_UPLOAD[t]).join('\n'),
+    DOCS_POINTER,
+  ].join('\n\n');
 }
 
 /**
@@ -97,3 +125,13 @@ export const NO_LABS_NOTE =
   "You have no lab results uploaded yet, so I couldn't look up your own. " +
   'To add them: `POST /v1/data/labs` (rows or a FHIR Bundle), or `amy data upload labs <file>`; ' +
   'the fields are in the health data section of the API docs (`docs/api.md#health-data`).';
+
+/**
+ * The note after an answer to a question about the user's own labs, from the snapshot's counts: none when the
+ * snapshot holds lab results; that they were left out at the user's request when the turn withheld them;
+ * otherwise that none are uploaded, and how to add them.
+ */
+export function ownLabsNote(counts: TurnDataCounts): string | null {
+  if (counts.labs > 0) return null;
+  return counts.labsWithheld ? LABS_WITHHELD_NOTE : NO_LABS_NOTE;
+}

@@ -80,7 +80,7 @@ const turnColumns = (
   -- The snapshot's counts only, never its rows: a turn is read far more often than its data is.
   (SELECT jsonb_build_object('taken_at', to_char(s.taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
      'daily_rows', s.daily_rows, 'workouts', s.workout_rows, 'lab_results', s.lab_rows,
-     'profile', s.profile IS NOT NULL)
+     'lab_results_withheld', s.labs_withheld, 'profile', s.profile IS NOT NULL)
    FROM turn_data_snapshots s WHERE s.turn_id = turns.id) AS data_snapshot`;
 const TURN_COLUMNS = turnColumns();
 

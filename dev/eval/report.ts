@@ -38,12 +38,12 @@ after another; the three users run side by side.
 **What is scored.**
 
 - _Answer numbers traced_: the final answer of every completed turn through \`factCheckReply\`
-  (checks/fact-check.ts) against the Turn's \`fact_sheet\`, the user's message and the Domain
+  (checks/fact-check.ts) against the Turn's \`fact_sheet\` and \`personal_anchors\`, the user's message and the Domain
   Expert's prose (its \`agent.thought\` narration); the share of the answer's numbers that trace, and how many
   of those trace only to the user's message or only to the Domain Expert's prose (which nothing checks against
   the data). The service's own \`result.fact_check\` is reported beside it when the Turn carries it.
-- _Fact Sheet numbers reproduced_: every number of a finding (\`ds-…\`, and \`inv-…\` and the Health
-  Coach's \`anchor.…\`) recomputed by the eval from the rows in Postgres (\`dev/eval/recompute.ts\`, which
+- _Fact Sheet numbers reproduced_: every number of a finding (\`ds-…\`, and \`inv-…\`), and each of the Health
+  Coach's personal anchors (\`anchor.…\`), recomputed by the eval from the rows in Postgres (\`dev/eval/recompute.ts\`, which
   shares no code with the service's reproduction gate), and compared with the fact-check's tolerance (2 %, at
   least 0.05). The window comes from the Fact Sheet entry's \`window\` label, the statistic from the
   \`reproduction\` gate's event, the metric from the Data Science plan's narrated spec (or the finding's id).

@@ -8,6 +8,7 @@
 import type { TurnEvent } from '../../contracts/events';
 import type { FactEntry } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';
+import { citableNumbers } from '../../checks/personal-anchors';
 import { extractNumbers } from '../../checks/numbers';
 import type { AskedTurn } from './client';
 import { EXPECTED_AGENTS, type AskedComputation, type EvalQuestion } from './questions';
@@ -35,7 +36,7 @@ interface NumberCheck {
 
 export interface FindingCheck {
   id: string;
-  /** `data_science`, `investigator`, `personal_anchor`, … as the Fact Sheet names it. */
+  /** `data_science`, `investigator` as the Fact Sheet names it, or `personal_anchor` for the coach's anchors. */
   source: string;
   /** The reproduction gate's verdict on the finding, when it ran. */
   reproductionGate: 'passed' | 'failed' | 'skipped' | null;
@@ -183,8 +184,18 @@ export function checkTurn(
   calendar: DailyCalendar,
 ): TurnCheck {
   const result = turn.result;
-  const sheetEntries = result?.fact_sheet ?? [];
-  const sheet = Object.fromEntries(sheetEntries.map((e) => [e.claim, e.value]));
+  // The coach's anchors are reproduced like the findings' numbers, though they are not on the fact sheet (turns
+  // completed before they had a field of their own have them there, with this source).
+  const anchorEntries: FactEntry[] = (result?.personal_anchors ?? []).map(({ claim, value, unit, n, window }) => ({
+    claim,
+    value,
+    unit,
+    source: 'personal_anchor',
+    n,
+    window,
+  }));
+  const sheetEntries = [...(result?.fact_sheet ?? []), ...anchorEntries];
+  const sheet = result ? citableNumbers(result) : {};
   const answer = result?.answer ?? '';
   const expertProse = thoughts(events, 'domain_expert');
   const untracedWithout = (message: string, prose: string) =>

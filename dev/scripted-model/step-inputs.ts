@@ -15,7 +15,7 @@ import {
   findingSchema,
   gatesOutcomeSchema,
 } from '../../contracts/findings';
-import { factEntrySchema, messageSchema } from '../../contracts/turn';
+import { factEntrySchema, messageSchema, personalAnchorEntrySchema } from '../../contracts/turn';
 import { literaturePriorSchema } from '../../activities/data/literature-priors';
 import { criticVerdictSchema } from '../../activities/steps/critic/verdict';
 import { WEEKDAYS } from '../../activities/agents/investigator/digest';
@@ -160,6 +160,7 @@ const STEP_INPUT_SCHEMAS = {
     supportingInsights: z.string(),
     findings: z.array(synthesisFinding),
     factSheet: z.array(factEntrySchema),
+    personalAnchors: z.array(personalAnchorEntrySchema),
     dataScienceFailed: z.boolean(),
     repair: z
       .object({

@@ -9,6 +9,11 @@
  * The copy is one INSERT … SELECT: one statement sees one snapshot of the database, so an upload that commits
  * while it runs is wholly in it or wholly out. ON CONFLICT DO NOTHING makes the first of two racing copies the
  * one that stands (the second waits on the key, then inserts nothing and reads the first).
+ *
+ * A turn that says `context.include_biomarkers: false` gets a snapshot without lab results, marked withheld
+ * (docs/design.md#lab-results-left-out-of-a-turn). The flag is applied here, once, and not by each step: every
+ * step reads the user's data through this snapshot, so none of them, nor one added later, can hand a lab value
+ * to the model, the sandbox or the gates.
  */
 import type { Pool } from 'pg';
 import { DAILY_METRICS, type BiomarkerRow, type DailyRow, type HealthProfileRow, type WorkoutRow } from './records';
@@ -23,6 +28,8 @@ export interface TurnDataRef {
 /** What a turn computes over: its user's data as the snapshot holds it (labs newest first). */
 export interface TurnHealthData extends UserHealthData {
   labs: BiomarkerRow[];
+  /** The turn said `include_biomarkers: false`: `labs` is empty because the user's lab results were left out. */
+  labsWithheld: boolean;
 }
 
 /** Thrown when the turn is not the user's (or does not exist): there is nothing of theirs to read. */
@@ -37,11 +44,18 @@ const WORKOUT_FIELDS = `'date', ${DAY('w.date')}, ${fields(['type', 'duration_mi
 const LAB_FIELDS = `'taken_on', ${DAY('b.taken_on')}, ${fields(['name', 'value', 'unit'], 'b')}`;
 const PROFILE_FIELDS = fields(['sex', 'birth_year', 'height_cm', 'weight_kg'], 'p');
 
-/** The user's rows as they are now, in the order the live reads give them, as one row of the snapshot table. */
+/**
+ * The user's rows as they are now, in the order the live reads give them, as one row of the snapshot table; their
+ * lab results only when the turn's context lets them in (a context stored without the flag means the default, true).
+ */
 const TAKE_SNAPSHOT = `
-  INSERT INTO turn_data_snapshots (turn_id, user_id, daily, workouts, labs, profile, daily_rows, workout_rows, lab_rows)
-  SELECT t.id, t.user_id, daily.rows, workouts.rows, labs.rows, profile.row, daily.n, workouts.n, labs.n
+  INSERT INTO turn_data_snapshots
+    (turn_id, user_id, daily, workouts, labs, profile, daily_rows, workout_rows, lab_rows, labs_withheld)
+  SELECT t.id, t.user_id, daily.rows, workouts.rows, labs.rows, profile.row, daily.n, workouts.n, labs.n,
+         NOT biomarkers.included
   FROM turns t
+  CROSS JOIN LATERAL (
+    SELECT COALESCE((t.context->>'include_biomarkers')::boolean, true) AS included) biomarkers
   CROSS JOIN LATERAL (
     SELECT COALESCE(jsonb_agg(jsonb_build_object(${DAILY_FIELDS}) ORDER BY d.date), '[]'::jsonb) AS rows,
            count(*)::int AS n
@@ -53,12 +67,12 @@ const TAKE_SNAPSHOT = `
   CROSS JOIN LATERAL (
     SELECT COALESCE(jsonb_agg(jsonb_build_object(${LAB_FIELDS}) ORDER BY b.taken_on DESC, b.id DESC), '[]'::jsonb) AS rows,
            count(*)::int AS n
-    FROM lab_biomarkers b WHERE b.user_id = t.user_id) labs
+    FROM lab_biomarkers b WHERE b.user_id = t.user_id AND biomarkers.included) labs
   LEFT JOIN LATERAL (
     SELECT jsonb_build_object(${PROFILE_FIELDS}) AS row FROM health_profiles p WHERE p.user_id = t.user_id) profile ON true
   WHERE t.id = $1 AND t.user_id = $2
   ON CONFLICT (turn_id) DO NOTHING
-  RETURNING user_id, daily, workouts, labs, profile`;
+  RETURNING user_id, daily, workouts, labs, profile, labs_withheld`;
 
 interface SnapshotRow {
   user_id: string;
@@ -66,11 +80,12 @@ interface SnapshotRow {
   workouts: WorkoutRow[];
   labs: BiomarkerRow[];
   profile: HealthProfileRow | null;
+  labs_withheld: boolean;
 }
 
 async function selectSnapshot(pool: Pool, turnId: string): Promise<SnapshotRow | null> {
   const { rows } = await pool.query<SnapshotRow>(
-    'SELECT user_id, daily, workouts, labs, profile FROM turn_data_snapshots WHERE turn_id = $1',
+    'SELECT user_id, daily, workouts, labs, profile, labs_withheld FROM turn_data_snapshots WHERE turn_id = $1',
     [turnId],
   );
   return rows[0] ?? null;
@@ -122,6 +137,7 @@ export async function readTurnHealthData(pool: Pool, { turnId, userId }: TurnDat
     daily: row.daily.map(dailyRow),
     workouts: row.workouts.map(workoutRow),
     labs: row.labs.map(labRow),
+    labsWithheld: row.labs_withheld,
   };
 }
 
@@ -150,6 +166,8 @@ export interface TurnDataCounts {
   workouts: number;
   labs: number;
   profile: boolean;
+  /** No lab results because the turn left them out (`include_biomarkers: false`), whatever the user has. */
+  labsWithheld: boolean;
 }
 
 /** The counts of `data`, the turn's snapshot as `readTurnHealthData` gives it. */
@@ -158,6 +176,7 @@ export const turnDataCounts = (data: TurnHealthData): TurnDataCounts => ({
   workouts: data.workouts.length,
   labs: data.labs.length,
   profile: data.profile !== null,
+  labsWithheld: data.labsWithheld,
 });
 
 /**
@@ -166,11 +185,25 @@ export const turnDataCounts = (data: TurnHealthData): TurnDataCounts => ({
  * what the computing steps saw.
  */
 export async function readTurnDataCounts(pool: Pool, turnId: string): Promise<TurnDataCounts | null> {
-  const { rows } = await pool.query<{ daily_rows: number; workout_rows: number; lab_rows: number; profile: boolean }>(
-    `SELECT daily_rows, workout_rows, lab_rows, profile IS NOT NULL AS profile
+  const { rows } = await pool.query<{
+    daily_rows: number;
+    workout_rows: number;
+    lab_rows: number;
+    profile: boolean;
+    labs_withheld: boolean;
+  }>(
+    `SELECT daily_rows, workout_rows, lab_rows, profile IS NOT NULL AS profile, labs_withheld
      FROM turn_data_snapshots WHERE turn_id = $1`,
     [turnId],
   );
   const row = rows[0];
-  return row ? { daily: row.daily_rows, workouts: row.workout_rows, labs: row.lab_rows, profile: row.profile } : null;
+  return row
+    ? {
+        daily: row.daily_rows,
+        workouts: row.workout_rows,
+        labs: row.lab_rows,
+        profile: row.profile,
+        labsWithheld: row.labs_withheld,
+      }
+    : null;
 }

@@ -36,6 +36,7 @@ export type {
   Message,
   TurnContext,
   FactEntry,
+  PersonalAnchorEntry,
   FactCheckOutcome,
   TurnProgress,
 } from '../../contracts/turn';

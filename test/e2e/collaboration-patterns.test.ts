@@ -2,13 +2,14 @@
  * Every routing outcome end to end (docs/design.md#collaboration-patterns): each pattern, the fallback
  * and the corner cases, asked through the HTTP API on the demo user and watched over SSE with a real
  * EventSource client. For every completed answer: `agents_used` is the set of agents that ran, no
- * number in the answer is missing from its Fact Sheet (within tolerance or an exemption), and no URL
- * in it is one a tool did not return.
+ * number in the answer is missing from its Fact Sheet or its personal anchors (within tolerance or an
+ * exemption), and no URL in it is one a tool did not return.
  */
 import { Pool } from 'pg';
 import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';
+import { citableNumbers } from '../../checks/personal-anchors';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { api, expectSchema } from '../support/http';
@@ -51,11 +52,11 @@ async function ask(content: string): Promise<Asked> {
   return { turn, events: stream.events };
 }
 
-/** The invariant of every completed answer: its numbers trace to its Fact Sheet, its URLs to a tool. */
+/** The invariant of every completed answer: its numbers trace to its Fact Sheet or anchors, its URLs to a tool. */
 async function expectTrustworthy({ turn }: Asked, userMessage: string) {
   expect(turn.status).toBe('completed');
-  const { answer, fact_sheet } = turn.result!;
-  const sheet = Object.fromEntries(fact_sheet.map((e) => [e.claim, e.value]));
+  const { answer } = turn.result!;
+  const sheet = citableNumbers(turn.result!);
   const expertProse = await expertAnswers(turn.id);
   expect(factCheckReply(answer, sheet, userMessage, expertProse)).toEqual([]);
   const toolOutput = toolResultsText();
@@ -140,7 +141,8 @@ describe('the six collaboration patterns', () => {
     const asked = await ask(question);
     await expectTrustworthy(asked, question);
     expect(asked.turn.result!.agents_used).toEqual(['health_coach']);
-    expect(asked.turn.result!.fact_sheet.some((e) => e.claim.startsWith('anchor.'))).toBe(true);
+    expect(asked.turn.result!.personal_anchors!.length).toBeGreaterThan(0);
+    expect(asked.turn.result!.fact_sheet).toEqual([]);
   });
 
   test('5. coaching on my data: Data Science supports the coach, validated before the coach speaks', async () => {

@@ -389,6 +389,34 @@ describe('a data question, watched live', () => {
   });
 });
 
+test('coaching on my data: the personal anchors are listed apart from the fact sheet, the quoted one marked as one', async () => {
+  const session = await openConsole();
+  const { page } = session;
+  try {
+    await signIn(page);
+    const turnId = await ask(page, 'Using my data, how can I get my bedtime more regular?');
+    await waitForAnswer(page, turnId);
+    const result = await endOf(turnId);
+    const anchors = result.personal_anchors ?? [];
+    expect(anchors.length).toBeGreaterThan(0);
+    expect(result.fact_sheet.some((fact) => fact.claim.startsWith('anchor.'))).toBe(false);
+
+    const listed = async (list: string) => page.locator(`#${list} li code`).allTextContents();
+    expect(await listed('fact-sheet')).toEqual(result.fact_sheet.map((fact) => fact.claim));
+    expect(await listed('personal-anchors')).toEqual(anchors.map((anchor) => anchor.claim));
+    expect(await page.locator('#personal-anchors-block').isVisible()).toBe(true);
+
+    const marked = await page
+      .locator('#answer mark.fact[data-source="personal_anchor"]')
+      .evaluateAll((marks) => marks.map((mark) => mark.getAttribute('data-claim')));
+    expect(marked.length).toBeGreaterThan(0);
+    for (const claim of marked) expect(anchors.map((anchor) => anchor.claim)).toContain(claim);
+    expect(session.errors).toEqual([]);
+  } finally {
+    await session.context.close();
+  }
+});
+
 test('a reload in the middle of a turn reopens it from the URL, with the key from session storage', async () => {
   const session = await openConsole();
   const { page } = session;

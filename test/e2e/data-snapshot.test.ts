@@ -157,6 +157,7 @@ describe('new rows uploaded while a data question runs', () => {
       daily_rows: before.length,
       workouts: rows[0].workouts,
       lab_results: rows[0].labs,
+      lab_results_withheld: false,
       profile: true,
     });
     const takenAt = Date.parse(held.data_snapshot!.taken_at);
@@ -223,7 +224,7 @@ describe('a failed turn retried by an operator after an upload', () => {
   test('the second attempt kept that snapshot: the coach’s anchors are the first rows’, not the uploaded ones', () => {
     expect(retried).toMatchObject({ status: 'completed', attempt: 2 });
     expect(retried.data_snapshot).toEqual(failed.data_snapshot);
-    const anchors = retried.result!.fact_sheet.filter((e) => /^anchor\.[a-z_0-9]+$/.test(e.claim));
+    const anchors = retried.result!.personal_anchors!;
     const expected = (daily: DailyRow[]) =>
       computeAnchors(daily).map((a) => ({ claim: `anchor.${a.key}`, value: a.value, n: a.n, window: a.window }));
     expect(expected(after)).not.toEqual(expected(before));

@@ -2,7 +2,8 @@
  * The turn's snapshot of its user's data (platform/health-data/snapshot.ts) against a real Postgres: taken
  * once, the same on every read however the rows change, one row when first reads race, an upload that has
  * not committed wholly out of it, equal to the live rows it was taken from, never another user's, kept when
- * data is deleted and gone with the turn or the user. The Domain Expert's profile tool reads it too.
+ * data is deleted and gone with the turn or the user. The Domain Expert's profile tool reads it too. A turn that
+ * says `include_biomarkers: false` takes one without the user's lab results, marked as withheld.
  */
 import { Pool } from 'pg';
 import { readUserProfile } from '../../activities/agents/domain-expert/user-profile';
@@ -42,14 +43,14 @@ async function userWithData(): Promise<{ userId: string; turnId: string }> {
   return ids;
 }
 
-/** Another turn of the same user. */
-async function anotherTurn(userId: string): Promise<string> {
+/** Another turn of the same user, with the context it was asked with. */
+async function anotherTurn(userId: string, context: object = { include_memory: true, include_biomarkers: true }) {
   const turnId = newId('turn');
   await pool.query(`INSERT INTO turns (id, user_id, status, messages, context) VALUES ($1, $2, 'running', $3, $4)`, [
     turnId,
     userId,
     JSON.stringify([{ role: 'user', content: 'hi' }]),
-    JSON.stringify({ include_memory: true, include_biomarkers: true }),
+    JSON.stringify(context),
   ]);
   return turnId;
 }
@@ -68,11 +69,12 @@ test('the snapshot is the live rows as they were: every field, in the live reads
   const live = await readUserHealthData(pool, userId);
   const labs = await readLabResults(pool, userId);
   const snapshot = await readTurnHealthData(pool, { turnId, userId });
-  expect(snapshot).toStrictEqual({ ...live, labs });
+  expect(snapshot).toStrictEqual({ ...live, labs, labsWithheld: false });
   expect(Object.keys(snapshot.daily[0])).toEqual(Object.keys(live.daily[0]));
   expect(snapshot.daily.length).toBe(120);
   const { rows } = await pool.query(
-    'SELECT daily_rows, workout_rows, lab_rows, profile IS NOT NULL AS profile FROM turn_data_snapshots WHERE turn_id = $1',
+    `SELECT daily_rows, workout_rows, lab_rows, profile IS NOT NULL AS profile, labs_withheld
+     FROM turn_data_snapshots WHERE turn_id = $1`,
     [turnId],
   );
   expect(rows[0]).toEqual({
@@ -80,7 +82,32 @@ test('the snapshot is the live rows as they were: every field, in the live reads
     workout_rows: live.workouts.length,
     lab_rows: labs.length,
     profile: true,
+    labs_withheld: false,
   });
+});
+
+test('a turn that says include_biomarkers: false has no lab results in its snapshot, withheld, and the rest as usual', async () => {
+  const { userId } = await userWithData();
+  const live = await readUserHealthData(pool, userId);
+  expect((await readLabResults(pool, userId)).length).toBeGreaterThan(0);
+  const turnId = await anotherTurn(userId, { include_memory: true, include_biomarkers: false });
+  const snapshot = await readTurnHealthData(pool, { turnId, userId });
+  expect(snapshot).toStrictEqual({ ...live, labs: [], labsWithheld: true });
+  const { rows } = await pool.query(
+    'SELECT labs, lab_rows, labs_withheld FROM turn_data_snapshots WHERE turn_id = $1',
+    [turnId],
+  );
+  expect(rows[0]).toEqual({ labs: [], lab_rows: 0, labs_withheld: true });
+  // The Domain Expert's profile tool reads that snapshot: the profile, and why there are no labs.
+  const profile = await readUserProfile(pool, { turnId, userId }, new Date(`${END}T12:00:00Z`));
+  expect(profile).toMatchObject({
+    profile: { weight_kg: data.profile.weight_kg },
+    latest_biomarkers: [],
+    note: 'lab results withheld: the user excluded biomarkers from this turn',
+  });
+  // A context stored without the flag means its default: the labs are in.
+  const unflagged = await anotherTurn(userId, { include_memory: true });
+  expect((await readTurnHealthData(pool, { turnId: unflagged, userId })).labs.length).toBeGreaterThan(0);
 });
 
 test('two reads of one turn give the same rows, even after the user’s data changed in between', async () => {
@@ -99,7 +126,7 @@ test('two reads of one turn give the same rows, even after the user’s data cha
   const live = await readUserHealthData(pool, userId);
   expect(live.daily).not.toEqual(first.daily);
   const fresh = await readTurnHealthData(pool, { turnId: await anotherTurn(userId), userId });
-  expect(fresh).toStrictEqual({ ...live, labs: [] });
+  expect(fresh).toStrictEqual({ ...live, labs: [], labsWithheld: false });
   expect(fresh.daily.length).toBe(120 - 10 + 1);
   expect(fresh.workouts).toEqual([]);
 });
@@ -146,7 +173,7 @@ test('an upload that has not committed is wholly out of the snapshot, and stays 
 
 test('a user with no data gets an empty snapshot, which stays empty when data arrives', async () => {
   const { userId, turnId } = await insertUserAndTurn(database.url);
-  const empty = { profile: null, daily: [], workouts: [], labs: [] };
+  const empty = { profile: null, daily: [], workouts: [], labs: [], labsWithheld: false };
   expect(await readTurnHealthData(pool, { turnId, userId })).toStrictEqual(empty);
   await replaceUserHealthData(pool, userId, data);
   expect(await readTurnHealthData(pool, { turnId, userId })).toStrictEqual(empty);

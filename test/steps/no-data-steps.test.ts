@@ -59,7 +59,13 @@ test('Data Science on an empty snapshot: no plan or code from the model, and the
   const run = await h.run(createRunAnalysis(h.deps), { turnId, userId, invocation: 'main', code: written.code });
   expect(run).toMatchObject({ status: 'error', kind: 'no_data', debuggable: false });
   expect(await modelCalls(turnId)).toEqual([]);
-  expect(await readTurnDataCounts(h.deps.pool, turnId)).toEqual({ daily: 0, workouts: 0, labs: 0, profile: false });
+  expect(await readTurnDataCounts(h.deps.pool, turnId)).toEqual({
+    daily: 0,
+    workouts: 0,
+    labs: 0,
+    profile: false,
+    labsWithheld: false,
+  });
 });
 
 test('synthesis after a failed Data Science run over an empty snapshot is the no-data reply, with no model call', async () => {

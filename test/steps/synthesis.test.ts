@@ -129,7 +129,7 @@ test('a retried synthesis does not repeat its deterministic events', async () =>
   }
 });
 
-test("the coach's draft leads after the findings, and its personal anchors are in the Fact Sheet it may cite", async () => {
+test("the coach's draft leads after the findings; its personal anchors are apart from the Fact Sheet, and the answer may cite them", async () => {
   const turnId = await h.newTurn();
   const coachDraft = 'Your deep sleep has averaged 71.4 min over the last 14 days. What time do you usually go to bed?';
   const out = await h.run(createSynthesise(h.deps), {
@@ -137,19 +137,36 @@ test("the coach's draft leads after the findings, and its personal anchors are i
     userMessage: 'Help me plan better deep sleep based on my data',
     mainAgent: 'health_coach',
     mainAgentDraft: coachDraft,
-    anchors: [{ key: 'deep_sleep_minutes_mean_14d', value: 71.4, unit: 'min', n: 14, window: 'last 14 days' }],
+    anchors: [
+      {
+        key: 'deep_sleep_minutes_mean_14d',
+        label: 'average nightly deep sleep',
+        value: 71.4,
+        unit: 'min',
+        n: 14,
+        window: 'last 14 days',
+      },
+    ],
   });
-  expect(out.factSheet).toContainEqual({
-    claim: 'anchor.deep_sleep_minutes_mean_14d',
-    value: 71.4,
-    unit: 'min',
-    source: 'personal_anchor',
-    n: 14,
-    window: 'last 14 days',
-  });
+  // The Fact Sheet holds the validated finding only; the anchor is in a list of its own.
+  expect(out.factSheet.map((e) => e.claim)).toEqual(['ds-001.rho', 'ds-001.window_days']);
+  expect(out.personalAnchors).toEqual([
+    {
+      claim: 'anchor.deep_sleep_minutes_mean_14d',
+      label: 'average nightly deep sleep',
+      value: 71.4,
+      unit: 'min',
+      n: 14,
+      window: 'last 14 days',
+    },
+  ]);
+  // Synthesis is shown the anchors apart, and the check traces the coach's 71.4 and 14 days to them.
+  const prompt = JSON.stringify(h.scripted.requests.entries().at(-1)!.messages);
+  expect(prompt).toContain('PERSONAL ANCHORS');
   expect(out.answer.startsWith('More active minutes, more deep sleep (rho 0.52).')).toBe(true);
+  expect(out.answer).toContain('71.4 min over the last 14 days');
   expect(out.answer.endsWith('What time do you usually go to bed?')).toBe(true);
-  expect(out.factCheck.issues).toEqual([]);
+  expect(out.factCheck).toMatchObject({ issues: [], repairs: { resynthesised: false, removed: [] } });
 });
 
 describe('the binding fact-check, with a synthesis that states a number in no reference', () => {

@@ -9,6 +9,7 @@ import { Pool, type PoolClient } from 'pg';
 import { createQueuedTurn, findTurnForUser, toTurnResource } from '../../api/services/turns';
 import { enterTurnRun } from '../../activities/bookkeeping/turn-attempts';
 import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
+import { turnSchema } from '../../contracts/turn';
 import { CostCapExceededError, createCostCapGuard } from '../../platform/cost-caps';
 import { createEventLog } from '../../platform/event-log';
 import { newId, ulid } from '../../platform/ids';
@@ -157,6 +158,57 @@ test('completeTurn: seven statements, the transaction included; the result, the 
       },
     },
   ]);
+});
+
+describe("completeTurn: the coach's anchors are result.personal_anchors, apart from the fact sheet", () => {
+  const validator = { findings_total: 0, findings_validated: 0, findings_conditional: 0, findings_rejected: 0 };
+  const anchor = {
+    claim: 'anchor.sleep_minutes_mean_14d',
+    label: 'average nightly sleep',
+    value: 401,
+    unit: 'min',
+    n: 14,
+    window: '14 days to 2026-06-14',
+  };
+  const storedResult = async (turnId: string) => {
+    const row = (await findTurnForUser(pool, userId, turnId))!;
+    return turnSchema.parse(toTurnResource(row)).result!;
+  };
+
+  test('the anchors synthesis returned are stored and read back as they were given', async () => {
+    const turnId = await newTurn('running');
+    await lifecycleOn(pool).completeTurn({
+      turnId,
+      answer: 'Your sleep averaged 401 min.',
+      factSheet: [],
+      personalAnchors: [anchor],
+      agentsUsed: ['health_coach'],
+      validator,
+    });
+    expect(await storedResult(turnId)).toMatchObject({ fact_sheet: [], personal_anchors: [anchor] });
+  });
+
+  test('a path without synthesis (a direct answer, the Investigator): an empty list', async () => {
+    const turnId = await newTurn('running');
+    await lifecycleOn(pool).completeTurn({ turnId, answer: 'Hello.', factSheet: [], agentsUsed: [], validator });
+    expect((await storedResult(turnId)).personal_anchors).toEqual([]);
+  });
+
+  test('a synthesis recorded before the field put the anchors on the fact sheet: they stay there, the field is left out', async () => {
+    const turnId = await newTurn('running');
+    const { claim, value, unit, n, window } = anchor;
+    const legacy = { claim, value, unit, source: 'personal_anchor', n, window };
+    await lifecycleOn(pool).completeTurn({
+      turnId,
+      answer: 'Your sleep averaged 401 min.',
+      factSheet: [legacy],
+      agentsUsed: ['health_coach'],
+      validator,
+    });
+    const result = await storedResult(turnId);
+    expect(result.fact_sheet).toEqual([legacy]);
+    expect(result).not.toHaveProperty('personal_anchors');
+  });
 });
 
 test('failTurn after the completion: the completion stands, nothing of the failure is written, no second webhook event', async () => {

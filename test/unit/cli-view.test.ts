@@ -4,7 +4,7 @@
  * replayed on a virtual terminal, so what is checked is what a user would see, escape codes applied.
  */
 import type { TurnStreamEvent } from '@amy/sdk';
-import { findingLine } from '../../cli/src/view/blocks';
+import { findingLine, formatBlock } from '../../cli/src/view/blocks';
 import { isRejected, TurnView, type Block, type FindingCheck } from '../../cli/src/view/model';
 import { PlainRenderer } from '../../cli/src/view/plain-renderer';
 import { COLOUR, PLAIN, terminalStyle, type Style } from '../../cli/src/view/style';
@@ -197,6 +197,50 @@ describe('plain output (stdout not a terminal)', () => {
     ]);
     expect(lines).toContain('Cost $0.0542 · 16.0 s · turn_01JCLIVIEW0000000000000000');
   });
+});
+
+test('the coach’s personal anchors are a table of their own after the fact sheet, not rows of it', () => {
+  const text = formatBlock(
+    {
+      kind: 'completed',
+      turnId: TURN_ID,
+      fromSnapshot: false,
+      result: {
+        answer: 'Your average nightly sleep was 463.5 min.',
+        fact_sheet: [
+          { claim: 'ds-001.sd', value: 42.05, unit: 'min', source: 'data_science', n: 29, window: 'the last 30 days' },
+        ],
+        personal_anchors: [
+          {
+            claim: 'anchor.sleep_minutes_mean_14d',
+            label: 'average nightly sleep',
+            value: 463.5,
+            unit: 'min',
+            n: 13,
+            window: '14 days to 2026-12-06',
+          },
+        ],
+        agents_used: ['data_science', 'health_coach'],
+        validator: { findings_total: 1, findings_validated: 1, findings_conditional: 0, findings_rejected: 0 },
+        cost_usd: 0.03,
+        duration_ms: 9000,
+      },
+    },
+    PLAIN,
+  );
+  const lines = text.split('\n');
+  const sheet = lines.indexOf('Fact sheet');
+  const anchors = lines.indexOf('Personal anchors (from your own data)');
+  expect(sheet).toBeGreaterThan(-1);
+  expect(anchors).toBeGreaterThan(sheet);
+  expect(lines.slice(sheet, anchors).join('\n')).not.toContain('anchor.');
+  expect(lines[anchors + 2].split(/\s{2,}/).filter(Boolean)).toEqual([
+    'anchor.sleep_minutes_mean_14d',
+    '463.5',
+    'min',
+    '13',
+    '14 days to 2026-12-06',
+  ]);
 });
 
 describe('the live view on a terminal', () => {

@@ -10,9 +10,10 @@ import {
   asksAboutOwnLabs,
   lacksData,
   noDataReply,
+  ownLabsNote,
 } from '../../activities/steps/no-data-reply';
 
-const NONE = { daily: 0, workouts: 0, labs: 0, profile: false };
+const NONE = { daily: 0, workouts: 0, labs: 0, profile: false, labsWithheld: false };
 
 describe('noDataReply', () => {
   test('with no data at all, every table and its upload route, and no number', () => {
@@ -40,6 +41,25 @@ describe('noDataReply', () => {
     expect(extractNumbers(reply)).toEqual([]);
   });
 
+  test('with the labs left out at the user’s request, they are neither missing nor to upload', () => {
+    const withheld = { ...NONE, daily: 0, workouts: 0, labsWithheld: true };
+    const reply = noDataReply(withheld, ANALYSED_TABLES);
+    expect(reply).not.toMatch(/haven't uploaded any health data/);
+    expect(reply).toContain('you have no daily summaries or workouts uploaded');
+    expect(reply).toMatch(/lab results were left out of this turn at your request/);
+    expect(reply).not.toContain('POST /v1/data/labs');
+    expect(reply).toContain('POST /v1/data/daily');
+    expect(extractNumbers(reply)).toEqual([]);
+
+    // A question that needed only the labs: nothing to upload, only why they are not in the answer.
+    const labsOnly = noDataReply({ ...NONE, daily: 90, labsWithheld: true }, ['labs']);
+    expect(labsOnly).toMatch(
+      /^I can't answer that from your own lab results[\s\S]*left out of this turn at your request/,
+    );
+    expect(labsOnly).not.toContain('upload');
+    expect(extractNumbers(labsOnly)).toEqual([]);
+  });
+
   test('lacksData: Data Science computes from any of the three tables; the Investigator needs daily summaries', () => {
     expect(lacksData({ ...NONE, profile: true }, ANALYSED_TABLES)).toBe(true);
     expect(lacksData({ ...NONE, labs: 2 }, ANALYSED_TABLES)).toBe(false);
@@ -65,5 +85,14 @@ describe('asksAboutOwnLabs', () => {
   test('the note says how to upload labs and holds no number', () => {
     expect(NO_LABS_NOTE).toContain('POST /v1/data/labs');
     expect(extractNumbers(NO_LABS_NOTE)).toEqual([]);
+  });
+
+  test('ownLabsNote: none with labs; that they were left out when withheld; how to upload them otherwise', () => {
+    expect(ownLabsNote({ ...NONE, labs: 4 })).toBeNull();
+    expect(ownLabsNote(NONE)).toBe(NO_LABS_NOTE);
+    const withheld = ownLabsNote({ ...NONE, labsWithheld: true })!;
+    expect(withheld).toMatch(/left out of this turn at your request/);
+    expect(withheld).not.toContain('POST /v1/data/labs');
+    expect(extractNumbers(withheld)).toEqual([]);
   });
 });

@@ -65,6 +65,7 @@ const call = {
     supportingInsights: '',
     findings: [],
     factSheet: [],
+    personalAnchors: [],
     dataScienceFailed: false,
   },
   signal: new AbortController().signal,

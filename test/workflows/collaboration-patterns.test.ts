@@ -51,7 +51,6 @@ test('pattern 1, the Domain Expert alone: no Data Science, no validation, no ref
     invocation: 'main',
     supportingInsights: '',
     memory: MEMORY,
-    includeBiomarkers: true,
   });
   const expertAnswer = `Domain Expert (main) on: ${questionFor(DE)}`;
   expect(run.calls.only('synthesise')).toMatchObject({
@@ -189,6 +188,10 @@ test('pattern 5, the coach on Data Science: findings validated before the coach,
     anchors: [ANCHOR],
   });
   expect(completed(run)).toMatchObject({ agents_used: ['data_science', 'health_coach'], validator: oneValidated });
+  // The anchors synthesis could cite end the turn as personal_anchors, apart from the fact sheet.
+  expect(run.calls.only('completeTurn').personalAnchors).toEqual([
+    { claim: `anchor.${ANCHOR.key}`, label: ANCHOR.label, value: 401, unit: 'min', n: 14, window: '14 days' },
+  ]);
 });
 
 test('pattern 6, the coach on Data Science and the Domain Expert: the coach gets the expert prose and validated findings', async () => {

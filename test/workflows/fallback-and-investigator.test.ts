@@ -127,7 +127,11 @@ test('the Investigator without memory: `include_memory` false reaches recall, an
     { input: { context: { include_memory: false, include_biomarkers: true } } },
   );
 
-  expect(run.calls.only('recallMemory')).toEqual({ userId: TURN_INPUT.userId, includeMemory: false });
+  expect(run.calls.only('recallMemory')).toEqual({
+    userId: TURN_INPUT.userId,
+    includeMemory: false,
+    includeBiomarkers: true,
+  });
   expect(run.calls.only('proposeHypotheses').memory).toBe('');
   expect(run.calls.only('writeBriefing').memory).toBe('');
   expect(completed(run).agents_used).toEqual(['investigator']);

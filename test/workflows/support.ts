@@ -16,6 +16,7 @@ import type { TurnActivities } from '../../activities';
 import type { AgentFinding, GateVerdict, GatesOutcome } from '../../contracts/findings';
 import type { RoutableAgent } from '../../contracts/steps';
 import type { FactCheckOutcome, TurnResult } from '../../contracts/turn';
+import { personalAnchorEntries } from '../../checks/personal-anchors';
 import type { CriticDecision } from '../../activities/steps/critic/verdict';
 import type { Hypothesis } from '../../activities/agents/investigator';
 import type { TurnWorkflowInput } from '../../workflows/definitions';
@@ -309,7 +310,12 @@ function baseFakes(): Fakes {
       costUsd: 0.03,
       factCheck: { numbers_checked: 0, issues: [], repairs: { resynthesised: false, removed: [] } },
     }),
-    synthesise: async () => ({ answer: 'Synthesised answer.', factSheet: [], factCheck: CLEAN_FACT_CHECK }),
+    synthesise: async ({ anchors }) => ({
+      answer: 'Synthesised answer.',
+      factSheet: [],
+      personalAnchors: personalAnchorEntries(anchors),
+      factCheck: CLEAN_FACT_CHECK,
+    }),
     checkAnswer: async ({ answer, findings }) => ({
       answer,
       factSheet: findings.map(({ finding, source }) => ({
@@ -323,9 +329,10 @@ function baseFakes(): Fakes {
       factCheck: CLEAN_FACT_CHECK,
     }),
     rememberTurn: async () => ({ added: 1 }),
-    completeTurn: async ({ answer, factSheet, agentsUsed, validator }) => ({
+    completeTurn: async ({ answer, factSheet, personalAnchors, agentsUsed, validator }) => ({
       answer,
       fact_sheet: factSheet,
+      personal_anchors: personalAnchors ?? [],
       agents_used: agentsUsed,
       validator,
       cost_usd: 0,

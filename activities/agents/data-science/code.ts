@@ -16,7 +16,7 @@ import type { StepDeps } from '../../runtime/step-deps';
 import type { Invocation } from '../../../contracts/steps';
 import type { AnalysisPlan } from './plan';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, lacksData } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData, withheld } from '../../steps/no-data-reply';
 
 export interface AnalysisCode {
   code: string;
@@ -60,10 +60,14 @@ export interface WriteAnalysisCodeInput {
 /** The code of a turn with no daily summaries: never run (the run refuses first), so no model writes it. */
 const NO_DATA_CODE = "raise ValueError('no daily summaries to analyse')";
 
+/** The code of a plan over the lab results the turn left out: never run either, so no model writes it. */
+const WITHHELD_TABLE_CODE = "raise ValueError('the lab results were left out of this turn')";
+
 export function createWriteAnalysisCode(deps: StepDeps) {
   return async function writeAnalysisCode(input: WriteAnalysisCodeInput): Promise<AnalysisCode> {
     const counts = await readTurnDataCounts(deps.pool, input.turnId);
     if (counts && lacksData(counts, ANALYSED_TABLES)) return { code: NO_DATA_CODE, costUsd: 0 };
+    if (counts && withheld(counts, input.plan.spec.table ?? 'daily')) return { code: WITHHELD_TABLE_CODE, costUsd: 0 };
     const inputs: CodePromptInputs = { question: input.question, approach: input.plan.approach };
     return askForCode(deps, {
       turnId: input.turnId,

@@ -4,16 +4,17 @@
  * not an exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
  */
 import { readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, lacksData } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData, withheld } from '../../steps/no-data-reply';
 import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import type { Invocation } from '../../../contracts/steps';
+import type { DataTable } from '../../../contracts/findings';
 
 /** Results travel in the workflow's history; a finding needs a handful of numbers, not a data dump. */
 const MAX_RESULT_JSON_BYTES = 64 * 1024;
 
-type AnalysisFailureKind = SandboxErrorKind | 'syntax' | 'result_too_large' | 'unavailable' | 'no_data';
+type AnalysisFailureKind = SandboxErrorKind | 'syntax' | 'result_too_large' | 'unavailable' | 'no_data' | 'withheld';
 
 export type AnalysisRun =
   | { status: 'ok'; result: unknown; code: string; autoFixed: boolean; durationMs: number }
@@ -32,6 +33,8 @@ export interface RunAnalysisInput {
   /** The agent's role in the turn; names the run in the Web UI's activity summary (step 3, 4 or 5). */
   invocation: Invocation;
   code: string;
+  /** The table the plan computes from (absent: daily, or a history from before it was passed). */
+  table?: DataTable;
 }
 
 /** `signal` is the attempt's: a cancelled or timed-out attempt leaves the sandbox's queue, or is killed. */
@@ -43,6 +46,16 @@ async function runOnce(deps: StepDeps, input: RunAnalysisInput, signal: AbortSig
       status: 'error',
       kind: 'no_data',
       error: 'the user has no daily summaries, which every finding is validated on',
+      debuggable: false,
+    };
+  }
+  if (withheld(turnDataCounts(data), input.table ?? 'daily')) {
+    // Nothing of the table is in the snapshot, by the user's choice: no finding is made, so none is judged or
+    // remembered as if it had been tested on their rows.
+    return {
+      status: 'error',
+      kind: 'withheld',
+      error: 'the user left their lab results out of this turn (include_biomarkers: false)',
       debuggable: false,
     };
   }

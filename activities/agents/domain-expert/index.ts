@@ -36,8 +36,6 @@ export interface ConsultDomainExpertInput {
   supportingInsights: string;
   /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
   memory?: string;
-  /** `context.include_biomarkers`: false keeps the lab snapshot out of the user_profile tool. */
-  includeBiomarkers?: boolean;
 }
 
 export interface ConsultDomainExpertOutput {
@@ -77,13 +75,8 @@ async function consult(
 ): Promise<ConsultDomainExpertOutput> {
   const { turnId } = input;
   const inputs: DomainExpertPromptInputs = { question: input.question, supportingInsights: input.supportingInsights };
-  const toolCtx: ToolContext = {
-    pool: deps.pool,
-    turnId,
-    userId: input.userId,
-    now: deps.clock(),
-    includeBiomarkers: input.includeBiomarkers ?? true,
-  };
+  // `include_biomarkers` needs nothing here: the turn's snapshot, which the tools read, holds no labs when it is false.
+  const toolCtx: ToolContext = { pool: deps.pool, turnId, userId: input.userId, now: deps.clock() };
   const think = (text: string) => narration.write(AGENT, text);
 
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: domainExpertUserPrompt(inputs) }];

@@ -15,8 +15,6 @@ export interface ToolContext {
   turnId: string;
   userId: string;
   now: Date;
-  /** false: the user asked for no lab snapshot this turn (`context.include_biomarkers`). */
-  includeBiomarkers?: boolean;
 }
 
 export interface ToolOutcome {

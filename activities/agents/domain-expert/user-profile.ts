@@ -1,6 +1,7 @@
 /**
  * The Domain Expert's `user_profile` tool: who the user is (sex, age, height, weight) and their latest
- * result for each lab biomarker, read from the turn's snapshot of the user's data.
+ * result for each lab biomarker, read from the turn's snapshot of the user's data. A turn that left the labs
+ * out (`include_biomarkers: false`) has none in its snapshot, and the tool says why.
  */
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -28,7 +29,7 @@ export interface UserProfileResult {
 }
 
 export async function readUserProfile(pool: Pool, turn: TurnDataRef, now: Date): Promise<UserProfileResult> {
-  const { profile, labs } = await readTurnHealthData(pool, turn);
+  const { profile, labs, labsWithheld } = await readTurnHealthData(pool, turn);
   const latest = new Map<string, LatestBiomarker>();
   for (const lab of labs) {
     if (!latest.has(lab.name)) {
@@ -45,7 +46,10 @@ export async function readUserProfile(pool: Pool, turn: TurnDataRef, now: Date):
     },
     latest_biomarkers: [...latest.values()].sort((a, b) => a.name.localeCompare(b.name)),
   };
-  if (!profile && latest.size === 0) result.note = 'no profile: this user has no health profile and no lab results';
+  // The user turned the labs off for this turn: the tool says so rather than that there are none.
+  if (labsWithheld) result.note = 'lab results withheld: the user excluded biomarkers from this turn';
+  else if (!profile && latest.size === 0)
+    result.note = 'no profile: this user has no health profile and no lab results';
   else if (!profile) result.note = 'no profile: sex and age are unknown';
   else if (latest.size === 0) result.note = 'no lab results on file';
   return result;
@@ -56,14 +60,5 @@ export const userProfileTool = defineTool({
   description:
     "The user's profile (sex, age, height, weight) and their latest result for each lab biomarker, with its date. Takes no input.",
   input: z.object({}).strict(),
-  run: async (_input, { pool, turnId, userId, now, includeBiomarkers = true }) => {
-    const result = await readUserProfile(pool, { turnId, userId }, now);
-    if (includeBiomarkers) return result;
-    // The user turned the lab snapshot off for this turn: the tool says so rather than showing none.
-    return {
-      ...result,
-      latest_biomarkers: [],
-      note: 'lab results withheld: the user excluded biomarkers from this turn',
-    };
-  },
+  run: (_input, { pool, turnId, userId, now }) => readUserProfile(pool, { turnId, userId }, now),
 });

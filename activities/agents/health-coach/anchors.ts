@@ -14,7 +14,7 @@
  *   change. An anchor resting on fewer than 7 days (in either window, for a change) is skipped: a
  *   handful of nights is noise, not something to build a plan on.
  * - Values are rounded to one decimal once, here. The rounded value is what the prompt shows, what the
- *   reply is checked against and what the Fact Sheet stores, so a cited number matches a stored one.
+ *   reply is checked against and what `result.personal_anchors` stores, so a cited number matches a stored one.
  *   A change is the difference of the unrounded means, rounded once.
  */
 import { withinTolerance } from '../../../checks/fact-check';

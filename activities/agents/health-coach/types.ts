@@ -38,7 +38,7 @@ export interface CoachUserOutput {
   verdict: RecommendVerdict;
   finish: FinishDecision;
   closingSummary: string | null;
-  /** The anchors the coach was given; the workflow puts them in the Fact Sheet. */
+  /** The anchors the coach was given; synthesis may cite them, and the Turn's result lists them as `personal_anchors`. */
   anchors: PersonalAnchor[];
   /** Keys of the anchors whose value the reply states. */
   citedAnchors: string[];

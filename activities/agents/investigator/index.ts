@@ -63,6 +63,8 @@ export interface ProposeHypothesesInput {
   memory?: string;
   /** `context.include_memory`: false, and no remembered tested hypothesis is read either. Absent: true. */
   includeMemory?: boolean;
+  /** `context.include_biomarkers`: false, and none remembered about a lab biomarker is read. Absent: true. */
+  includeBiomarkers?: boolean;
 }
 
 export interface ProposeHypothesesOutput {
@@ -112,7 +114,9 @@ export function createInvestigatorActivities(deps: StepDeps) {
     await announceAgentStarted(deps.events, { turnId, agent: AGENT, invocation: INVOCATION, question, at: startedAt });
     const [{ daily, workouts }, tested] = await Promise.all([
       readTurnHealthData(deps.pool, { turnId, userId }),
-      input.includeMemory === false ? [] : readTestedHypotheses(deps.pool, userId),
+      input.includeMemory === false
+        ? []
+        : readTestedHypotheses(deps.pool, userId, { withoutLabs: input.includeBiomarkers === false }),
     ]);
     const inputs: HypothesesPromptInputs = { question, digest: computeDigest(daily, workouts), tested };
     const digest = renderDigest(inputs.digest);

@@ -7,7 +7,7 @@
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { FINDING_KINDS, type FindingKind } from '../../../contracts/findings';
-import { testedHypothesisEntries } from '../../../platform/memory';
+import { testedHypothesisEntries, type MemoryReadScope } from '../../../platform/memory';
 import type { TestedKey } from './hypotheses';
 
 export interface TestedHypothesis {
@@ -44,15 +44,16 @@ function kindOf(findingId: string, target: string | null): FindingKind | null {
 }
 
 /**
- * The user's tested hypotheses, newest first, each with the verdict of its newest test (memory keeps the earlier
- * tests' entries too: platform/memory.ts, SUPERSEDED); entries with unreadable meta are skipped.
+ * The user's tested hypotheses in `scope`, newest first, each with the verdict of its newest test (memory keeps the
+ * earlier tests' entries too: platform/memory.ts, SUPERSEDED); entries with unreadable meta are skipped.
  */
 export async function readTestedHypotheses(
   pool: Pool,
   userId: string,
+  scope: MemoryReadScope = {},
   limit = TESTED_HYPOTHESES_LIMIT,
 ): Promise<TestedHypothesis[]> {
-  const rows = await testedHypothesisEntries(pool, userId);
+  const rows = await testedHypothesisEntries(pool, userId, scope);
   const tested: TestedHypothesis[] = [];
   for (const row of rows) {
     const meta = metaSchema.safeParse(row.meta);

@@ -208,6 +208,11 @@ export interface RecallMemoryInput {
   userId: string;
   /** `context.include_memory`: false skips injection entirely. */
   includeMemory: boolean;
+  /**
+   * `context.include_biomarkers`: false leaves out what validation remembered about lab biomarkers, whose text
+   * carries lab values. Absent (turns recorded before it was passed): true.
+   */
+  includeBiomarkers?: boolean;
 }
 
 /**
@@ -218,6 +223,8 @@ export interface RecallMemoryInput {
 export function createRecallMemory(deps: StepDeps) {
   return async function recallMemory(input: RecallMemoryInput): Promise<{ summary: string }> {
     if (!input.includeMemory) return { summary: '' };
-    return { summary: await memorySummary(deps.pool, input.userId) };
+    return {
+      summary: await memorySummary(deps.pool, input.userId, { withoutLabs: input.includeBiomarkers === false }),
+    };
   };
 }

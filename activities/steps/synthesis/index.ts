@@ -1,67 +1,55 @@
 /**
  * Steps 7 and 7b (docs/design.md, "Step 7: synthesis" and "The fact-check"): synthesis streams the
  * answer under the `synthesis` channel, constrained to the Fact Sheet built here from the validated
- * findings, and the deterministic fact-check binds it as it streams: each sentence goes out once its
- * numbers trace (checks/sentence-release.ts). The first sentence that does not trace stops the writing
- * there; the model then writes on from what went out, told which numbers were wrong (a repair inside this
- * activity, so the workflow's commands stay the same and every recorded history replays), and any sentence
+ * findings and to the coach's personal anchors, which are not findings and have a field of their own
+ * (checks/personal-anchors.ts), and the deterministic fact-check binds it to both as it streams: each sentence
+ * goes out once its numbers trace (checks/sentence-release.ts). The first sentence that does not trace stops the
+ * writing there; the model then writes on from what went out, told which numbers were wrong (a repair inside
+ * this activity, so the workflow's commands stay the same and every recorded history replays), and any sentence
  * of the repair that still does not trace is left out. Nothing that went out is taken back: the channel's
  * deltas, concatenated, are the answer. The `fact_check` event and the returned outcome say what was found
  * and done.
  */
-import type { FactCheckOutcome, FactCheckRemoval, FactEntry } from '../../../contracts/turn';
+import type { FactCheckOutcome, FactCheckRemoval, FactEntry, PersonalAnchorEntry } from '../../../contracts/turn';
 import { checkNumbers, type FactCheckReferences, type NumberCheck } from '../../../checks/fact-check';
 import { endCheckedAnswer, factCheckOutcome, writeCheckedAnswer } from '../check-answer';
-import { buildFactSheet, hasWindowLength, windowEntries, type BuiltFactSheet } from '../../../checks/fact-sheet';
+import { buildFactSheet } from '../../../checks/fact-sheet';
+import { anchorReferences, personalAnchorEntries } from '../../../checks/personal-anchors';
 import { withMemory } from '../memory/prompt';
-import { ANCHOR_SOURCE, FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
+import { FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted } from '../../runtime/stream-agent-reply';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, NO_LABS_NOTE, asksAboutOwnLabs, lacksData, noDataReply } from '../no-data-reply';
+import { ANALYSED_TABLES, asksAboutOwnLabs, lacksData, noDataReply, ownLabsNote } from '../no-data-reply';
 
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 interface SynthesisAnchor {
   key: string;
+  label: string;
   value: number;
   unit: string | null;
   n: number;
   window: string;
 }
 
-export interface SynthesisInput extends Omit<SynthesisPromptInputs, 'factSheet' | 'repair'> {
+export interface SynthesisInput extends Omit<SynthesisPromptInputs, 'factSheet' | 'personalAnchors' | 'repair'> {
   turnId: string;
   /** Domain Expert prose, whose reference numbers the fact-check accepts. */
   expertProse: string;
-  /** The coach's personal anchors: deterministic numbers the answer may cite, so they join the Fact Sheet. */
+  /** The coach's personal anchors: deterministic numbers the answer may cite, beside the Fact Sheet. */
   anchors: SynthesisAnchor[];
   /** The user's memory summary for this turn ('' when none or `include_memory` is false). */
   memory?: string;
 }
 
-/** The Fact Sheet: the findings' numbers, then the anchors as `anchor.<key>`, each with its window's length. */
-function synthesisFactSheet(input: Pick<SynthesisInput, 'findings' | 'anchors'>): BuiltFactSheet {
-  const built = buildFactSheet(input.findings);
-  for (const anchor of input.anchors) {
-    if (!Number.isFinite(anchor.value)) continue;
-    const claim = `anchor.${anchor.key}`;
-    const provenance = { source: ANCHOR_SOURCE, n: anchor.n, window: anchor.window };
-    built.sheet[claim] = anchor.value;
-    built.entries.push({ claim, value: anchor.value, unit: anchor.unit, ...provenance });
-    for (const entry of windowEntries(claim, provenance)) {
-      if (hasWindowLength(built.sheet, entry.value)) continue;
-      built.sheet[entry.claim] = entry.value;
-      built.entries.push(entry);
-    }
-  }
-  return built;
-}
-
 export interface SynthesisOutput {
   /** The answer as checked: no number in it fails the fact-check. */
   answer: string;
+  /** Only the validated findings' numbers. */
   factSheet: FactEntry[];
+  /** The coach's anchors the answer could cite: `result.personal_anchors`. Absent in histories recorded before it. */
+  personalAnchors?: PersonalAnchorEntry[];
   factCheck: FactCheckOutcome;
 }
 
@@ -92,8 +80,14 @@ export function createSynthesise(deps: StepDeps) {
     const step = 'synthesis';
     const agent = 'synthesis';
     const { turnId } = input;
-    const { sheet, entries } = synthesisFactSheet(input);
-    const references: FactCheckReferences = { sheet, userMessage: input.userMessage, expertProse: input.expertProse };
+    const { sheet, entries } = buildFactSheet(input.findings);
+    const personalAnchors = personalAnchorEntries(input.anchors);
+    // An answer's number traces to a fact sheet value or to an anchor; anchors are references, not entries.
+    const references: FactCheckReferences = {
+      sheet: { ...sheet, ...anchorReferences(personalAnchors) },
+      userMessage: input.userMessage,
+      expertProse: input.expertProse,
+    };
     const { userMessage, mainAgent, mainAgentDraft, supportingInsights, findings, dataScienceFailed } = input;
     const inputs: SynthesisPromptInputs = {
       userMessage,
@@ -103,6 +97,7 @@ export function createSynthesise(deps: StepDeps) {
       findings,
       dataScienceFailed,
       factSheet: entries,
+      personalAnchors,
     };
     return runStepAttempt(deps.events, turnId, step, async (attempt) => {
       const { narration } = attempt;
@@ -129,7 +124,7 @@ export function createSynthesise(deps: StepDeps) {
           factCheck,
           completion: { startedAt, at: () => deps.clock(), costUsd: 0 },
         });
-        return { answer: noData, factSheet: [], factCheck };
+        return { answer: noData, factSheet: [], personalAnchors: [], factCheck };
       }
       // The first writing and its repair stream into segments of their own, opened now so that an attempt after a
       // failure finds both: a repair under way means the first writing had stopped, and is not written again.
@@ -178,10 +173,12 @@ export function createSynthesise(deps: StepDeps) {
         removed = release.removed;
       }
       if (asksAboutOwnLabs(userMessage)) {
-        // A question about their own labs when the snapshot has none: the answer says so, in code.
+        // A question about their own labs when the snapshot has none (none uploaded, or left out at the user's
+        // request): the answer says so, in code.
         const counts = await readTurnDataCounts(deps.pool, turnId);
-        if (counts && counts.labs === 0) {
-          const note = `\n\n${NO_LABS_NOTE}`;
+        const labsNote = counts && ownLabsNote(counts);
+        if (labsNote) {
+          const note = `\n\n${labsNote}`;
           await narration.write(agent, note);
           answer += note;
         }
@@ -194,7 +191,7 @@ export function createSynthesise(deps: StepDeps) {
         factCheck,
         completion: { startedAt, at: () => deps.clock(), costUsd },
       });
-      return { answer, factSheet: entries, factCheck };
+      return { answer, factSheet: entries, personalAnchors, factCheck };
     });
   };
 }

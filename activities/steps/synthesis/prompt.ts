@@ -1,13 +1,13 @@
 import type { DataTable } from '../../../contracts/findings';
 import { AGENT_LABELS, type RoutableAgent } from '../../../contracts/steps';
-import type { FactEntry } from '../../../contracts/turn';
+import type { FactEntry, PersonalAnchorEntry } from '../../../contracts/turn';
 import type { FactSheetFinding } from '../../../checks/fact-sheet';
 import type { LlmRequest } from '../../../platform/llm';
 
 /** Step 7's system prompt (docs/design.md, "Step 7: synthesis"): short, its rules the ones the step must keep. */
 export const FINAL_SYNTHESIS_SYSTEM = `You are Amy, a unified personal health agent. Speak as a single coherent voice. Do not mention specific sub-agents. Honour the FACT SHEET and validated findings, never invent numbers or contradict the validation verdicts.
 Rules:
-1. Numbers MUST come from the FACT SHEET. No invention, no inconsistent rounding, no interpolation. If a value is not there, say we'd need to look more closely.
+1. Numbers MUST come from the FACT SHEET, or from the PERSONAL ANCHORS for the user's own recent levels. No invention, no inconsistent rounding, no interpolation. If a value is not there, say we'd need to look more closely.
 2. VALIDATED findings: state with confidence. CONDITIONAL: hedge ("preliminary signal", "worth tracking"). REJECTED findings are not listed and must not be mentioned.
 3. Lead with the strongest validated finding. No throat-clearing.
 4. Weave in mechanism and strategy from the assessment when available.
@@ -41,8 +41,6 @@ export interface SynthesisFinding extends FactSheetFinding {
   assessment?: { mechanism: string; strategy: string | null } | null;
 }
 
-export const ANCHOR_SOURCE = 'personal_anchor';
-
 function findingsBlurb(findings: SynthesisFinding[]): string {
   const shown = findings.filter((f) => f.verdict !== 'rejected');
   if (shown.length === 0) return '(none survived validation)';
@@ -62,8 +60,16 @@ function factSheetBlock(entries: FactEntry[]): string {
     .map(
       (e) =>
         `- ${e.claim} = ${e.value}${e.unit ? ` ${e.unit}` : ''} (n=${e.n ?? '?'}, window: ${e.window ?? '?'})` +
-        (e.source === ANCHOR_SOURCE ? ' [PERSONAL ANCHOR]' : e.verdict ? ' [CONDITIONAL]' : ' [VALIDATED]'),
+        (e.verdict ? ' [CONDITIONAL]' : ' [VALIDATED]'),
     )
+    .join('\n');
+}
+
+/** The coach's anchors, apart from the Fact Sheet: the user's own levels, computed by our code, not findings. */
+function personalAnchorsBlock(anchors: PersonalAnchorEntry[]): string {
+  if (anchors.length === 0) return '(none)';
+  return anchors
+    .map((a) => `- ${a.claim} = ${a.value}${a.unit ? ` ${a.unit}` : ''}: ${a.label} (n=${a.n}, window: ${a.window})`)
     .join('\n');
 }
 
@@ -76,8 +82,10 @@ export interface SynthesisPromptInputs {
   supportingInsights: string;
   findings: SynthesisFinding[];
   dataScienceFailed: boolean;
-  /** The Fact Sheet: every number the answer may cite. */
+  /** The Fact Sheet: every validated number the answer may cite. */
   factSheet: FactEntry[];
+  /** The coach's personal anchors, which the answer may also cite as the user's own recent levels. */
+  personalAnchors: PersonalAnchorEntry[];
   /** Only when synthesis writes the answer again after the fact-check: its first answer and the numbers that failed. */
   repair?: SynthesisRepair;
 }
@@ -97,6 +105,9 @@ function synthesisPrompt(inputs: SynthesisPromptInputs): string {
     `SUPPORTING INSIGHTS:\n${inputs.supportingInsights || '(none)'}`,
     `VALIDATED FINDINGS:\n${findingsBlurb(inputs.findings)}`,
     `FACT SHEET:\n${factSheetBlock(inputs.factSheet)}`,
+    inputs.personalAnchors.length > 0
+      ? `PERSONAL ANCHORS (the user's own recent levels, computed from their data; not findings):\n${personalAnchorsBlock(inputs.personalAnchors)}`
+      : '',
   ]
     .filter(Boolean)
     .join('\n\n');

@@ -15,7 +15,7 @@ the agents used, cost and duration.
 
 Options
   --no-memory      leave what Amy remembers about you out of this turn (context.include_memory: false)
-  --no-biomarkers  keep your lab results from the Domain Expert (context.include_biomarkers: false)
+  --no-biomarkers  keep your lab results out of the turn (context.include_biomarkers: false)
   --json           print every event as one JSON object per line (NDJSON) and nothing else on stdout
 
 Ctrl-C stops watching and prints the command that resumes; a second Ctrl-C within 3 s cancels the turn.`,

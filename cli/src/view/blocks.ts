@@ -4,7 +4,7 @@
  * blocks already terminal-safe (../terminal-text.ts); free text is passed through it here again, as
  * one line where the layout needs one.
  */
-import type { FactEntry } from '@amy/sdk';
+import type { FactEntry, PersonalAnchorEntry } from '@amy/sdk';
 import { GATE_NAMES } from '../../../contracts/findings';
 import { ownValue } from '../../../contracts/own-keys';
 import { isRejected, type Block, type FindingCheck } from './model';
@@ -119,6 +119,11 @@ function completed(block: Extract<Block, { kind: 'completed' }>, style: Style): 
   if (result.fact_sheet.length > 0) {
     lines.push(style.bold('Fact sheet'), ...factSheetTable(result.fact_sheet, style), '');
   }
+  // The coach's anchors are the user's own levels, not validated findings: a table of their own.
+  const anchors = result.personal_anchors ?? [];
+  if (anchors.length > 0) {
+    lines.push(style.bold('Personal anchors (from your own data)'), ...factSheetTable(anchors, style), '');
+  }
   const agents = result.agents_used.length > 0 ? result.agents_used.join(', ') : 'none (Amy answered directly)';
   lines.push(`${style.bold('Agents')} ${agents}`);
   const counts = result.validator;
@@ -141,9 +146,10 @@ const FACT_COLUMNS = ['claim', 'value', 'unit', 'n', 'window'] as const;
 const formatValue = (value: number) =>
   value.toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false });
 
-function factSheetTable(entries: FactEntry[], style: Style): string[] {
+/** A fact sheet's entries, or the personal anchors (which have no verdict), one row each. */
+function factSheetTable(entries: Array<FactEntry | PersonalAnchorEntry>, style: Style): string[] {
   const rows = entries.map((entry) => [
-    terminalLine(entry.claim) + (entry.verdict === 'conditional' ? ' (conditional)' : ''),
+    terminalLine(entry.claim) + ('verdict' in entry && entry.verdict === 'conditional' ? ' (conditional)' : ''),
     formatValue(entry.value),
     terminalLine(entry.unit ?? '–'),
     entry.n === null ? '–' : String(entry.n),

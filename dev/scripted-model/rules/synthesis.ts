@@ -1,6 +1,7 @@
 import type { ModelCallInputs } from '../../../activities/runtime/model-call-inputs';
 import { checkNumbers } from '../../../checks/fact-check';
 import { isWindowLength } from '../../../checks/fact-sheet';
+import { anchorReferences } from '../../../checks/personal-anchors';
 import type { ScriptedRule } from '../types';
 
 /**
@@ -22,11 +23,11 @@ interface Fact {
 }
 
 /**
- * The findings' numbers; the coach's personal anchors are the coach's to cite, not the answer's
- * paragraphs, and a window's length is already in the finding's claim.
+ * The findings' numbers (a window's length is already in the finding's claim). The coach's personal anchors,
+ * apart from the Fact Sheet, are the coach's to cite, in its draft, not the answer's paragraphs.
  */
 const findingFacts = (inputs: SynthesisInputs): Fact[] =>
-  inputs.factSheet.filter((entry) => entry.source !== 'personal_anchor' && !isWindowLength(entry.claim));
+  inputs.factSheet.filter((entry) => !isWindowLength(entry.claim));
 
 /** The findings synthesis may state: the validated and the conditional ones. */
 const shownFindings = (inputs: SynthesisInputs) => inputs.findings.filter((f) => f.verdict !== 'rejected');
@@ -45,9 +46,12 @@ const NOTHING_HELD_UP =
   "Nothing in your data held up well enough for me to state it with confidence, so I'd rather not quote numbers. " +
   "We'd need to look more closely with a narrower question.";
 
-/** What the answer's numbers may trace to: the Fact Sheet, the user's message, and the drafts it was given. */
+/** What the answer's numbers may trace to: the Fact Sheet, the anchors, the user's message, and the drafts it was given. */
 const referencesOf = (inputs: SynthesisInputs) => ({
-  sheet: Object.fromEntries(inputs.factSheet.map((entry) => [entry.claim, entry.value])),
+  sheet: {
+    ...Object.fromEntries(inputs.factSheet.map((entry) => [entry.claim, entry.value])),
+    ...anchorReferences(inputs.personalAnchors),
+  },
   userMessage: inputs.userMessage,
   expertProse: `${inputs.mainAgentDraft}\n${inputs.supportingInsights}`,
 });
