@@ -18,103 +18,10 @@ import { freePort } from '../../dev/stack/ports';
 import { createEventLog } from '../../platform/event-log';
 import { spawnApiProcess, type ApiProcess } from '../support/api-process';
 import { collectPageErrors, launchChromium } from '../support/browser';
+import { contractSamplePage, type ContractSamplePage } from '../support/contract-browser-sample';
 import { startDemoService, type DemoService } from '../support/service';
 
 jest.setTimeout(180_000);
-
-/**
- * The contract's sample, verbatim: https://api.amy.health is replaced by the API's address when the page is
- * served, and the page around it defines what the sample takes as given (`turnId`, `apiKey`, `render`, and an
- * element per agent, whose id is the agent's name).
- */
-const CONTRACT_BROWSER_SAMPLE = `const url = \`https://api.amy.health/v1/turns/\${turnId}/events\`;
-// EventSource cannot set custom headers — pass the API key as a query
-// string fallback, or proxy through your own backend that adds the
-// Authorization header server-side.
-const es = new EventSource(\`\${url}?api_key=\${apiKey}\`);
-es.addEventListener("turn.started", (e) => {
-console.log("Started:", JSON.parse(e.data));
-});
-es.addEventListener("agent.thought", (e) => {
-const { agent, delta } = JSON.parse(e.data);
-document.getElementById(agent).textContent += delta;
-});
-es.addEventListener("turn.completed", (e) => {
-const { result } = JSON.parse(e.data);
-render(result.answer);
-es.close();
-});
-es.addEventListener("turn.failed", (e) => {
-const { error } = JSON.parse(e.data);
-console.error(error.code, error.message);
-es.close();
-});`;
-
-/**
- * The page. `watchTurn(apiBase, turnId, apiKey)` runs the sample and resolves when it renders the answer, or
- * when the browser gives the EventSource up (a stream the page may not read ends so, at once). The EventSource
- * constructor is wrapped only to see that end: the sample itself is untouched.
- * `send(url, init)` is a fetch that reports the status, the body and the headers a page can read.
- */
-function pageHtml(apiBase: string): string {
-  const sample = CONTRACT_BROWSER_SAMPLE.replace('https://api.amy.health', apiBase);
-  return `<!doctype html>
-<html>
-  <head><meta charset="utf-8" /><title>Amy on another origin</title><link rel="icon" href="data:," /></head>
-  <body>
-    ${STREAM_AGENTS.map((agent) => `<pre id="${agent}"></pre>`).join('\n    ')}
-    <div id="answer"></div>
-    <script>
-      window.watchTurn = (turnId, apiKey) =>
-        new Promise((resolve) => {
-          const NativeEventSource = window.EventSource;
-          const EventSource = class extends NativeEventSource {
-            constructor(...args) {
-              super(...args);
-              this.addEventListener('error', () => {
-                if (this.readyState === NativeEventSource.CLOSED) resolve({ ended: 'the browser closed the EventSource' });
-              });
-            }
-          };
-          const render = (answer) => {
-            document.getElementById('answer').textContent = answer;
-            resolve({ ended: 'rendered' });
-          };
-          ${sample}
-        });
-      window.send = async (url, init) => {
-        try {
-          const res = await fetch(url, init);
-          const readable = ['x-request-id', 'retry-after', 'idempotent-replayed', 'location'];
-          return {
-            status: res.status,
-            body: await res.json(),
-            headers: Object.fromEntries(readable.map((name) => [name, res.headers.get(name)])),
-          };
-        } catch (err) {
-          return { failed: String(err) };
-        }
-      };
-    </script>
-  </body>
-</html>
-`;
-}
-
-type Sent =
-  | {
-      status: number;
-      body: unknown;
-      headers: Record<'x-request-id' | 'retry-after' | 'idempotent-replayed' | 'location', string | null>;
-    }
-  | { failed: string };
-
-/** What the page's globals look like from a `page.evaluate` callback (this project compiles without the DOM lib). */
-interface OtherOriginPage {
-  watchTurn(turnId: string, apiKey: string): Promise<{ ended: string }>;
-  send(url: string, init: unknown): Promise<Sent>;
-  document: { getElementById(id: string): { textContent: string } | null };
-}
 
 let demo: DemoService;
 let listApi: ApiProcess;
@@ -129,7 +36,9 @@ async function servePages(): Promise<{ server: http.Server; origin: string }> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/') return void res.writeHead(404).end();
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(pageHtml(url.searchParams.get('api')!));
+    res
+      .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+      .end(contractSamplePage(url.searchParams.get('api')!));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -174,7 +83,7 @@ async function openPage(
 const createTurn = (page: Page, apiBase: string, apiKey: string, content: string, idempotencyKey: string) =>
   page.evaluate(
     ([url, key, text, idempotency]) =>
-      (globalThis as unknown as OtherOriginPage).send(url, {
+      (globalThis as unknown as ContractSamplePage).send(url, {
         method: 'POST',
         headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': idempotency },
         body: JSON.stringify({ messages: [{ role: 'user', content: text }] }),
@@ -234,7 +143,7 @@ describe('an API at its default, from a page on another origin', () => {
       });
       turn = (await created.json()) as Turn;
       ended = await page.evaluate(
-        ([turnId, key]) => (globalThis as unknown as OtherOriginPage).watchTurn(turnId, key),
+        ([turnId, key]) => (globalThis as unknown as ContractSamplePage).watchTurn(turnId, key),
         [turn.id, demo.user.apiKey],
       );
     });
@@ -246,7 +155,7 @@ describe('an API at its default, from a page on another origin', () => {
       const completed = stored.find((event) => event.type === 'turn.completed');
       expect(completed).toBeDefined();
       const answer = await page.evaluate(
-        () => (globalThis as unknown as OtherOriginPage).document.getElementById('answer')!.textContent,
+        () => (globalThis as unknown as ContractSamplePage).document.getElementById('answer')!.textContent,
       );
       expect(answer).toBe((completed!.data as { result: { answer: string } }).result.answer);
 
@@ -255,7 +164,7 @@ describe('an API at its default, from a page on another origin', () => {
           Object.fromEntries(
             agents.map((agent) => [
               agent,
-              (globalThis as unknown as OtherOriginPage).document.getElementById(agent)!.textContent,
+              (globalThis as unknown as ContractSamplePage).document.getElementById(agent)!.textContent,
             ]),
           ),
         [...STREAM_AGENTS],
@@ -290,7 +199,7 @@ describe('an API with a list of origins', () => {
     const turnId = (first as { body: Turn }).body.id;
     await expect(
       page.evaluate(
-        ([id, key]) => (globalThis as unknown as OtherOriginPage).watchTurn(id, key),
+        ([id, key]) => (globalThis as unknown as ContractSamplePage).watchTurn(id, key),
         [turnId, user.apiKey],
       ),
     ).resolves.toEqual({
@@ -316,13 +225,13 @@ describe('an API with a list of origins', () => {
     const turn = (await created.json()) as Turn;
     expect(turn.status).toBe('completed');
     const ended = await page.evaluate(
-      ([id, key]) => (globalThis as unknown as OtherOriginPage).watchTurn(id, key),
+      ([id, key]) => (globalThis as unknown as ContractSamplePage).watchTurn(id, key),
       [turn.id, demo.user.apiKey],
     );
     expect(ended).toEqual({ ended: 'the browser closed the EventSource' });
     expect(logs).toEqual([]);
     const shown = await page.evaluate(
-      () => (globalThis as unknown as OtherOriginPage).document.getElementById('synthesis')!.textContent,
+      () => (globalThis as unknown as ContractSamplePage).document.getElementById('synthesis')!.textContent,
     );
     expect(shown).toBe('');
     // What the browser said, twice: for the preflight, and for the event stream.
