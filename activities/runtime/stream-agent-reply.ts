@@ -170,7 +170,11 @@ export async function streamThoughts<Call extends ModelCallId>(
     log.unwritten += call.filter ? call.filter.push(text) : text;
   };
   const stream = { turnId, step: call.modelCall, inputs: call.inputs, attempt: narration.attempt, signal: call.signal };
-  const response = await llm.stream(stream, request, async (delta) => {
+  const drain = async () => {
+    // Text can land just as a writer finishes, after its last look: keep writing until none is left.
+    while (!log.failed && (log.writing || log.unwritten !== '')) await (log.writing ?? startWriting());
+  };
+  const streaming = llm.stream(stream, request, async (delta) => {
     // Throwing here aborts the model call: a log that cannot be written cannot take more text.
     if (log.failed) throw log.failed.error;
     if (joining) {
@@ -185,9 +189,14 @@ export async function streamThoughts<Call extends ModelCallId>(
     if (call.filter?.done?.()) throw new ReplyStopped('the filter takes no more of the reply');
     if (log.unwritten.length > MAX_UNWRITTEN_CHARS) await inFlight;
   });
+  const response = await streaming.catch(async (error: unknown) => {
+    // A reply cut short (the connection dropped, the call failed): what was released of it goes out before the
+    // step fails, so the next attempt goes on from it rather than writing it again.
+    await drain();
+    throw error;
+  });
   if (call.filter) log.unwritten += call.filter.end();
-  // Text can land just as a writer finishes, after its last look: keep writing until none is left.
-  while (!log.failed && (log.writing || log.unwritten !== '')) await (log.writing ?? startWriting());
+  await drain();
   if (log.failed) throw log.failed.error;
   return {
     ...response,

@@ -28,11 +28,26 @@ const NONE = { CapInh: [], CapPrm: [], CapEff: [], CapBnd: [], CapAmb: [] };
 
 /** Waits until the run's code is about to run: its process is past confinement (seccomp is on). */
 async function runningCode(before: Set<string>): Promise<string> {
-  const pid = await sandboxProcessWhere((info) => info.comm.startsWith('python'), before);
-  while (fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Seccomp:\s*(\d)/m)?.[1] !== '2') {
-    await new Promise((resolve) => setTimeout(resolve, 10));
+  const passed = new Set(before);
+  for (;;) {
+    const pid = await sandboxProcessWhere((info) => info.comm.startsWith('python'), passed);
+    // A python process that ends before its code runs (another suite's on a shared machine, or one that failed
+    // to start) is passed over, and the search goes on.
+    const seccomp = () => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Seccomp:\s*(\d)/m)?.[1] ?? null;
+      } catch {
+        return 'gone';
+      }
+    };
+    let state = seccomp();
+    while (state !== '2' && state !== 'gone') {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      state = seccomp();
+    }
+    if (state === '2') return pid;
+    passed.add(pid);
   }
-  return pid;
 }
 
 function childrenOf(pid: string): string[] {
