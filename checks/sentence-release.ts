@@ -62,6 +62,11 @@ export class SentenceRelease {
     return this.stopped !== null;
   }
 
+  /** Nothing to put before the next sentence: nothing went out yet, or what did ends in whitespace of its own. */
+  private separated(): boolean {
+    return this.released === '' || /\s$/.test(this.released);
+  }
+
   /** Takes the writer's next text; returns what may go out now. */
   push(delta: string): string {
     if (this.stopped) return '';
@@ -81,7 +86,7 @@ export class SentenceRelease {
       if (first) {
         for (const entry of this.removed) if (entry.sentence === first.sentence) entry.action = 'hedged_number';
       }
-      const lead = this.released === '' ? '' : this.space || ' ';
+      const lead = this.separated() ? '' : this.space || ' ';
       out += lead + fallback;
       this.released += lead + fallback;
     }
@@ -134,7 +139,7 @@ export class SentenceRelease {
     this.run += body.slice(0, body.length - sentence.length);
     this.space = keepBreak(this.space, this.run);
     // Judged in place, after what went out, so that a number reads as it does in the whole answer.
-    const lead = this.released === '' ? '' : this.space;
+    const lead = this.separated() ? '' : this.space;
     const before = this.released.length + lead.length;
     const tokens = checkNumbers(this.released + lead + sentence, this.references);
     const own = (t: NumberToken) => t.start >= before;
@@ -162,5 +167,6 @@ export class SentenceRelease {
 /** Of two runs of whitespace that now meet, the one with more line breaks (a paragraph outlives a space). */
 function keepBreak(a: string, b: string): string {
   const breaks = (ws: string) => ws.split('\n').length;
+  if (a === '') return b;
   return breaks(b) > breaks(a) ? b : a;
 }

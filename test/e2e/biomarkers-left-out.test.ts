@@ -106,9 +106,21 @@ describe('with the flag on, lab values reach the model where the turn uses them'
   });
 });
 
+/** What memory holds about LDL cholesterol, in the order it was written. */
+const ldlEntries = async () =>
+  (
+    await svc.database.pool.query<{ id: string; verdict: string; effect: number | null }>(
+      `SELECT id, meta->>'verdict' AS verdict, (meta->>'effect')::float8 AS effect FROM memory_entries
+       WHERE user_id = $1 AND meta->>'feature' = 'ldl_cholesterol' ORDER BY created_at, id`,
+      [userId],
+    )
+  ).rows;
+
 describe('with include_biomarkers: false, no lab value reaches any model request', () => {
   const turns: Turn[] = [];
   const steps = new Set<string>();
+  /** Memory about LDL before the turns without labs: theirs to leave as it is. */
+  let ldlBefore: Awaited<ReturnType<typeof ldlEntries>>;
 
   beforeAll(async () => {
     // What validation remembers of "Is my LDL getting better?" when it computes the change across panels: an
@@ -136,6 +148,8 @@ describe('with include_biomarkers: false, no lab value reaches any model request
       entries: [testedHypothesis(validated as unknown as ValidatedFinding)],
     });
     expect(labValuesIn(await memorySummary(svc.database.pool, userId))).toContain(change);
+    ldlBefore = await ldlEntries();
+    expect(ldlBefore.at(-1)).toMatchObject({ verdict: 'validated', effect: change });
   });
 
   test.each([...LAB_QUESTIONS, ...OTHER_QUESTIONS])('%s', async (question) => {
@@ -174,12 +188,9 @@ describe('with include_biomarkers: false, no lab value reaches any model request
     for (const turn of turns.slice(0, LAB_QUESTIONS.length)) {
       expect(turn.result!.validator.findings_total).toBe(0);
     }
-    const { rows } = await svc.database.pool.query<{ verdict: string; effect: number }>(
-      `SELECT meta->>'verdict' AS verdict, (meta->>'effect')::float8 AS effect FROM memory_entries
-       WHERE user_id = $1 AND meta->>'feature' = 'ldl_cholesterol'`,
-      [userId],
-    );
-    expect(rows).toEqual([{ verdict: 'validated', effect: LAB_NUMBERS[LAB_NUMBERS.length - 1] }]);
+    // Memory keeps every test (the turns with the labs in wrote theirs too); the turns without wrote nothing about
+    // LDL and changed nothing of what was there.
+    expect(await ldlEntries()).toEqual(ldlBefore);
   });
 
   test('a question about their labs is answered honestly: the labs were left out at their request', () => {

@@ -115,13 +115,15 @@ test('SIGTERM past the grace: the running step is handed back (its model call ab
   await stream.closedByServer;
   const events = stream.events;
   expectWholeLog(events);
-  // The handed-back step ran again, announced; its second attempt alone makes the answer.
+  // The handed-back step ran again, announced; it went on from what the first attempt had shown, so the deltas
+  // of both, concatenated, are the answer (append-only, as the contract says).
   expect(events.find((e) => e.type === 'step.retry')?.data).toMatchObject({ step: 'fallback_reply', attempt: 2 });
-  expect(
-    replyDeltas(events, 2)
+  const text = (attempt: number) =>
+    replyDeltas(events, attempt)
       .map((e) => e.data.delta)
-      .join(''),
-  ).toBe(answerOf(events));
+      .join('');
+  expect(text(2)).not.toBe('');
+  expect(text(1) + text(2)).toBe(answerOf(events));
   expect(replyDeltas(events, 1)).toHaveLength(deltasBeforeStop);
   // The stopping worker aborted its call rather than leaving it to run out; steps before it ran once.
   const calls = await svc.database.db.llmCall.findMany({ where: { turnId }, orderBy: { createdAt: 'asc' } });

@@ -84,3 +84,12 @@ test('an answer that goes on from text already out (a repair, a retried attempt)
   expect(out.join('')).toBe('That is from 82 nights.');
   expect(release.released).toBe(TRACED);
 });
+
+test('a writing that goes on from text already out keeps the space its first words bring, however it is cut', () => {
+  const before = 'Your resting heart rate averaged 58.2 bpm over the last 90 days.';
+  for (const deltas of cuts(' That is from 82 nights.\n\nKeep it up!')) {
+    const { out, release } = stream(deltas, 'drop', before);
+    expect(out.join('')).toBe(' That is from 82 nights.\n\nKeep it up!');
+    expect(release.released).toBe(`${before} That is from 82 nights.\n\nKeep it up!`);
+  }
+});

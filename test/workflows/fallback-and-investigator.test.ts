@@ -43,6 +43,7 @@ test('routing that names no agent: the conversational reply is the answer, remem
   expect(completed(run)).toEqual({
     answer: 'Happy to chat! Ask me about your data any time.',
     fact_sheet: [],
+    personal_anchors: [],
     agents_used: [],
     validator: { findings_total: 0, findings_validated: 0, findings_conditional: 0, findings_rejected: 0 },
     cost_usd: 0,
