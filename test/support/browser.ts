@@ -34,8 +34,13 @@ export function collectPageErrors(page: Page): string[] {
     const where = msg.location().url;
     if (msg.type() === 'error') errors.push(`console.error: ${msg.text()}${where ? ` (${where})` : ''}`);
   });
-  page.on('requestfailed', (req) =>
-    errors.push(`requestfailed: ${req.method()} ${req.url()}: ${req.failure()?.errorText}`),
-  );
+  page.on('requestfailed', (req) => {
+    const why = req.failure()?.errorText;
+    // `es.close()` after a terminal event is how the contract's clients stop watching: when it comes before the
+    // server has ended the response, Chromium reports the stream's request as aborted. That is the page's own
+    // choice, not a failure; a stream the server drops ends with another error and is still reported.
+    if (req.resourceType() === 'eventsource' && why === 'net::ERR_ABORTED') return;
+    errors.push(`requestfailed: ${req.method()} ${req.url()}: ${why}`);
+  });
   return errors;
 }
