@@ -14,6 +14,8 @@ export const ID_PREFIXES = {
   /** A webhook event: its id is the Standard Webhooks `webhook-id` header. */
   webhookMessage: 'msg_',
   webhookDelivery: 'wd_',
+  /** An event Terra delivered (docs/terra.md). */
+  terraEvent: 'tev_',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

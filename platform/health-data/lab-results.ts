@@ -14,7 +14,7 @@ import { LAB_BIOMARKER_NAMES, type LabBiomarker, type LabRow } from './labs';
  * that replaces another keeps the row's id.
  */
 export async function upsertLabResults(
-  pool: Pool,
+  pool: Pick<Pool, 'query'>,
   userId: string,
   rows: readonly LabRow[],
 ): Promise<{ inserted: number; updated: number }> {

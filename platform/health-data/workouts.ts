@@ -12,7 +12,7 @@ const FIELDS = 'date, type, duration_minutes, distance_km, calories, avg_heart_r
 
 /** Upserts by (user, external_id) in one statement: the whole request is stored, or none of it. */
 export async function upsertWorkouts(
-  pool: Pool,
+  pool: Pick<Pool, 'query'>,
   userId: string,
   rows: readonly WorkoutRecord[],
 ): Promise<{ inserted: number; updated: number }> {
