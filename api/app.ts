@@ -12,6 +12,7 @@ import { dataRoutes } from './routes/data';
 import { findingRoutes } from './routes/findings';
 import { healthRoutes } from './routes/health';
 import { memoryRoutes } from './routes/memory';
+import { terraReceiverRoutes, type TerraReceiverDeps } from './routes/terra';
 import { turnRoutes, type TurnRoutesDeps } from './routes/turns';
 
 export interface AppDeps extends TurnRoutesDeps, Pick<AccountRoutesDeps, 'keys'> {
@@ -19,6 +20,8 @@ export interface AppDeps extends TurnRoutesDeps, Pick<AccountRoutesDeps, 'keys'>
   bodyLimitBytes: number;
   /** Cuts a finding's series again for GET …/findings/:finding_id/series; without it that route answers 503. */
   gates?: Pick<GatesRunner, 'buildSeries'>;
+  /** Terra's webhook receiver (docs/terra.md); without it POST /webhooks/terra is not a route. */
+  terraReceiver?: Pick<TerraReceiverDeps, 'keyring' | 'terra'>;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -36,6 +39,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(healthRoutes(deps));
   app.use(consoleRoutes());
+  // Terra signs its deliveries instead of holding an API key, so its receiver sits outside /v1.
+  if (deps.terraReceiver) app.use(terraReceiverRoutes({ ...deps.terraReceiver, pool: deps.pool, logger: deps.logger }));
   // The key is checked before a byte of the body is read: a caller without one is answered at once,
   // however slowly it sends, and never makes the API buffer or parse anything. Only /v1 takes a JSON
   // body: anywhere else a body is never read, whoever sends it. Each route still says which media types

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { codecServerConfig, type Config } from '../platform/config';
+import { codecServerConfig, terraSigningSecret, type Config } from '../platform/config';
 import { createDataKeyStore } from '../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../platform/crypto/master-key';
 import { createDataConverter } from '../platform/temporal/data-converter';
@@ -80,7 +80,8 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     logger.warn('idle postgres connection lost', { error: err.message }),
   );
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const keys = createDataKeyStore(pool, loadMasterKeyring());
+  const keyring = loadMasterKeyring();
+  const keys = createDataKeyStore(pool, keyring);
   const turnOwners = createWorkflowOwners(pool);
   const dataConverter = createDataConverter(pool, keys, { owners: turnOwners });
   const temporal = new Client({
@@ -111,6 +112,14 @@ export async function startApiServer(config: Config, logger: Logger = createLogg
     pendingStarts,
     bodyLimitBytes: config.AMY_BODY_LIMIT_BYTES,
     shutdownDeadline: requests.deadline,
+    terraReceiver: {
+      keyring,
+      terra: {
+        signingSecret: terraSigningSecret(config),
+        toleranceSeconds: config.TERRA_SIGNATURE_TOLERANCE_SECONDS,
+        maxBodyBytes: config.TERRA_MAX_BODY_BYTES,
+      },
+    },
   });
   const eventStreamRoute = createEventStreamRoute({
     pool,

@@ -23,6 +23,9 @@ export const accountDeletionSchema = z
         data_keys: count.describe(
           "The account's data keys, destroyed: any copy of its workflow histories (exports, archives, backups) can no longer be decrypted.",
         ),
+        terra_events: count.describe(
+          'Events Terra delivered for the account, kept for replay (docs/terra.md), with its provider connections and what each provider sent.',
+        ),
         webhook_events: count.describe(
           'Webhook events that named the account (turn.completed, memory.created, …), with their deliveries and attempts.',
         ),

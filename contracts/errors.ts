@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   secret_detected: 400,
   authentication_required: 401,
   invalid_api_key: 401,
+  /** A Terra delivery whose `terra-signature` does not verify (docs/terra.md#signing). */
+  invalid_signature: 401,
   not_found: 404,
   turn_events_expired: 404,
   payload_too_large: 413,

@@ -11,6 +11,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'turn.cancelled',
   'memory.created',
   'account.deleted',
+  'data.updated',
+  'data.connection_changed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -43,12 +45,47 @@ export interface AccountDeletedWebhookData {
   deleted_at: string;
 }
 
+/** The tables a user's data changed in, as `data.updated` names them. */
+export const DATA_TABLES = ['daily_summaries', 'workouts', 'lab_results', 'profile'] as const;
+export type DataTable = (typeof DATA_TABLES)[number];
+
+/**
+ * A user's health data changed from a source the backend did not write itself (Terra: docs/terra.md): which tables
+ * and which days, never a value. A large request's chunks are reported once, when the last has arrived.
+ */
+export interface DataUpdatedWebhookData {
+  user_id: string;
+  source: 'terra';
+  tables: DataTable[];
+  /** The first and last day of the rows written (YYYY-MM-DD); null when only the profile changed. */
+  from: string | null;
+  to: string | null;
+  /** The large request (Terra's `reference`) this completes, null for a single event. */
+  backfill_reference: string | null;
+}
+
+/**
+ * A provider connection of a user's changed (Terra's connection events): `reauth_required`, `revoked` and `error`
+ * mean the user should reconnect through Terra's widget; `auth_failed` is a connection attempt that did not finish
+ * (no provider is named then); `replaced` is a connection a reconnection superseded.
+ */
+export interface DataConnectionChangedWebhookData {
+  user_id: string;
+  provider: string | null;
+  terra_user_id: string | null;
+  status: 'connected' | 'reauth_required' | 'disconnected' | 'revoked' | 'error' | 'auth_failed' | 'replaced';
+  previous_status: 'connected' | 'reauth_required' | 'disconnected' | 'revoked' | 'error' | null;
+  changed_at: string;
+}
+
 interface WebhookDataByType {
   'turn.completed': TurnEndedWebhookData;
   'turn.failed': TurnEndedWebhookData;
   'turn.cancelled': TurnEndedWebhookData;
   'memory.created': MemoryCreatedWebhookData;
   'account.deleted': AccountDeletedWebhookData;
+  'data.updated': DataUpdatedWebhookData;
+  'data.connection_changed': DataConnectionChangedWebhookData;
 }
 
 /** The JSON body of a webhook request: `type`, `timestamp` (when the event happened, ISO 8601) and `data`. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_GATES_PROCESSES } from './gates';
 import { DEFAULT_SANDBOX_CONCURRENCY, WARM_MODES } from './sandbox';
@@ -259,6 +260,21 @@ const configSchema = z.object({
    * with credentials: the API takes no cookie, so none is granted.
    */
   AMY_CORS_ALLOWED_ORIGINS: corsAllowedOrigins,
+  /**
+   * The signing secret of the Terra webhook (docs/terra.md#setting-it-up), as Terra's dashboard shows it; or the
+   * path of a file holding it (TERRA_SIGNING_SECRET_FILE), never both. Without either the receiver answers 503.
+   */
+  TERRA_SIGNING_SECRET: z.string().min(1).optional(),
+  TERRA_SIGNING_SECRET_FILE: z.string().min(1).optional(),
+  /** How far a Terra signature's timestamp may be from now, in seconds: Terra's SDK's 300 by default. */
+  TERRA_SIGNATURE_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  /** The largest Terra event body the receiver reads: a large request's chunk is about 10 MB. */
+  TERRA_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(32 * 1024 * 1024),
   /** Browser origins that may call the codec server (the Temporal Web UI's), comma-separated. */
   AMY_CODEC_ALLOWED_ORIGINS: z.string().default('http://127.0.0.1:8233,http://localhost:8233'),
   /** How long the codec server's audit of decodes is kept, in days; older rows are deleted. */
@@ -283,6 +299,10 @@ const checkedConfigSchema = configSchema
   .refine((c) => c.AMY_HEADERS_TIMEOUT_MS <= c.AMY_REQUEST_TIMEOUT_MS, {
     message: 'AMY_HEADERS_TIMEOUT_MS must not exceed AMY_REQUEST_TIMEOUT_MS (the headers are part of the request)',
     path: ['AMY_HEADERS_TIMEOUT_MS'],
+  })
+  .refine((c) => c.TERRA_SIGNING_SECRET === undefined || c.TERRA_SIGNING_SECRET_FILE === undefined, {
+    message: 'set TERRA_SIGNING_SECRET or TERRA_SIGNING_SECRET_FILE, not both',
+    path: ['TERRA_SIGNING_SECRET_FILE'],
   })
   .refine((c) => (c.AMY_DEPLOYMENT_NAME === undefined) === (c.AMY_BUILD_ID === undefined), {
     message: 'set AMY_DEPLOYMENT_NAME and AMY_BUILD_ID together (a versioned worker), or neither (an unversioned one)',
@@ -345,4 +365,26 @@ export function loadDeploymentConfig(
     configSchema.pick({ TEMPORAL_ADDRESS: true, TEMPORAL_NAMESPACE: true, AMY_DEPLOYMENT_NAME: true }),
     env,
   );
+}
+
+/**
+ * The Terra signing secret from the environment or its file, null when neither is set. A file that cannot be read
+ * or is empty is a ConfigError naming the file, never its content.
+ */
+export function terraSigningSecret(
+  config: Pick<Config, 'TERRA_SIGNING_SECRET' | 'TERRA_SIGNING_SECRET_FILE'>,
+): string | null {
+  if (config.TERRA_SIGNING_SECRET !== undefined) return config.TERRA_SIGNING_SECRET;
+  const path = config.TERRA_SIGNING_SECRET_FILE;
+  if (path === undefined) return null;
+  let secret: string;
+  try {
+    secret = readFileSync(path, 'utf8').trim();
+  } catch (err) {
+    throw new ConfigError(
+      `Invalid configuration:\n  TERRA_SIGNING_SECRET_FILE: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  if (!secret) throw new ConfigError(`Invalid configuration:\n  TERRA_SIGNING_SECRET_FILE: ${path} is empty`);
+  return secret;
 }

@@ -8,6 +8,7 @@ import {
 } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type StepDeps } from '../activities';
+import { createTerraActivities } from '../activities/terra/ingest';
 import { createWebhookActivities, type WebhookDeps } from '../activities/webhooks/deliver';
 import {
   activityTracingInterceptors,
@@ -105,7 +106,11 @@ export async function createTurnWorker(opts: {
     dataConverter: opts.dataConverter,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    activities: { ...createActivities(opts.deps), ...(opts.webhooks ? createWebhookActivities(opts.webhooks) : {}) },
+    // Terra's ingestion needs what a delivery needs (the pool and the master keys), and runs wherever deliveries do.
+    activities: {
+      ...createActivities(opts.deps),
+      ...(opts.webhooks ? { ...createWebhookActivities(opts.webhooks), ...createTerraActivities(opts.webhooks) } : {}),
+    },
     // The activity's span first, so that it covers (and records the failure of) the others.
     interceptors: {
       activity: [activityTracingInterceptors, turnRunInterceptors(opts.deps), upstreamFailureInterceptors],

@@ -1,6 +1,7 @@
 /**
  * The webhook dispatcher (docs/webhooks.md#delivery), run by every worker: it turns the outbox
- * (platform/webhooks/outbox.ts) into delivery workflows.
+ * (platform/webhooks/outbox.ts) into delivery workflows, and the Terra inbox into ingestion workflows
+ * (./terra-dispatcher.ts).
  *
  * 1. Each undispatched event becomes one delivery row per enabled endpoint subscribed to its type, and is marked
  *    dispatched, in one transaction (several workers split the events: SKIP LOCKED).
@@ -15,6 +16,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { Logger } from '../platform/logger';
+import { dispatchTerraEvents } from './terra-dispatcher';
 import {
   deliveryWorkflowId,
   fanOutWebhookEvents,
@@ -74,9 +76,12 @@ export function startWebhookDispatcher(
     while (!stopped) {
       try {
         await dispatchWebhooks(deps);
+        await dispatchTerraEvents(deps);
       } catch (err) {
         // Postgres or Temporal away: the outbox keeps everything, the next round resumes.
-        deps.logger.warn('webhook dispatch failed', { error: err instanceof Error ? err.message : String(err) });
+        deps.logger.warn('webhook or terra dispatch failed', {
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
       if (stopped) break;
       await new Promise<void>((resolve) => {

@@ -60,6 +60,19 @@ const KEPT_FOR_AUDIT: AccountDeletion['kept'][number] = {
   why: "Who read a person's data, and when, is a security record that must outlive the data; it holds no content.",
 };
 
+/**
+ * The account's Terra events: its own, and those still waiting unmatched under its id or name, which the user
+ * row's deletion would not reach (their connections, contributions and backfills go with the row).
+ */
+async function deleteTerraEventsOf(client: { query: Pool['query'] }, userId: string): Promise<number> {
+  const { rowCount } = await client.query(
+    `DELETE FROM terra_events WHERE user_id = $1
+       OR (user_id IS NULL AND reference_id IN (SELECT u.id FROM users u WHERE u.id = $1 UNION SELECT u.name FROM users u WHERE u.id = $1))`,
+    [userId],
+  );
+  return rowCount ?? 0;
+}
+
 /** Marks the account as being deleted and revokes every key of it, the user row locked (step 1). */
 async function beginDeletion(pool: Pool, userId: string): Promise<void> {
   await inTransaction(pool, async (client) => {
@@ -177,12 +190,14 @@ export async function deleteAccount(deps: AccountDeletionDeps, userId: string): 
       profile: before.profile,
       api_keys: before.api_keys,
       data_keys: dataKeys,
+      terra_events: 0,
       webhook_events: 0,
     },
     kept: KEPT_AFTER_DELETION,
   };
   await inTransaction(pool, async (client) => {
     deletion.erased.webhook_events = await deleteWebhookEventsOf(client, userId);
+    deletion.erased.terra_events = await deleteTerraEventsOf(client, userId);
     await client.query('INSERT INTO account_deletions (id, deleted_at, erased) VALUES ($1, $2, $3)', [
       newId('accountDeletion'),
       deletion.deleted_at,

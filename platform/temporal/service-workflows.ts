@@ -1,6 +1,6 @@
 /**
  * The service's own workflows, by type, and the ids each one runs under. They carry no user content (a number
- * of seconds, a webhook delivery's ids), so their payloads stay plain. Any other workflow id is treated as a
+ * of seconds, a webhook delivery's ids, a Terra event's id), so their payloads stay plain. Any other workflow id is treated as a
  * turn's, whose payloads are its user's and must be encrypted for them (./encryption-codec.ts).
  *
  * The id forms are the other half of the rule: the payload codec knows a workflow by its id only, so a workflow
@@ -16,12 +16,17 @@ export const RETENTION_WORKFLOW_ID = 'amy-retention-run';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const DELIVERY_WORKFLOW_ID = new RegExp(`^webhook:msg_${ULID}:we_${ULID}(:[1-9]\\d*)?$`);
+const TERRA_INGEST_WORKFLOW_ID = new RegExp(`^terra:tev_${ULID}$`);
+
+/** The id a Terra event's ingestion runs under (workflows/terra-ingest.ts). */
+export const terraIngestWorkflowId = (eventId: string) => `terra:${eventId}`;
 
 /** Whether a workflow id is of the form its service workflow type runs under. */
 const SERVICE_WORKFLOW_IDS = {
   RetentionWorkflow: (workflowId: string) =>
     workflowId === RETENTION_WORKFLOW_ID || workflowId.startsWith(`${RETENTION_WORKFLOW_ID}-`),
   WebhookDeliveryWorkflow: (workflowId: string) => DELIVERY_WORKFLOW_ID.test(workflowId),
+  TerraIngestWorkflow: (workflowId: string) => TERRA_INGEST_WORKFLOW_ID.test(workflowId),
 } as const;
 type ServiceWorkflowType = keyof typeof SERVICE_WORKFLOW_IDS;
 

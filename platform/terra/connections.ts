@@ -1,7 +1,7 @@
 /**
  * The providers each user connected through Terra (docs/terra.md#connections): one row per Terra user (a user's
- * connection to one provider), kept by the connection events. The newest event received wins, whatever order
- * ingestion runs them in: a redelivery of an older event never takes a connection back.
+ * connection to one provider), kept by the connection events. The newest event wins (by Terra's ordering timestamp, else
+ * by receipt), whatever order they arrive or are ingested in: an older event never takes a connection back.
  */
 import type { PoolClient } from 'pg';
 import type { Pool } from 'pg';
@@ -38,13 +38,13 @@ export interface TerraConnectionRow {
 }
 
 /**
- * Applies one connection event of `userId`'s, received at `receivedAt`. Returns the changes the backend is told
+ * Applies one connection event of `userId`'s, ordered at `orderedAt`. Returns the changes the backend is told
  * of; none when a newer event already set the connection.
  */
 export async function applyConnectionEvent(
   client: PoolClient,
   userId: string,
-  event: { type: string; user: TerraUser | null; replaced: TerraUser | null; receivedAt: Date },
+  event: { type: string; user: TerraUser | null; replaced: TerraUser | null; orderedAt: Date },
 ): Promise<TerraConnectionChange[]> {
   if (event.type === 'auth_cancelled') {
     // Nothing was connected: there is no Terra user, only a failed attempt the backend may want to follow up.
@@ -80,7 +80,7 @@ export async function applyConnectionEvent(
        provider = EXCLUDED.provider, last_event = EXCLUDED.last_event, state_at = EXCLUDED.state_at,
        connected_at = COALESCE(terra_connections.connected_at, EXCLUDED.connected_at), updated_at = now()
      WHERE terra_connections.state_at <= EXCLUDED.state_at AND terra_connections.user_id = EXCLUDED.user_id`,
-    [event.user.user_id, userId, event.user.provider, status, event.user.scopes ?? null, event.type, event.receivedAt],
+    [event.user.user_id, userId, event.user.provider, status, event.user.scopes ?? null, event.type, event.orderedAt],
   );
   const previousStatus = previous.rows[0]?.status ?? null;
   if ((written.rowCount ?? 0) > 0 && (previousStatus !== status || event.type === 'permission_change')) {

@@ -81,16 +81,17 @@ export function terraDedupeKey(identity: TerraEventIdentity, terraReference: str
 export async function storeTerraEvent(
   pool: Pool,
   keyring: MasterKeyring,
-  event: { identity: TerraEventIdentity; terraReference: string | null; body: Buffer },
+  event: { identity: TerraEventIdentity; terraReference: string | null; orderedAt: Date | null; body: Buffer },
 ): Promise<{ id: string; duplicate: boolean }> {
   const id = newId('terraEvent');
-  const { identity, terraReference, body } = event;
+  const { identity, terraReference, orderedAt, body } = event;
   const { sealed, masterKeyId } = sealTerraBody(body, id, keyring);
   const dedupeKey = terraDedupeKey(identity, terraReference, body);
   const { rows } = await pool.query<{ id: string }>(
     `INSERT INTO terra_events
-       (id, dedupe_key, type, terra_reference, terra_user_id, provider, reference_id, sealed_body, master_key_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       (id, dedupe_key, type, terra_reference, terra_user_id, provider, reference_id, sealed_body, master_key_id,
+        ordered_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, now()))
      ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
     [
       id,
@@ -102,6 +103,7 @@ export async function storeTerraEvent(
       identity.referenceId,
       sealed,
       masterKeyId,
+      orderedAt,
     ],
   );
   if (rows[0]) return { id, duplicate: false };
@@ -119,6 +121,7 @@ export interface StoredTerraEvent {
   userId: string | null;
   status: TerraEventStatus;
   receivedAt: Date;
+  orderedAt: Date;
   appliedAt: Date | null;
   body: Buffer;
 }
@@ -130,7 +133,7 @@ export async function lockTerraEvent(
   id: string,
 ): Promise<StoredTerraEvent | null> {
   const { rows } = await client.query(
-    `SELECT id, type, terra_reference, terra_user_id, provider, reference_id, user_id, status, received_at, applied_at,
+    `SELECT id, type, terra_reference, terra_user_id, provider, reference_id, user_id, status, received_at, ordered_at, applied_at,
             sealed_body, master_key_id
      FROM terra_events WHERE id = $1 FOR UPDATE`,
     [id],
@@ -147,6 +150,7 @@ export async function lockTerraEvent(
     userId: row.user_id as string | null,
     status: row.status as TerraEventStatus,
     receivedAt: row.received_at as Date,
+    orderedAt: row.ordered_at as Date,
     appliedAt: row.applied_at as Date | null,
     body: openTerraBody({ sealed: row.sealed_body as Buffer, masterKeyId: row.master_key_id as string }, id, keyring),
   };

@@ -11,7 +11,12 @@
  * - The payload is thin (contracts/webhooks.ts): ids, a status, instants.
  */
 import type { PoolClient } from 'pg';
-import type { WebhookEvent, WebhookEventType } from '../../contracts/webhooks';
+import type {
+  DataConnectionChangedWebhookData,
+  DataTable,
+  WebhookEvent,
+  WebhookEventType,
+} from '../../contracts/webhooks';
 import { newId } from '../ids';
 
 /** The outbox rows to write, one per fact; `timestamp` is when it happened. */
@@ -102,6 +107,62 @@ export function accountDeletedEvent(userId: string, deletedAt: Date): OutboxEven
       type: 'account.deleted',
       timestamp: deletedAt.toISOString(),
       data: { user_id: userId, deleted_at: deletedAt.toISOString() },
+    },
+  };
+}
+
+/** A user's data changed from Terra (platform/terra/ingest.ts): which tables and days, no value. */
+export function dataUpdatedEvent(update: {
+  dedupeKey: string;
+  userId: string;
+  tables: DataTable[];
+  from: string | null;
+  to: string | null;
+  backfillReference: string | null;
+  at: Date;
+}): OutboxEvent {
+  return {
+    dedupeKey: update.dedupeKey,
+    event: {
+      type: 'data.updated',
+      timestamp: update.at.toISOString(),
+      data: {
+        user_id: update.userId,
+        source: 'terra',
+        tables: update.tables,
+        from: update.from,
+        to: update.to,
+        backfill_reference: update.backfillReference,
+      },
+    },
+  };
+}
+
+/** A user's provider connection changed (platform/terra/connections.ts). */
+export function connectionChangedEvent(change: {
+  dedupeKey: string;
+  userId: string;
+  change: {
+    terraUserId: string | null;
+    provider: string | null;
+    status: DataConnectionChangedWebhookData['status'];
+    previousStatus: DataConnectionChangedWebhookData['previous_status'];
+  };
+  at: Date;
+}): OutboxEvent {
+  return {
+    dedupeKey: change.dedupeKey,
+    event: {
+      type: 'data.connection_changed',
+      timestamp: change.at.toISOString(),
+      data: {
+        user_id: change.userId,
+        provider: change.change.provider,
+        terra_user_id: change.change.terraUserId,
+        status: change.change.status,
+        previous_status: change.change.previousStatus,
+        changed_at: change.at.toISOString(),
+      },
     },
   };
 }

@@ -13,6 +13,7 @@ CREATE TABLE "terra_events" (
     "sealed_body" BYTEA NOT NULL,
     "master_key_id" TEXT NOT NULL,
     "received_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "ordered_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "workflow_started_at" TIMESTAMPTZ(3),
     "status" TEXT NOT NULL DEFAULT 'received',
     "applied_at" TIMESTAMPTZ(3),
@@ -44,7 +45,7 @@ CREATE TABLE "terra_contributions" (
     "key" TEXT NOT NULL,
     "date" DATE NOT NULL,
     "payload" JSONB NOT NULL,
-    "event_received_at" TIMESTAMPTZ(3) NOT NULL,
+    "event_ordered_at" TIMESTAMPTZ(3) NOT NULL,
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "terra_contributions_pkey" PRIMARY KEY ("user_id","provider","kind","key")

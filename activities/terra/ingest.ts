@@ -1,0 +1,42 @@
+/**
+ * The activity of a Terra event's ingestion (workflows/terra-ingest.ts): one transaction against our own Postgres
+ * (platform/terra/ingest.ts), so Temporal retrying it while Postgres is away is exactly what is wanted. It returns
+ * counts only, since the workflow's history is kept in the clear: no value, no day, no path.
+ */
+import type { Pool } from 'pg';
+import type { MasterKeyring } from '../../platform/crypto/master-key';
+import { ingestTerraEvent } from '../../platform/terra/ingest';
+
+export interface TerraDeps {
+  pool: Pool;
+  keyring: MasterKeyring;
+}
+
+export interface TerraIngestSummary {
+  status: 'received' | 'applied' | 'unmatched' | 'refused' | 'gone';
+  type: string;
+  tables: string[];
+  days: number;
+  workouts: number;
+  labResults: number;
+  skipped: number;
+}
+
+export function createTerraActivities(deps: TerraDeps) {
+  return {
+    async ingestTerraEvent({ eventId }: { eventId: string }): Promise<TerraIngestSummary> {
+      const outcome = await ingestTerraEvent(deps, eventId);
+      return {
+        status: outcome.status,
+        type: outcome.type,
+        tables: outcome.tables ?? [],
+        days: outcome.days ?? 0,
+        workouts: outcome.workouts ?? 0,
+        labResults: outcome.labResults ?? 0,
+        skipped: outcome.skipped?.length ?? 0,
+      };
+    },
+  };
+}
+
+export type TerraActivities = ReturnType<typeof createTerraActivities>;
