@@ -14,7 +14,10 @@ import {
   mapLabReport,
   mapTerraDataEvent,
   type DayContribution,
+  type LabRowInput,
   type MappedTerraData,
+  type ProfileContribution,
+  type SkippedField,
   type WorkoutContribution,
 } from '../../platform/terra/mapping';
 import { terraExternalId } from '../../platform/terra/mapping/workouts';
@@ -54,7 +57,7 @@ const row = (values: Partial<Record<(typeof DAILY_METRICS)[number], number>>): D
 });
 
 /** No reason and no path carries a number of the event other than an index. */
-function expectNoValues(mapped: { skipped: MappedTerraData['skipped'] }, values: number[]) {
+function expectNoValues(mapped: { skipped: SkippedField[] }, values: number[]) {
   for (const { path, reason } of mapped.skipped) {
     for (const value of values) {
       expect(reason).not.toContain(String(value));
@@ -78,13 +81,13 @@ describe('the fixtures', () => {
 
 describe('daily', () => {
   test("the published example: steps, its day from start_time's date part", () => {
-    const mapped = mapTerraDataEvent(example('daily'));
-    expect(mapped).toEqual({
+    const expected: MappedTerraData = {
       days: [{ kind: 'daily', provider: 'GARMIN', key: '2026-07-01', date: '2026-07-01', values: { steps: 11894 } }],
       workouts: [],
       profile: [],
       skipped: [],
-    });
+    };
+    expect(mapTerraDataEvent(example('daily'))).toEqual(expected);
   });
 
   test('resting HR, HRV from RMSSD (never SDNN), active zone minutes from moderate + vigorous', () => {
@@ -266,12 +269,13 @@ describe('body', () => {
         r.glucose_data = { blood_glucose_samples: [{ blood_glucose_mg_per_dL: 94 }] };
       }),
     );
-    expect(mapped.profile).toEqual([
+    const profile: ProfileContribution[] = [
       { provider: 'GARMIN', measuredAt: '2026-07-01T06:55:02.000Z', weight_kg: 72.4 },
       { provider: 'GARMIN', measuredAt: '2026-07-01T07:00:00.000Z', height_cm: 178.5 },
       // No measurement_time: the day's start stands in.
       { provider: 'GARMIN', measuredAt: '2026-06-30T23:00:00.000Z', height_cm: 179 },
-    ]);
+    ];
+    expect(mapped.profile).toEqual(profile);
     expect(mapped.skipped).toEqual([
       {
         path: 'data[0].measurements_data.measurements[2].weight_kg',
@@ -593,8 +597,9 @@ describe('lab reports', () => {
 
   test('matched by LOINC, in input form; labRowsFromInput converts the unit', () => {
     const mapped = mapLabReport(ldlReport());
+    const rows: LabRowInput[] = [{ date: '2026-06-29', biomarker: 'ldl_cholesterol', value: 3.1, unit: 'mmol/L' }];
     expect(mapped).toEqual({
-      rows: [{ date: '2026-06-29', biomarker: 'ldl_cholesterol', value: 3.1, unit: 'mmol/L' }],
+      rows,
       skipped: [],
     });
     const stored = labRowsFromInput(mapped.rows, '2026-07-01');
