@@ -4,6 +4,7 @@ import { DEFAULT_GATES_PROCESSES } from './gates';
 import { DEFAULT_SANDBOX_CONCURRENCY, WARM_MODES } from './sandbox';
 import { MAX_SANDBOX_SLOTS } from './sandbox/bwrap';
 import { MAX_COST_CAP_USD } from './cost-caps';
+import { DEFAULT_TERRA_SIGNATURE_TOLERANCE_SECONDS } from './terra/signature';
 
 /** A cost cap in USD: a non-negative amount; unset (or set to nothing) means no cap. */
 const costCapUsd = z.preprocess(
@@ -267,7 +268,12 @@ const configSchema = z.object({
   TERRA_SIGNING_SECRET: z.string().min(1).optional(),
   TERRA_SIGNING_SECRET_FILE: z.string().min(1).optional(),
   /** How far a Terra signature's timestamp may be from now, in seconds: Terra's SDK's 300 by default. */
-  TERRA_SIGNATURE_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  TERRA_SIGNATURE_TOLERANCE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(DEFAULT_TERRA_SIGNATURE_TOLERANCE_SECONDS),
   /** The largest Terra event body the receiver reads: a large request's chunk is about 10 MB. */
   TERRA_MAX_BODY_BYTES: z.coerce
     .number()

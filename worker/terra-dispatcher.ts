@@ -17,8 +17,8 @@ import { terraIngestWorkflowId } from '../platform/temporal/service-workflows';
 import { TERRA_INGEST_WORKFLOW_TYPE, type TerraIngestInput } from '../workflows/terra-ingest';
 
 const BATCH = 100;
-/** Unmatched events are looked at again, and events past their retention deleted, once a minute, not every round. */
-const REQUEUE_EVERY_MS = 60_000;
+/** Unmatched events are looked at again, and events past their retention deleted, every five seconds, not every round. */
+const REQUEUE_EVERY_MS = 5_000;
 let lastRequeue = 0;
 
 /** One round; returns the workflows started. */

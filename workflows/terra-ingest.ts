@@ -13,9 +13,13 @@ export interface TerraIngestInput {
   eventId: string;
 }
 
-/** About half an hour of retries, backing off to a minute: longer than a Postgres restart or a failover takes. */
+/**
+ * About half an hour of retries, backing off to a minute: longer than a Postgres restart or a failover takes. A
+ * worker that dies mid-event is noticed by the heartbeat (beaten between a chunk's days), not after the whole timeout.
+ */
 const { ingestTerraEvent } = proxyActivities<TerraActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 35 },
 });
 

@@ -3,6 +3,7 @@
  * (platform/terra/ingest.ts), so Temporal retrying it while Postgres is away is exactly what is wanted. It returns
  * counts only, since the workflow's history is kept in the clear: no value, no day, no path.
  */
+import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { MasterKeyring } from '../../platform/crypto/master-key';
 import { ingestTerraEvent } from '../../platform/terra/ingest';
@@ -25,7 +26,7 @@ export interface TerraIngestSummary {
 export function createTerraActivities(deps: TerraDeps) {
   return {
     async ingestTerraEvent({ eventId }: { eventId: string }): Promise<TerraIngestSummary> {
-      const outcome = await ingestTerraEvent(deps, eventId);
+      const outcome = await ingestTerraEvent({ ...deps, heartbeat: () => Context.current().heartbeat() }, eventId);
       return {
         status: outcome.status,
         type: outcome.type,

@@ -15,7 +15,7 @@ import { storeTerraEvent } from '../../platform/terra/inbox';
 import { checkTerraSignature } from '../../platform/terra/signature';
 import { ApiError } from '../errors';
 
-export const TERRA_WEBHOOK_PATH = '/webhooks/terra';
+const TERRA_WEBHOOK_PATH = '/webhooks/terra';
 
 export interface TerraReceiverDeps {
   pool: Pool;

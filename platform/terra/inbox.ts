@@ -19,9 +19,9 @@ const TAG_BYTES = 16;
 const AAD_LABEL = 'amy terra event v1';
 
 /** How long a stored event is kept for replay, in days. */
-export const TERRA_EVENT_RETENTION_DAYS = 30;
+const TERRA_EVENT_RETENTION_DAYS = 30;
 /** How long an event that matches no Amy user waits for one to appear, in days. */
-export const TERRA_UNMATCHED_RETENTION_DAYS = 7;
+const TERRA_UNMATCHED_RETENTION_DAYS = 7;
 
 export type TerraEventStatus = 'received' | 'applied' | 'unmatched' | 'refused';
 
@@ -32,11 +32,7 @@ export class TerraEventSealError extends Error {
 
 const additionalData = (eventId: string) => Buffer.from(`${AAD_LABEL}\0${eventId}`);
 
-export function sealTerraBody(
-  body: Buffer,
-  eventId: string,
-  keyring: MasterKeyring,
-): { sealed: Buffer; masterKeyId: string } {
+function sealTerraBody(body: Buffer, eventId: string, keyring: MasterKeyring): { sealed: Buffer; masterKeyId: string } {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', keyring.current.key, iv);
   cipher.setAAD(additionalData(eventId));
@@ -46,7 +42,7 @@ export function sealTerraBody(
   };
 }
 
-export function openTerraBody(
+function openTerraBody(
   stored: { sealed: Buffer; masterKeyId: string },
   eventId: string,
   keyring: MasterKeyring,
@@ -71,7 +67,7 @@ export function openTerraBody(
 }
 
 /** What makes a redelivery the same event. */
-export function terraDedupeKey(identity: TerraEventIdentity, terraReference: string | null, body: Buffer): string {
+function terraDedupeKey(identity: TerraEventIdentity, terraReference: string | null, body: Buffer): string {
   if (identity.eventId) return `event:${identity.eventId}`;
   const digest = createHash('sha256').update(body).digest('hex');
   return `body:${terraReference ?? ''}:${digest}`;

@@ -45,6 +45,8 @@ export interface TerraIngestDeps {
   pool: Pool;
   keyring: MasterKeyring;
   now?: () => Date;
+  /** Called between the writes of a long event (a large request's chunk): the activity's heartbeat. */
+  heartbeat?: () => void;
 }
 
 /** What ingestion did, for the event's row, the workflow's result and the log: counts and paths, never a value. */
@@ -69,7 +71,7 @@ const MAX_SKIPPED_KEPT = 50;
 const latestAcceptedDay = (now: Date) => formatIsoDate(new Date(now.getTime() + 24 * 3600 * 1000));
 
 /** The part of a `terra-reference` that a large request's chunks share. */
-export const backfillReferenceOf = (terraReference: string) => terraReference.split(':')[0];
+const backfillReferenceOf = (terraReference: string) => terraReference.split(':')[0];
 
 export async function ingestTerraEvent(deps: TerraIngestDeps, eventId: string): Promise<TerraIngestOutcome> {
   const now = deps.now?.() ?? new Date();
@@ -94,6 +96,9 @@ export async function ingestTerraEvent(deps: TerraIngestDeps, eventId: string): 
       return finish(client, event, { status: 'unmatched', type: event.type, userId: null });
     }
     const userId = owner.userId;
+    // One user's events are ingested one at a time: a day is recombined from every provider's records, which a
+    // concurrent event's uncommitted record would be missing from.
+    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('terra ingest ' || $1, 0))`, [userId]);
     const webhooks: OutboxEvent[] = [];
     let outcome: TerraIngestOutcome;
     if (is(TERRA_CONNECTION_TYPES, event.type)) {
@@ -107,7 +112,7 @@ export async function ingestTerraEvent(deps: TerraIngestDeps, eventId: string): 
     } else if (is(TERRA_BACKFILL_TYPES, event.type)) {
       outcome = await announceBackfill(client, event, userId, body, webhooks, now);
     } else if (is(TERRA_DATA_TYPES, event.type)) {
-      outcome = await applyData(client, event, userId, mapTerraDataEvent(body), now);
+      outcome = await applyData(client, event, userId, mapTerraDataEvent(body), now, deps.heartbeat);
       await countTowardsBackfill(client, event, userId, outcome, webhooks, now);
     } else if (event.type === 'lab_report.completed') {
       outcome = await applyLabReport(client, event, userId, body, now);
@@ -204,6 +209,7 @@ async function applyData(
   userId: string,
   mapped: ReturnType<typeof mapTerraDataEvent>,
   now: Date,
+  heartbeat: () => void = () => undefined,
 ): Promise<TerraIngestOutcome & { from?: string | null; to?: string | null }> {
   const skipped = [...mapped.skipped];
   for (const day of mapped.days) await saveContribution(client, userId, event, day.kind, day.key, day.date, day);
@@ -226,6 +232,7 @@ async function applyData(
   let dayRows = 0;
   let workoutRows = 0;
   for (const date of new Set(mapped.days.map((d) => d.date))) {
+    heartbeat();
     const written = await recombineDay(client, userId, date, latestAcceptedDay(now));
     if (written.problem) skipped.push(written.problem);
     if (written.ok) {
@@ -234,6 +241,7 @@ async function applyData(
     }
   }
   for (const date of new Set(mapped.workouts.map((w) => w.date))) {
+    heartbeat();
     workoutRows += await recombineWorkouts(client, userId, date);
     tables.add('workouts');
   }

@@ -10,7 +10,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export const DEFAULT_TERRA_SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** Why a request's signature was refused: a reason for the log, never a value from the request. */
-export type TerraSignatureRefusal = 'missing' | 'malformed' | 'mismatch' | 'too_old' | 'in_the_future';
+type TerraSignatureRefusal = 'missing' | 'malformed' | 'mismatch' | 'too_old' | 'in_the_future';
 
 export type TerraSignatureCheck = { ok: true; timestamp: number } | { ok: false; reason: TerraSignatureRefusal };
 
@@ -37,7 +37,7 @@ function parseHeader(header: string): { timestamp: number; signatures: string[] 
   return timestamp === null || signatures.length === 0 ? null : { timestamp, signatures };
 }
 
-export function signTerraPayload(rawBody: Buffer | string, timestamp: number, secret: string): string {
+function signTerraPayload(rawBody: Buffer | string, timestamp: number, secret: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
 }
 

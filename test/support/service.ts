@@ -56,6 +56,8 @@ export interface TestService {
   startWorker(): Promise<void>;
   /** SIGTERM to the worker process, resolved once it has exited (it drains its tasks first, as in a deploy). */
   stopWorker(): Promise<void>;
+  /** SIGKILL to the worker process, as a crash: nothing in flight is finished or handed back. */
+  killWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -137,6 +139,10 @@ export async function startTestService(
     await worker?.stop();
     worker = null;
   }
+  async function killWorker() {
+    await worker?.kill();
+    worker = null;
+  }
 
   try {
     await startWorker();
@@ -160,6 +166,7 @@ export async function startTestService(
       },
       startWorker,
       stopWorker,
+      killWorker,
       async close() {
         await Promise.all([api.stop(), stopWorker()]);
         await clientConnection.close();
