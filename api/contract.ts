@@ -23,6 +23,7 @@ import {
   listLabsQuerySchema,
   listWorkoutsQuerySchema,
   profileSchema,
+  terraConnectionListSchema,
   upsertDailyRequestSchema,
   upsertLabsRequestSchema,
   upsertResultSchema,
@@ -440,6 +441,18 @@ export const ROUTES = {
     authenticated: true,
     body: profileSchema,
     responses: { 200: { description: 'The profile as stored', schema: profileSchema }, ...v1Errors() },
+  },
+  listConnections: {
+    method: 'get',
+    path: '/v1/data/connections',
+    operationId: 'listConnections',
+    summary:
+      "List the providers you connected through Terra (Garmin, Oura, Whoop, …), each with its status, as Terra's connection events left it: by provider, then Terra user id. Not paged. reauth_required, revoked and error mean no data comes until the user reconnects through Terra's widget; disconnected, that the user removed the connection.",
+    authenticated: true,
+    responses: {
+      200: { description: 'Your connections, none when there are none', schema: terraConnectionListSchema },
+      ...v1Errors(),
+    },
   },
   health: {
     method: 'get',

@@ -288,3 +288,34 @@ export type DeleteLabsQuery = z.infer<typeof deleteLabsQuerySchema>;
 
 export const deleteLabsResultSchema = z.object({ deleted: z.number().int() });
 export type DeleteLabsResult = z.infer<typeof deleteLabsResultSchema>;
+
+// Connections ----------------------------------------------------------------------------------------
+
+/**
+ * A connection's status, and so what the backend should tell its user (`data.connection_changed`): the one
+ * list, which the connection events' writer (platform/terra/connections.ts) takes from here. What each
+ * means for the user is the status's description below.
+ */
+export const TERRA_CONNECTION_STATUSES = ['connected', 'reauth_required', 'disconnected', 'revoked', 'error'] as const;
+export type TerraConnectionStatus = (typeof TERRA_CONNECTION_STATUSES)[number];
+
+const terraConnectionSchema = z.object({
+  terra_user_id: z.string().describe("Terra's id for this connection: the user's link to one provider."),
+  provider: z.string().describe('The provider, as Terra names it (e.g. GARMIN, OURA, WHOOP).'),
+  status: z
+    .enum(TERRA_CONNECTION_STATUSES)
+    .describe(
+      "connected: the provider's data comes in. reauth_required, revoked, error: no data comes; ask the user to reconnect through Terra's widget. disconnected: the user removed the connection.",
+    ),
+  scopes: z
+    .array(z.string())
+    .describe('The scopes the user granted, as Terra reported them; empty when it reported none.'),
+  connected_at: z
+    .string()
+    .nullable()
+    .describe('When the service first received this connection as connected (ISO 8601); null if it never was.'),
+  updated_at: z.string().describe('When the service last changed this connection (ISO 8601).'),
+});
+export type TerraConnection = z.infer<typeof terraConnectionSchema>;
+export const terraConnectionListSchema = z.object({ data: z.array(terraConnectionSchema) });
+export type TerraConnectionList = z.infer<typeof terraConnectionListSchema>;

@@ -8,6 +8,7 @@ import {
   deleteDailyForUser,
   deleteLabsForUser,
   deleteWorkoutForUserOrThrow,
+  listConnectionsForUser,
   listDailyForUser,
   listLabsForUser,
   listWorkoutsForUser,
@@ -50,7 +51,10 @@ const externalIdFrom = (req: Request) => {
   return id;
 };
 
-/** The user's own health data (docs/api.md#health-data): daily summaries, workouts, lab results and the profile. */
+/**
+ * The user's own health data (docs/api.md#health-data): daily summaries, workouts, lab results and the profile,
+ * and the providers they connected through Terra.
+ */
 export function dataRoutes({ pool }: DataRoutesDeps): Router {
   const router = Router();
   const userOf = (res: { locals: Record<string, unknown> }) => res.locals.userId as string;
@@ -111,6 +115,10 @@ export function dataRoutes({ pool }: DataRoutesDeps): Router {
   router.put('/v1/data/profile', async (req, res) => {
     const body = parseRequest(ROUTES.putProfile.body, jsonBody(req), 'body');
     res.json(await writeProfileForUser(pool, userOf(res), body));
+  });
+
+  router.get('/v1/data/connections', async (_req, res) => {
+    res.json(await listConnectionsForUser(pool, userOf(res)));
   });
 
   return router;

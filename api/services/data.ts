@@ -1,6 +1,6 @@
 /**
  * The health data service gives the API its view of a user's daily summaries, workouts, lab results and
- * profile (docs/api.md#health-data). Every write passes the validator the CSV import shares
+ * profile (docs/api.md#health-data), and of the providers they connected through Terra. Every write passes the validator the CSV import shares
  * (platform/health-data/validate.ts) before anything is stored, so a request with one bad row changes
  * nothing; its 400 names the row and field (or the path in a FHIR bundle), never the value. Lab values are
  * converted to their biomarkers' canonical units first (platform/health-data/labs). Pages sit behind an
@@ -19,6 +19,7 @@ import {
   type ListLabsQuery,
   type ListWorkoutsQuery,
   type Profile,
+  type TerraConnectionList,
   type UpsertDailyRequest,
   type UpsertLabRowsRequest,
   type UpsertResult,
@@ -29,6 +30,7 @@ import { DAILY_METRICS, parseIsoDate, type DailyRow, type WorkoutRecord } from '
 import { deleteDailyRange, listDailyPage, upsertDailyRows } from '../../platform/health-data/daily-summaries';
 import { deleteWorkout, listWorkoutsPage, upsertWorkouts } from '../../platform/health-data/workouts';
 import { readHealthProfile, writeHealthProfile } from '../../platform/health-data/store';
+import { listTerraConnections } from '../../platform/terra/connections';
 import { deleteLabResults, listLabResultsPage, upsertLabResults } from '../../platform/health-data/lab-results';
 import {
   LAB_BIOMARKER_NAMES,
@@ -241,4 +243,9 @@ export async function listLabsForUser(pool: Pool, userId: string, query: ListLab
 export async function deleteLabsForUser(pool: Pool, userId: string, query: DeleteLabsQuery): Promise<number> {
   checkRange(query);
   return deleteLabResults(pool, userId, query);
+}
+
+/** The user's connections through Terra, as their connection events left them; only ever the user's own. */
+export async function listConnectionsForUser(pool: Pool, userId: string): Promise<TerraConnectionList> {
+  return { data: await listTerraConnections(pool, userId) };
 }

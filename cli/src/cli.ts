@@ -4,7 +4,7 @@
  */
 import { accountDelete } from './commands/account';
 import { ask } from './commands/ask';
-import { dataDelete, dataList, dataProfile, dataProfileSet } from './commands/data';
+import { dataConnections, dataDelete, dataList, dataProfile, dataProfileSet } from './commands/data';
 import { dataExport } from './commands/data-export';
 import { dataUpload } from './commands/data-upload';
 import { memoryAdd, memoryList, memoryRm } from './commands/memory';
@@ -33,6 +33,7 @@ const COMMANDS: Command[] = [
   // Before `data profile`, which its first two words would match.
   dataProfileSet,
   dataProfile,
+  dataConnections,
   accountDelete,
 ];
 
@@ -54,6 +55,7 @@ colour off. --json prints the events themselves, one JSON object per line.
 
 amy data sends, lists, deletes and exports your own health data (daily summaries, workouts, lab
 results, the profile); \`amy data export <dir>\` writes files that \`amy data upload\` reads back.
+\`amy data connections\` lists the providers you connected through Terra.
 
 Configuration: AMY_API_KEY and AMY_BASE_URL; with AMY_API_KEY unset, the key and URL of the
 .data/stack.json that \`npm start\` writes (looked for in this directory and its parents, and

@@ -5,11 +5,8 @@
  */
 import type { PoolClient } from 'pg';
 import type { Pool } from 'pg';
+import type { TerraConnectionStatus } from '../../contracts/data';
 import type { TerraUser } from './events';
-
-/** What a connection's status is, and what the backend should tell its user (`data.connection_changed`). */
-export const TERRA_CONNECTION_STATUSES = ['connected', 'reauth_required', 'disconnected', 'revoked', 'error'] as const;
-export type TerraConnectionStatus = (typeof TERRA_CONNECTION_STATUSES)[number];
 
 /** The status each connection event leaves its connection in. */
 const STATUS_AFTER: Record<string, TerraConnectionStatus> = {

@@ -42,7 +42,16 @@ export type {
 } from '../../contracts/turn';
 export type { Memory } from '../../contracts/memory';
 export type { FindingSeriesResponse } from '../../contracts/finding-series';
-export type { DailySummary, Workout, LabResult, FhirBundle, Profile, UpsertResult } from '../../contracts/data';
+export type {
+  DailySummary,
+  Workout,
+  LabResult,
+  FhirBundle,
+  Profile,
+  UpsertResult,
+  TerraConnection,
+  TerraConnectionStatus,
+} from '../../contracts/data';
 export type { ErrorBody } from '../../contracts/errors';
 export type { AccountDeletion } from '../../contracts/account';
 export { verifyWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks';

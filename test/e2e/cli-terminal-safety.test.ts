@@ -11,7 +11,7 @@
  * - from a served turn, for what the service itself never lets a user or a model write (ids, steps,
  *   fact-sheet units and windows, error codes, account deletion details, health-data rows, a 503's
  *   message in the reconnect notice): the live view in a pseudo-terminal, plain output, `--json`,
- *   `amy turns get|cancel`, `amy data list`, `amy data profile`, `amy account delete`.
+ *   `amy turns get|cancel`, `amy data list`, `amy data profile`, `amy data connections`, `amy account delete`.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -288,6 +288,16 @@ describe('strings from a served turn', () => {
       if (url.pathname === '/v1/data/profile') {
         return json(200, { sex: h('female'), birth_year: 1990, height_cm: 170, weight_kg: 60 });
       }
+      if (url.pathname === '/v1/data/connections') {
+        const at = '2026-11-23T10:00:00.000Z';
+        const connection = {
+          terra_user_id: h('terra_1'),
+          provider: h('OURA'),
+          status: h('error'),
+          scopes: [h('sleep')],
+        };
+        return json(200, { data: [{ ...connection, connected_at: null, updated_at: at }] });
+      }
       if (url.pathname === '/v1/account' && req.method === 'DELETE') {
         return json(200, {
           deleted_at: h(at),
@@ -348,7 +358,7 @@ describe('strings from a served turn', () => {
     expectInert(json.stderr, 'Back soon[[]]');
   });
 
-  test('amy turns get and cancel, amy data list and profile, amy account delete, and a 404’s message', async () => {
+  test('amy turns get and cancel, amy data list, profile and connections, amy account delete, and a 404’s message', async () => {
     for (const [args, ...visible] of [
       [['turns', 'get', COMPLETED], 'How is my resting heart rate?[[]]', 'Answer[[]]', 'data_science[[]]'],
       [['turns', 'get', FAILED], 'The model failed[[]] (model_error[[]], request req_1[[]])'],
@@ -356,6 +366,7 @@ describe('strings from a served turn', () => {
       [['data', 'list', 'workouts'], 'running[[]]', 'w-1[[]]'],
       [['data', 'list', 'labs'], 'ldl_cholesterol[[]]', 'mg/dL[[]]'],
       [['data', 'profile'], 'female[[]]'],
+      [['data', 'connections'], 'OURA[[]]', 'error[[]]', 'terra_1[[]]'],
       [['account', 'delete', '--yes'], 'turns[[]]: 2', 'logs[[]]: law[[]]'],
       [['memory', 'rm', 'mem_1'], 'No such thing[[]]'],
     ] as Array<[string[], ...string[]]>) {
@@ -366,6 +377,7 @@ describe('strings from a served turn', () => {
       ['turns', 'get', COMPLETED, '--json'],
       ['data', 'list', 'labs', '--json'],
       ['data', 'profile', '--json'],
+      ['data', 'connections', '--json'],
     ]) {
       expectInertJson((await runAmy(args, { env })).stdout);
     }

@@ -217,7 +217,9 @@ describe('command lines refused before any request (exit 2, pointing at --help)'
     [['data', 'profile', 'set'], /Give --file or at least one of --sex, --birth-year/],
     [['data', 'profile', 'set', '--height-cm', 'tall'], /--height-cm takes a number, not "tall"/],
     [['data', 'export'], /^error: Missing <dir>/],
-    [['data', 'frobnicate'], /^error: amy data takes one of: upload, list, delete, export, profile\./],
+    [['data', 'connections', 'garmin'], /^error: Unexpected argument/],
+    [['data', 'connections', '--all'], /^error: Unknown option --all\. Run `amy data connections --help`/],
+    [['data', 'frobnicate'], /^error: amy data takes one of: upload, list, delete, export, profile, connections\./],
   ])('%j', async (argv, message) => {
     const run = await amyOn(null, argv);
     expect(run.code).toBe(2);
@@ -225,14 +227,19 @@ describe('command lines refused before any request (exit 2, pointing at --help)'
     expect(run.stdout).toBe('');
   });
 
-  test.each(['data upload', 'data list', 'data delete', 'data export', 'data profile', 'data profile set'])(
-    '%s --help',
-    async (command) => {
-      const run = await amyOn(null, [...command.split(' '), '--help']);
-      expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(new RegExp(`^Usage: amy ${command}`));
-    },
-  );
+  test.each([
+    'data upload',
+    'data list',
+    'data delete',
+    'data export',
+    'data profile',
+    'data profile set',
+    'data connections',
+  ])('%s --help', async (command) => {
+    const run = await amyOn(null, [...command.split(' '), '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^Usage: amy ${command}`));
+  });
 
   test('profile set without a stored profile needs all four, and names the missing ones', async () => {
     const { amy } = fakeApi(() => ({ status: 404, body: { error: { code: 'not_found', message: 'No profile.' } } }));
@@ -557,5 +564,62 @@ describe('export against a fake API', () => {
     );
     expect((await amyOn(amy, ['data', 'export', dir])).code).toBe(0);
     expect(fs.readFileSync(path.join(dir, 'profile.json'), 'utf8')).toBe('null\n');
+  });
+});
+
+describe('connections', () => {
+  const connection = (provider: string, status: string, connected_at: string | null) => ({
+    terra_user_id: `terra_${provider.toLowerCase()}`,
+    provider,
+    status,
+    scopes: [],
+    connected_at,
+    updated_at: '2026-11-23T10:05:59.123Z',
+  });
+  const rows = [
+    connection('GARMIN', 'connected', '2026-11-20T08:00:00.000Z'),
+    connection('OURA', 'reauth_required', '2026-10-01T23:59:00.000Z'),
+    connection('WHOOP', 'error', null),
+  ];
+
+  test('a table, one line per connection, times in UTC to the minute; a hint when one needs reconnecting', async () => {
+    const { amy, requests } = fakeApi(() => ({ status: 200, body: { data: rows } }));
+    const run = await amyOn(amy, ['data', 'connections']);
+    expect(run.code).toBe(0);
+    expect(requests.map((r) => `${r.method} ${r.url.pathname}${r.url.search}`)).toEqual(['GET /v1/data/connections']);
+    expect(run.stdout.split('\n')).toEqual([
+      'provider        status           connected (UTC)   updated (UTC)     terra_user_id',
+      'GARMIN          connected        2026-11-20 08:00  2026-11-23 10:05  terra_garmin',
+      'OURA            reauth_required  2026-10-01 23:59  2026-11-23 10:05  terra_oura',
+      'WHOOP           error            -                 2026-11-23 10:05  terra_whoop',
+      '',
+    ]);
+    expect(run.stderr).toMatch(/^No data comes from a connection in reauth_required, revoked or error: reconnect/);
+  });
+
+  test('all connected: no hint', async () => {
+    const { amy } = fakeApi(() => ({ status: 200, body: { data: rows.slice(0, 1) } }));
+    const run = await amyOn(amy, ['data', 'connections']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  test('--json: one connection per line, as the API returns it', async () => {
+    const { amy } = fakeApi(() => ({ status: 200, body: { data: rows } }));
+    const run = await amyOn(amy, ['data', 'connections', '--json']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(
+      run.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+    ).toEqual(rows);
+  });
+
+  test('none: says how a provider is connected; --json prints nothing', async () => {
+    const { amy } = fakeApi(() => ({ status: 200, body: { data: [] } }));
+    const run = await amyOn(amy, ['data', 'connections']);
+    expect(run).toMatchObject({ code: 0, stdout: '' });
+    expect(run.stderr).toBe("No connections. A provider is connected through Terra's widget: see docs/terra.md.\n");
+    expect(await amyOn(amy, ['data', 'connections', '--json'])).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 });

@@ -14,7 +14,7 @@ import type { Command, CommandContext } from '../context';
 import { UsageError } from '../errors';
 import { terminalJson, terminalLine } from '../terminal-text';
 import { parseCount, parseNumber, parseTable } from '../data/options';
-import { dailyTable, labTable, workoutTable, type RowTable } from '../data/table';
+import { connectionTable, dailyTable, labTable, workoutTable, type RowTable } from '../data/table';
 
 const LIST_DEFAULT = 100;
 /** What the API's validator accepts for a profile field, for the help. */
@@ -338,3 +338,41 @@ function printProfile(ctx: CommandContext, profile: Profile): void {
   for (const [field] of PROFILE_FLAGS)
     ctx.stdout.write(`${field.padEnd(10)}  ${terminalLine(String(profile[field]))}\n`);
 }
+
+/** The statuses in which no data comes until the user reconnects through Terra's widget. */
+const RECONNECT = new Set(['reauth_required', 'revoked', 'error']);
+
+export const dataConnections: Command = {
+  name: 'data connections',
+  summary: 'list the providers you connected through Terra (Garmin, Oura, Whoop, …) and their status',
+  help: `Usage: amy data connections [--json]
+
+Lists your connections through Terra, by provider: its status, when it was first connected and when it
+last changed (UTC, to the minute), and Terra's id for it. Statuses: connected (its data comes in);
+reauth_required, revoked, error (no data comes: reconnect through Terra's widget); disconnected (you
+removed it). Connections are made through Terra's widget, not here (docs/terra.md).
+
+Options
+  --json  one connection per line (NDJSON), as the API returns it`,
+
+  async run(args, ctx) {
+    const { values } = parseCommandLine('data connections', args, { json: { type: 'boolean' } }, { names: [] });
+    const connections = await ctx.amy().data.connections.list();
+    if (values.json) {
+      for (const connection of connections) ctx.stdout.write(`${terminalJson(connection)}\n`);
+      return 0;
+    }
+    if (connections.length === 0) {
+      ctx.stderr.write("No connections. A provider is connected through Terra's widget: see docs/terra.md.\n");
+      return 0;
+    }
+    ctx.stdout.write(`${connectionTable.header}\n`);
+    for (const connection of connections) ctx.stdout.write(`${terminalLine(connectionTable.format(connection))}\n`);
+    if (connections.some((connection) => RECONNECT.has(connection.status))) {
+      ctx.stderr.write(
+        "No data comes from a connection in reauth_required, revoked or error: reconnect it through Terra's widget.\n",
+      );
+    }
+    return 0;
+  },
+};

@@ -1,10 +1,10 @@
 /**
- * `amy data list`'s tables: fixed-width columns, so that rows printed page by page line up without
+ * `amy data list`'s tables, and `amy data connections`'s: fixed-width columns, so that rows printed page by page line up without
  * reading everything first. Short headings keep a daily row narrow (85 columns); the help says what each
  * one is. A value not measured is `-`; a fraction shows one decimal, a lab value four significant digits
  * (--json has the exact value).
  */
-import type { DailySummary, LabResult, Workout } from '@amy/sdk';
+import type { DailySummary, LabResult, TerraConnection, Workout } from '@amy/sdk';
 
 export interface RowTable<T> {
   header: string;
@@ -63,3 +63,19 @@ export const labTable = tableOf<LabResult>([
   ['unit', 6, (l) => l.unit, 'left'],
   ['loinc', 7, (l) => l.loinc, 'left'],
 ]);
+
+/** An instant to the minute, in UTC: `2026-11-20 08:00`; `-` when there is none. */
+const minute = (instant: string | null) =>
+  instant === null ? '-' : `${instant.slice(0, 10)} ${instant.slice(11, 16)}`;
+
+export const connectionTable = tableOf<TerraConnection>(
+  [
+    ['provider', 14, (c) => c.provider, 'left'],
+    // reauth_required, the longest status, is 15 characters.
+    ['status', 15, (c) => c.status, 'left'],
+    ['connected (UTC)', 16, (c) => minute(c.connected_at), 'left'],
+    ['updated (UTC)', 16, (c) => minute(c.updated_at), 'left'],
+  ],
+  // Last and unpadded: Terra's id is not ours to bound.
+  ['terra_user_id', (c) => c.terra_user_id],
+);

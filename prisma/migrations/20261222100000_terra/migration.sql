@@ -1,5 +1,5 @@
--- Terra in (docs/terra.md): the events Terra delivers, kept sealed for replay; the providers each user connected;
--- what each provider's records say about a day or a workout, recombined by priority; large requests' backfills.
+-- Terra in (docs/terra.md): the events Terra delivers, kept sealed for replay, the providers each user connected,
+-- what each provider's records say about a day or a workout, recombined by priority, large requests' backfills.
 -- CreateTable
 CREATE TABLE "terra_events" (
     "id" TEXT NOT NULL,

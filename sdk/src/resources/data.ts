@@ -6,6 +6,8 @@ import type {
   FhirBundle,
   LabResult,
   Profile,
+  TerraConnection,
+  TerraConnectionList,
   UpsertResult,
   Workout,
   deleteLabsQuerySchema,
@@ -165,17 +167,37 @@ export class HealthProfile {
   }
 }
 
+/** `amy.data.connections`: the providers the user connected through Terra (Garmin, Oura, Whoop, …). */
+export class TerraConnections {
+  constructor(private readonly http: HttpClient) {}
+
+  /**
+   * Every connection, by provider, with its status as Terra's connection events left it; an empty array when
+   * there is none. `reauth_required`, `revoked` and `error` mean the user should reconnect through Terra's widget.
+   */
+  async list(options: RequestOptions = {}): Promise<TerraConnection[]> {
+    const { body } = await this.http.request<TerraConnectionList>({
+      method: 'GET',
+      path: '/v1/data/connections',
+      ...options,
+    });
+    return body.data;
+  }
+}
+
 /** `amy.data`: the user's own health data, which Amy's answers are computed from. */
 export class DataResource {
   readonly daily: DailySummaries;
   readonly workouts: Workouts;
   readonly labs: LabResults;
   readonly profile: HealthProfile;
+  readonly connections: TerraConnections;
 
   constructor(http: HttpClient) {
     this.daily = new DailySummaries(http);
     this.workouts = new Workouts(http);
     this.labs = new LabResults(http);
     this.profile = new HealthProfile(http);
+    this.connections = new TerraConnections(http);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Requests through `@amy/sdk` against a scripted API at the fetch boundary: errors by status and
  * code, retries (and which requests may be repeated), idempotent creation, a timeout that covers the
- * body, and memory pages you can await or iterate.
+ * body, memory pages you can await or iterate, and the user's Terra connections.
  */
 import {
   Amy,
@@ -20,6 +20,8 @@ import {
   TurnEventsExpiredError,
   type FetchLike,
   type Memory,
+  type TerraConnection,
+  type TerraConnectionStatus,
 } from '@amy/sdk';
 import { json, streamingResponse } from './fake-api';
 
@@ -291,5 +293,35 @@ describe('memory pages', () => {
       );
     expect(error).toBeInstanceOf(AmyError);
     expect((error as Error).message).toContain('req_9');
+  });
+});
+
+describe('data connections', () => {
+  const connection = {
+    terra_user_id: 'terra_u1',
+    provider: 'OURA',
+    status: 'reauth_required',
+    scopes: ['sleep', 'daily'],
+    connected_at: '2026-11-20T08:00:00.000Z',
+    updated_at: '2026-11-23T10:00:00.000Z',
+  } as const;
+
+  test('list() reads GET /v1/data/connections and resolves to its data, typed', async () => {
+    const { fetch, seen } = scripted([json({ data: [connection] })]);
+    const connections: TerraConnection[] = await amyWith(fetch).data.connections.list();
+    expect(connections).toEqual([connection]);
+    expect(seen.map((r) => [r.method, r.url.pathname, r.url.search])).toEqual([['GET', '/v1/data/connections', '']]);
+    expect(seen[0].headers.get('authorization')).toBe('Bearer amy_k');
+    const status: TerraConnectionStatus = connections[0].status;
+    expect(status).toBe('reauth_required');
+  });
+
+  test('none is an empty array; a read is retried after a 503', async () => {
+    const { fetch, seen } = scripted([
+      envelope('service_unavailable', 503, { 'retry-after': '0' }),
+      json({ data: [] }),
+    ]);
+    expect(await amyWith(fetch).data.connections.list()).toEqual([]);
+    expect(seen).toHaveLength(2);
   });
 });
