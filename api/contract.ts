@@ -157,6 +157,29 @@ const errors = (...statuses: number[]): Record<number, ResponseContract> =>
 const v1Errors = (...statuses: number[]) => errors(...[...new Set([400, 401, 413, 415, 500, ...statuses])].sort());
 
 /** /openapi.json itself: an OpenAPI 3.0 document (its paths are this table). */
+/** A Terra event as the receiver reads it: Terra's own schemas (docs/terra.md), of which only `type` is required here. */
+const terraEventSchema = z.looseObject({ type: z.string().min(1) }).meta({
+  description:
+    "A Terra webhook event as Terra's OpenAPI document defines it (tryterra/openapi, dist/core/v2-bundled.yaml, section webhooks): auth, deauth, user_reauth, access_revoked, permission_change, connection_error, large_request_processing, large_request_sending, daily, sleep, body, activity, lab_report.completed, lab_report.failed, …",
+  example: {
+    type: 'daily',
+    user: {
+      user_id: '40f7b0e1-89e2-43ac-a5b8-1e29c8d47cad',
+      provider: 'GARMIN',
+      reference_id: 'usr_01JD8X3V9K2M4N6P8Q0R2S4T6V',
+    },
+    data: [],
+    version: '2022-03-16',
+  },
+});
+const terraReceiptSchema = z
+  .object({
+    received: z.literal(true),
+    id: z.string().describe("The stored event (tev_…); a redelivery answers the first delivery's id."),
+    duplicate: z.boolean().describe('Whether the event was already stored (Terra retried it).'),
+  })
+  .strict();
+
 const openApiDocumentSchema = z.looseObject({
   openapi: z.string(),
   info: z.looseObject({ title: z.string(), version: z.string() }),
@@ -452,6 +475,35 @@ export const ROUTES = {
     responses: {
       200: { description: 'Your connections, none when there are none', schema: terraConnectionListSchema },
       ...v1Errors(),
+    },
+  },
+  receiveTerraEvent: {
+    method: 'post',
+    path: '/webhooks/terra',
+    operationId: 'receiveTerraEvent',
+    summary:
+      "Terra's webhook receiver (docs/terra.md): for Terra, not for API clients. No API key: the terra-signature header (t=<unix seconds>,v1=<HMAC-SHA256 hex of '<t>.<raw body>' under the signing secret) is checked over the raw body before anything parses it. The event is stored and answered at once; ingestion follows within seconds.",
+    authenticated: false,
+    body: terraEventSchema,
+    headers: {
+      'terra-signature': 'Required. t=<unix seconds>,v1=<hex>; x-terra-signature is read too.',
+      'terra-reference': "Terra's reference of the event; a large request's chunks start with its reference.",
+      'x-terra-ordering-timestamp':
+        'When Terra produced the event (Unix ms): an older event never overwrites a newer one.',
+    },
+    responses: {
+      200: { description: 'Stored (or already stored): Terra may forget it', schema: terraReceiptSchema },
+      400: { description: 'Signed, but not JSON or not a Terra event', schema: errorEnvelopeFor(400) },
+      401: {
+        description: 'The terra-signature header is missing, malformed, does not match, or is outside the tolerance',
+        schema: errorEnvelopeFor(401),
+      },
+      413: { description: 'The body is over TERRA_MAX_BODY_BYTES', schema: errorEnvelopeFor(413) },
+      500: { description: ERROR_DESCRIPTIONS[500], schema: errorEnvelopeFor(500) },
+      503: {
+        description: 'No signing secret is configured, or the event could not be stored: Terra retries',
+        schema: errorEnvelopeFor(503),
+      },
     },
   },
   health: {

@@ -4,6 +4,7 @@
  * (ids, a status, instants); it never holds a message, an answer, a memory's text or a data value: the
  * receiver fetches those with its own API key.
  */
+import type { TerraConnectionStatus } from './data';
 
 export const WEBHOOK_EVENT_TYPES = [
   'turn.completed',
@@ -46,7 +47,7 @@ export interface AccountDeletedWebhookData {
 }
 
 /** The tables a user's data changed in, as `data.updated` names them. */
-export const DATA_TABLES = ['daily_summaries', 'workouts', 'lab_results', 'profile'] as const;
+const DATA_TABLES = ['daily_summaries', 'workouts', 'lab_results', 'profile'] as const;
 export type DataTable = (typeof DATA_TABLES)[number];
 
 /**
@@ -73,8 +74,8 @@ export interface DataConnectionChangedWebhookData {
   user_id: string;
   provider: string | null;
   terra_user_id: string | null;
-  status: 'connected' | 'reauth_required' | 'disconnected' | 'revoked' | 'error' | 'auth_failed' | 'replaced';
-  previous_status: 'connected' | 'reauth_required' | 'disconnected' | 'revoked' | 'error' | null;
+  status: TerraConnectionStatus | 'auth_failed' | 'replaced';
+  previous_status: TerraConnectionStatus | null;
   changed_at: string;
 }
 

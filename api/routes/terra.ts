@@ -77,12 +77,21 @@ export function terraReceiverRoutes({ pool, keyring, logger, terra }: TerraRecei
           : new ApiError('invalid_json', 'The request body is not valid JSON.');
       }
       const terraReference = req.get('terra-reference') ?? null;
-      const stored = await storeTerraEvent(pool, keyring, {
-        identity,
-        terraReference,
-        orderedAt: orderingTimestamp(req),
-        body,
-      });
+      let stored;
+      try {
+        stored = await storeTerraEvent(pool, keyring, {
+          identity,
+          terraReference,
+          orderedAt: orderingTimestamp(req),
+          body,
+        });
+      } catch (err) {
+        // Postgres away: not stored, so not acknowledged; Terra delivers it again later.
+        logger.warn('terra event not stored', { type: identity.type, error: (err as Error).message });
+        throw new ApiError('service_unavailable', 'The event could not be stored; send it again later.', undefined, {
+          'Retry-After': '30',
+        });
+      }
       logger.info('terra event received', {
         terra_event_id: stored.id,
         type: identity.type,

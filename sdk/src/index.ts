@@ -62,6 +62,8 @@ export type {
   TurnEndedWebhookData,
   MemoryCreatedWebhookData,
   AccountDeletedWebhookData,
+  DataUpdatedWebhookData,
+  DataConnectionChangedWebhookData,
 } from '../../contracts/webhooks';
 export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-types';
 export { GATE_NAMES, GATE_LABELS, type GateName } from '../../contracts/gate-names';

@@ -210,7 +210,9 @@ describe('the receiver', () => {
     ] as const) {
       const res = await deliver(null, { signature, body: sent });
       expect(res.status).toBe(401);
-      expect(res.body).toMatchObject({ code: 'invalid_signature', request_id: expect.stringMatching(/^req_/) });
+      expect(res.body).toMatchObject({
+        error: { code: 'invalid_signature', request_id: expect.stringMatching(/^req_/) },
+      });
       expect(JSON.stringify(res.body)).not.toContain('5000');
     }
     expect(await countEvents()).toBe(0);
@@ -219,13 +221,13 @@ describe('the receiver', () => {
   test('a body over the limit is 413, a signed body that is not JSON or not an event is 400, and nothing is stored', async () => {
     const huge = JSON.stringify({ type: 'daily', padding: 'x'.repeat(MAX_BODY_BYTES) });
     expect((await deliver(null, { body: huge, signature: terraSignature(huge, nowSeconds()) })).body).toMatchObject({
-      code: 'payload_too_large',
+      error: { code: 'payload_too_large' },
     });
     expect(await deliver(null, { body: '{"type": "daily",' })).toMatchObject({
       status: 400,
-      body: { code: 'invalid_json' },
+      body: { error: { code: 'invalid_json' } },
     });
-    expect(await deliver({ data: [] })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    expect(await deliver({ data: [] })).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
     expect(await countEvents()).toBe(0);
   });
 });

@@ -55,6 +55,7 @@ test('every route Express registers, and the event stream route, is in the docum
     logger: silent,
     maxInFlightTurns: 3,
     bodyLimitBytes: 1024,
+    terraReceiver: { keyring: {}, terra: { signingSecret: null, toleranceSeconds: 300, maxBodyBytes: 1024 } },
   } as unknown as AppDeps);
   const registered = expressRoutes((app as unknown as { router: { stack: Layer[] } }).router.stack).filter(
     (route) => !/ \/console(\/|$)/.test(route),
