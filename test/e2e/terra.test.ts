@@ -5,7 +5,6 @@
  * Temporal and Postgres; the backend told through our signed webhooks. Each rule of the receiver, the connections,
  * the mapping into the three tables, large requests, replay and erasure is asked of the running service.
  */
-import { createHmac } from 'node:crypto';
 import { Amy, type Turn, type TurnStreamEvent } from '@amy/sdk';
 import { verifyTerraWebhookSignature, type Terra } from 'terra-api';
 import { withinTolerance } from '../../contracts/fact-tolerance';
@@ -13,12 +12,20 @@ import { formatIsoDate } from '../../platform/health-data/records';
 import { runCli } from '../support/cli';
 import { api } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
+import {
+  asTerraUser,
+  dailyEvent,
+  deliverToTerraReceiver,
+  nowSeconds,
+  terraSignature,
+  TERRA_TEST_SECRET,
+  type TerraDelivery,
+} from '../support/terra-delivery';
 import { terraExample } from '../support/terra-fixtures';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 jest.setTimeout(240_000);
 
-const SECRET = 'terra-signing-secret-for-the-tests';
 const MAX_BODY_BYTES = 1024 * 1024;
 const DAY_MS = 86_400_000;
 /** The last day of the user's Terra data: a fixed past day. */
@@ -37,7 +44,7 @@ beforeAll(async () => {
   [svc, receiver] = await Promise.all([
     startTestService({
       env: {
-        TERRA_SIGNING_SECRET: SECRET,
+        TERRA_SIGNING_SECRET: TERRA_TEST_SECRET,
         TERRA_MAX_BODY_BYTES: String(MAX_BODY_BYTES),
         AMY_WEBHOOKS_ALLOW_PRIVATE: '1',
         AMY_WEBHOOK_FIRST_RETRY_SECONDS: '0.5',
@@ -60,42 +67,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-/** `t=…,v1=…` as Terra computes it: HMAC-SHA256 of `<t>.<body>` under the signing secret, hex. */
-const terraSignature = (body: string, t: number, secret = SECRET) =>
-  `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
-
-/** A header Terra's own SDK accepts for this body: every signed delivery below is checked with it first. */
-async function signedByTerra(body: string): Promise<string> {
-  const header = terraSignature(body, nowSeconds());
-  await expect(verifyTerraWebhookSignature(body, header, SECRET)).resolves.toBe(true);
-  return header;
-}
-
-interface Delivery {
-  reference?: string;
-  orderedAt?: number;
-  /** The signature header as sent; the SDK-checked one by default. */
-  signature?: string | null;
-  body?: string;
-}
-
-async function deliver(event: unknown, opts: Delivery = {}) {
-  const body = opts.body ?? JSON.stringify(event);
-  const signature = opts.signature === undefined ? await signedByTerra(body) : opts.signature;
-  const res = await fetch(`${svc.url}/webhooks/terra`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      ...(signature ? { 'terra-signature': signature } : {}),
-      'terra-reference': opts.reference ?? `ref-${Math.random().toString(36).slice(2)}`,
-      ...(opts.orderedAt ? { 'x-terra-ordering-timestamp': String(opts.orderedAt) } : {}),
-    },
-    body,
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const deliver = (event: unknown, opts: TerraDelivery = {}) => deliverToTerraReceiver(svc.url, event, opts);
 
 /** Resolves once every stored event has been ingested (none left `received`). */
 async function ingested(): Promise<void> {
@@ -114,33 +86,6 @@ async function until<T>(probe: () => Promise<T | null | undefined | false>): Pro
     if (value) return value;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-}
-
-function asTerraUser(user: Terra.TerraUser | undefined, userId: string, provider: string, referenceId: string | null) {
-  return { ...user, user_id: userId, provider, reference_id: referenceId };
-}
-
-/** Terra's daily example, one record per day, for a Terra user of `provider`. */
-function dailyEvent(
-  days: { date: string; steps: number; restingHr?: number }[],
-  who: { terraUser: string; provider: string; reference: string | null },
-) {
-  const example = terraExample('daily') as Terra.DailyEvent;
-  const [record] = example.data;
-  return {
-    ...example,
-    user: asTerraUser(example.user, who.terraUser, who.provider, who.reference),
-    data: days.map((d) => ({
-      ...record,
-      metadata: {
-        ...record.metadata,
-        start_time: `${d.date}T00:00:00.000000+01:00`,
-        end_time: `${d.date}T23:59:59.000000+01:00`,
-      },
-      distance_data: { ...record.distance_data, steps: d.steps },
-      ...(d.restingHr !== undefined ? { heart_rate_data: { summary: { resting_hr_bpm: d.restingHr } } } : {}),
-    })),
-  };
 }
 
 function connectionEvent(
@@ -196,9 +141,13 @@ describe('the receiver', () => {
     );
     const old = nowSeconds() - 400;
     // Terra's SDK refuses the same stale and altered requests.
-    await expect(verifyTerraWebhookSignature(body, terraSignature(body, old), SECRET)).rejects.toThrow(/too old/);
+    await expect(verifyTerraWebhookSignature(body, terraSignature(body, old), TERRA_TEST_SECRET)).rejects.toThrow(
+      /too old/,
+    );
     const changed = body.replace('5000', '9000');
-    await expect(verifyTerraWebhookSignature(changed, terraSignature(body, nowSeconds()), SECRET)).rejects.toThrow();
+    await expect(
+      verifyTerraWebhookSignature(changed, terraSignature(body, nowSeconds()), TERRA_TEST_SECRET),
+    ).rejects.toThrow();
 
     for (const [signature, sent] of [
       [null, body],
