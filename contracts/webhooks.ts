@@ -47,8 +47,7 @@ export interface AccountDeletedWebhookData {
 }
 
 /** The tables a user's data changed in, as `data.updated` names them. */
-const DATA_TABLES = ['daily_summaries', 'workouts', 'lab_results', 'profile'] as const;
-export type DataTable = (typeof DATA_TABLES)[number];
+export type DataTable = 'daily_summaries' | 'workouts' | 'lab_results' | 'profile';
 
 /**
  * A user's health data changed from a source the backend did not write itself (Terra: docs/terra.md): which tables

@@ -164,6 +164,15 @@ const webhookAttempts = new Counter({
   registers: [],
 });
 
+const terraEvents = new Counter({
+  name: 'amy_terra_events_total',
+  help:
+    'Terra deliveries (docs/terra.md), by outcome: at the receiver stored, duplicate, refused_signature, refused_body, ' +
+    'unavailable; at ingestion applied, unmatched, refused.',
+  labelNames: ['outcome'] as const,
+  registers: [],
+});
+
 const webhookAttemptDuration = new Histogram({
   name: 'amy_webhook_attempt_duration_seconds',
   help: 'Webhook delivery attempts from resolving the receiver to its answer (or the 10 s deadline), by outcome.',
@@ -200,6 +209,7 @@ const SERVICE_METRICS: Metric[] = [
   gatesRequestDuration,
   webhookAttempts,
   webhookAttemptDuration,
+  terraEvents,
   memoryEntriesWithheld,
 ];
 
@@ -320,6 +330,21 @@ export const metrics = {
   webhookAttemptEnded(outcome: Outcome, latencyMs: number): void {
     webhookAttempts.inc({ outcome });
     webhookAttemptDuration.observe({ outcome }, latencyMs / 1000);
+  },
+
+  /** A Terra delivery at the receiver, or a Terra event's ingestion, by what became of it. */
+  terraEvent(
+    outcome:
+      | 'stored'
+      | 'duplicate'
+      | 'refused_signature'
+      | 'refused_body'
+      | 'unavailable'
+      | 'applied'
+      | 'unmatched'
+      | 'refused',
+  ): void {
+    terraEvents.inc({ outcome });
   },
 
   /** A turn's memory entry left out as a credential, by its kind (never its text). */

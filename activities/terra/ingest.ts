@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { MasterKeyring } from '../../platform/crypto/master-key';
+import { metrics } from '../../platform/metrics';
 import { ingestTerraEvent } from '../../platform/terra/ingest';
 
 export interface TerraDeps {
@@ -27,6 +28,16 @@ export function createTerraActivities(deps: TerraDeps) {
   return {
     async ingestTerraEvent({ eventId }: { eventId: string }): Promise<TerraIngestSummary> {
       const outcome = await ingestTerraEvent({ ...deps, heartbeat: () => Context.current().heartbeat() }, eventId);
+      if (outcome.status !== 'gone' && outcome.status !== 'received') metrics.terraEvent(outcome.status);
+      // Ids, types and counts: what the operator needs to follow an event, nothing of its content.
+      Context.current().log.info('terra event ingested', {
+        terra_event_id: eventId,
+        type: outcome.type,
+        status: outcome.status,
+        tables: outcome.tables ?? [],
+        skipped: outcome.skipped?.length ?? 0,
+        ...(outcome.note ? { note: outcome.note } : {}),
+      });
       return {
         status: outcome.status,
         type: outcome.type,

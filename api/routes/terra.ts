@@ -10,6 +10,7 @@ import express, { Router, type Request } from 'express';
 import type { Pool } from 'pg';
 import type { MasterKeyring } from '../../platform/crypto/master-key';
 import type { Logger } from '../../platform/logger';
+import { metrics } from '../../platform/metrics';
 import { identifyTerraEvent, TerraEventUnreadable } from '../../platform/terra/events';
 import { storeTerraEvent } from '../../platform/terra/inbox';
 import { checkTerraSignature } from '../../platform/terra/signature';
@@ -64,6 +65,7 @@ export function terraReceiverRoutes({ pool, keyring, logger, terra }: TerraRecei
       });
       if (!check.ok) {
         logger.warn('terra event refused: bad signature', { reason: check.reason, bytes: body.length });
+        metrics.terraEvent('refused_signature');
         throw new ApiError('invalid_signature', `The terra-signature header does not verify (${check.reason}).`);
       }
       let identity;
@@ -72,6 +74,7 @@ export function terraReceiverRoutes({ pool, keyring, logger, terra }: TerraRecei
       } catch (err) {
         const reason = err instanceof TerraEventUnreadable ? 'no type' : 'not JSON';
         logger.warn('terra event refused: unreadable', { reason, bytes: body.length });
+        metrics.terraEvent('refused_body');
         throw err instanceof TerraEventUnreadable
           ? new ApiError('invalid_request', 'The body is not a Terra event: it has no `type`.')
           : new ApiError('invalid_json', 'The request body is not valid JSON.');
@@ -88,10 +91,12 @@ export function terraReceiverRoutes({ pool, keyring, logger, terra }: TerraRecei
       } catch (err) {
         // Postgres away: not stored, so not acknowledged; Terra delivers it again later.
         logger.warn('terra event not stored', { type: identity.type, error: (err as Error).message });
+        metrics.terraEvent('unavailable');
         throw new ApiError('service_unavailable', 'The event could not be stored; send it again later.', undefined, {
           'Retry-After': '30',
         });
       }
+      metrics.terraEvent(stored.duplicate ? 'duplicate' : 'stored');
       logger.info('terra event received', {
         terra_event_id: stored.id,
         type: identity.type,

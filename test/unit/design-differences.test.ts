@@ -15,7 +15,10 @@ test.each([
   ['include_biomarkers as applied', /`include_biomarkers: false` keeps the labs out of the whole turn/],
   ["the coach's anchors", /`result\.personal_anchors`/],
   ['the retry: hint of a stopping API process', /A `retry:` hint when an API process stops/],
-  ['/v1/data/* as a push API, Terra received', /Health data is pushed to `\/v1\/data\/\*`, and Terra's arrives at `\/webhooks\/terra`/],
+  [
+    '/v1/data/* as a push API, Terra received',
+    /Health data is pushed to `\/v1\/data\/\*`, and Terra's arrives at `\/webhooks\/terra`/,
+  ],
   ['immediate account deletion', /Account deletion is immediate/],
   ['what amy reset deletes', /`amy reset` deletes every memory entry/],
   ["completed_at before the turn's memory entries", /`completed_at` precedes the turn's memory entries/],

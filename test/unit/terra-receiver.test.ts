@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { createApp, type AppDeps } from '../../api/app';
 import { newMasterKey } from '../../platform/crypto/master-key';
+import { processRegistry } from '../../platform/metrics';
+import { parsePrometheusText, total } from '../support/prometheus';
 import { nowSeconds, terraSignature, TERRA_TEST_SECRET } from '../support/terra-delivery';
 
 const SENSITIVE = 'resting_hr_bpm_61_unique_marker';
@@ -62,8 +64,12 @@ const post = (h: Harness, body: string, signature?: string) =>
     body,
   });
 
-test('a refused delivery stores nothing, and its log line has the reason and the size, not the body', async () => {
+const counted = async (outcome: string) =>
+  total(parsePrometheusText(await processRegistry().metrics()), 'amy_terra_events_total', { outcome });
+
+test('a refused delivery stores nothing, is counted, and its log line has the reason and the size, not the body', async () => {
   const h = await start(TERRA_TEST_SECRET);
+  const refusedBefore = await counted('refused_signature');
   try {
     const bad = await post(h, BODY, terraSignature(BODY, nowSeconds(), 'another secret'));
     expect(bad.status).toBe(401);
@@ -80,6 +86,7 @@ test('a refused delivery stores nothing, and its log line has the reason and the
       expect.stringContaining('"reason":"missing"'),
     ]);
     expect(h.lines.join('\n')).not.toContain(SENSITIVE);
+    expect((await counted('refused_signature')) - refusedBefore).toBe(3);
   } finally {
     await h.close();
   }
