@@ -418,11 +418,11 @@ async function announceBackfill(
       event.type === 'large_request_sending' ? (expected ?? null) : null,
     ],
   );
-  const backfill = await completeBackfillIfDone(client, reference, userId, webhooks, now);
+  const backfill = await refreshBackfill(client, reference, userId, webhooks, now);
   return { status: 'applied', type: event.type, userId, backfill };
 }
 
-/** A data event that is a chunk of a large request counts towards it once, and is reported with the whole of it. */
+/** A data event that is a chunk of a large request counts towards it, and is reported with the whole of it. */
 async function countTowardsBackfill(
   client: PoolClient,
   event: StoredTerraEvent,
@@ -439,26 +439,26 @@ async function countTowardsBackfill(
     if (outcome.tables?.length) webhooks.push(updatedWebhook(event.id, userId, outcome, null, now));
     return;
   }
-  // A chunk counts once: its first ingestion, not a retry's or a replay's.
-  if (event.appliedAt === null) {
-    await client.query(
-      `UPDATE terra_backfills SET received_payloads = received_payloads + 1,
-         first_day = LEAST(first_day, $2::date), last_day = GREATEST(last_day, $3::date)
-       WHERE reference = $1`,
-      [reference, outcome.from ?? null, outcome.to ?? null],
-    );
-  }
-  outcome.backfill = await completeBackfillIfDone(client, reference, userId, webhooks, now, outcome.tables);
+  outcome.backfill = await refreshBackfill(client, reference, userId, webhooks, now, {
+    id: event.id,
+    tables: outcome.tables ?? [],
+    from: outcome.from ?? null,
+    to: outcome.to ?? null,
+  });
 }
 
-async function completeBackfillIfDone(
+/**
+ * A backfill's progress, counted again from its chunks' recorded outcomes (so a chunk counts once however often it
+ * is ingested, and chunks that came before the announcement count too), and its one report once every expected
+ * chunk is in. `chunk` is the chunk being ingested, whose outcome is not recorded yet.
+ */
+async function refreshBackfill(
   client: PoolClient,
   reference: string,
   userId: string,
   webhooks: OutboxEvent[],
   now: Date,
-  /** The tables of the chunk being ingested, whose outcome is not recorded yet. */
-  chunkTables: readonly DataTable[] = [],
+  chunk?: { id: string; tables: readonly DataTable[]; from: string | null; to: string | null },
 ): Promise<NonNullable<TerraIngestOutcome['backfill']>> {
   const { rows } = await client.query<{
     expected: number | null;
@@ -467,17 +467,29 @@ async function completeBackfillIfDone(
     last_day: string | null;
     completed: boolean;
   }>(
-    `UPDATE terra_backfills SET completed_at = COALESCE(completed_at, CASE
-       WHEN expected_payloads IS NOT NULL AND received_payloads >= expected_payloads THEN now() END)
-     WHERE reference = $1
-     RETURNING expected_payloads AS expected, received_payloads AS received,
-       to_char(first_day, 'YYYY-MM-DD') AS first_day, to_char(last_day, 'YYYY-MM-DD') AS last_day,
-       completed_at IS NOT NULL AS completed`,
-    [reference],
+    `WITH chunks AS (
+       SELECT outcome FROM terra_events
+       WHERE split_part(terra_reference, ':', 1) = $1 AND type = ANY($2::text[]) AND status = 'applied'
+         AND id IS DISTINCT FROM $3
+     ), progress AS (
+       SELECT count(*)::int + $4 AS received,
+         LEAST(min((outcome ->> 'from')::date), $5::date) AS first_day,
+         GREATEST(max((outcome ->> 'to')::date), $6::date) AS last_day
+       FROM chunks
+     )
+     UPDATE terra_backfills b SET received_payloads = p.received, first_day = p.first_day, last_day = p.last_day,
+       completed_at = COALESCE(b.completed_at,
+         CASE WHEN b.expected_payloads IS NOT NULL AND p.received >= b.expected_payloads THEN now() END)
+     FROM progress p
+     WHERE b.reference = $1
+     RETURNING b.expected_payloads AS expected, b.received_payloads AS received,
+       to_char(b.first_day, 'YYYY-MM-DD') AS first_day, to_char(b.last_day, 'YYYY-MM-DD') AS last_day,
+       b.completed_at IS NOT NULL AS completed`,
+    [reference, TERRA_DATA_TYPES, chunk?.id ?? null, chunk ? 1 : 0, chunk?.from ?? null, chunk?.to ?? null],
   );
   const backfill = rows[0];
   if (backfill?.completed) {
-    const tables = [...new Set([...(await tablesOfBackfill(client, reference)), ...chunkTables])].sort();
+    const tables = [...new Set([...(await tablesOfBackfill(client, reference)), ...(chunk?.tables ?? [])])].sort();
     webhooks.push(
       updatedWebhook(`backfill:${reference}`, userId, { tables }, reference, now, {
         from: backfill.first_day,

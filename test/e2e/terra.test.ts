@@ -474,6 +474,34 @@ describe('a large request', () => {
       to: all[all.length - 1].date,
     });
   });
+  test('chunks that arrive before the announcement still count, and the backfill completes when it comes', async () => {
+    const reference = 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f';
+    const who = { terraUser: GARMIN_USER, provider: 'GARMIN', reference: alice.userId };
+    await deliver(dailyEvent([{ date: day(700), steps: 700 }], who), { reference: `${reference}:chunk:1` });
+    await deliver(dailyEvent([{ date: day(701), steps: 701 }], who), { reference: `${reference}:chunk:2` });
+    await ingested();
+    const sending = terraExample('large_request_sending') as { user: Terra.TerraUser };
+    await deliver(
+      {
+        ...sending,
+        reference,
+        expected_payloads: 2,
+        user: asTerraUser(sending.user, GARMIN_USER, 'GARMIN', alice.userId),
+      },
+      { reference },
+    );
+    await ingested();
+    const { rows } = await svc.database.pool.query<{ received: number; completed: boolean }>(
+      `SELECT received_payloads AS received, completed_at IS NOT NULL AS completed FROM terra_backfills
+       WHERE reference = $1`,
+      [reference],
+    );
+    expect(rows).toEqual([{ received: 2, completed: true }]);
+    const reported = await until(async () =>
+      hooks('data.updated').find((e) => e.data.backfill_reference === reference),
+    );
+    expect(reported.data).toMatchObject({ from: day(701), to: day(700) });
+  });
 });
 
 describe('replay and erasure', () => {
