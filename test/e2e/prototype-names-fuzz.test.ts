@@ -17,6 +17,8 @@
 import { ERROR_STATUS, errorEnvelopeSchema } from '../../contracts/errors';
 import { api, thanks } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
+import { nowSeconds, terraSignature, TERRA_TEST_SECRET } from '../support/terra-delivery';
+import { terraExample } from '../support/terra-fixtures';
 
 jest.setTimeout(600_000);
 
@@ -80,6 +82,8 @@ const EXAMPLE_BODIES: Record<string, Json> = {
   },
   'upsertLabs application/fhir+json': fhirBundle,
   'putProfile application/json': { sex: 'female', birth_year: 1990, height_cm: 170, weight_kg: 65 },
+  // Terra's own example of a daily event (test/fixtures/terra), sent signed as Terra signs it.
+  'receiveTerraEvent application/json': terraExample('daily'),
 };
 /** A FHIR bundle is also accepted as plain JSON (told apart by its resourceType): that way in too. */
 const FHIR_AS_JSON = 'upsertLabs application/json (a FHIR bundle)';
@@ -112,7 +116,9 @@ let operations: Operation[];
 
 beforeAll(async () => {
   // Turns whose message is such a name are started too: enough room that none is refused for the caps.
-  svc = await startTestService({ env: { AMY_MAX_INFLIGHT_TURNS: '1000', AMY_MAX_TURNS_PER_MINUTE: '10000' } });
+  svc = await startTestService({
+    env: { AMY_MAX_INFLIGHT_TURNS: '1000', AMY_MAX_TURNS_PER_MINUTE: '10000', TERRA_SIGNING_SECRET: TERRA_TEST_SECRET },
+  });
   ({ apiKey } = await svc.createUser('prototype-names'));
   const turn = await api(svc.url, 'POST', '/v1/turns', { key: apiKey, body: { ...thanks, stream: false } });
   expect(turn.body.status).toBe('completed');
@@ -274,10 +280,14 @@ test('the document’s operations are all covered, and every example body is acc
   const upsertLabs = operations.find((op) => op.operationId === 'upsertLabs')!;
   examples.push({ op: upsertLabs, type: 'application/json', body: fhirBundle });
   for (const { op, type, body } of examples) {
+    const rawBody = JSON.stringify(body);
+    // Terra's receiver takes no key but Terra's signature: the example is signed, every probe of it is not (401).
+    const signed: Record<string, string> =
+      op.operationId === 'receiveTerraEvent' ? { 'terra-signature': terraSignature(rawBody, nowSeconds()) } : {};
     const res = await api(svc.url, op.method, withQuery(pathOf(op.template), baseQuery(op)), {
       key: apiKey,
-      rawBody: JSON.stringify(body),
-      headers: { 'content-type': type },
+      rawBody,
+      headers: { 'content-type': type, ...signed },
     });
     expect([op.operationId, type, res.status < 300]).toEqual([op.operationId, type, true]);
   }
