@@ -55,7 +55,7 @@ test('a request after the interval has passed goes at once', async () => {
   await limiter.acquire('eutils', { intervalMs: 100, maxWaitMs: 1000 });
   await limiter.acquire('eutils', { intervalMs: 100, maxWaitMs: 1000 });
   expect(clock.slept).toEqual([100]);
-  clock.sleep(500);
+  await clock.sleep(500);
   await limiter.acquire('eutils', { intervalMs: 100, maxWaitMs: 1000 });
   expect(clock.slept).toEqual([100, 500]);
 });
