@@ -108,7 +108,7 @@ test('no match is an empty list after ESearch alone; a second identical search c
 
 test('a PMID ESummary cannot summarise is left out; a document without a title is malformed', async () => {
   const fetchWith = (summary: unknown): typeof fetch =>
-    jest.fn(async (url: URL | RequestInfo) =>
+    jest.fn(async (url: string | URL | Request) =>
       String(url).includes('esearch')
         ? Response.json({ esearchresult: { idlist: ['1', '2'] } })
         : Response.json(summary),
