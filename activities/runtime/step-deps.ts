@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
+import type { NetworkTools } from '../agents/domain-expert/network-tools';
 import type { EventLog } from '../../platform/event-log';
 import type { GatesRunner } from '../../platform/gates';
 import type { Llm } from '../../platform/llm';
@@ -30,4 +31,6 @@ export interface StepDeps {
   clock: () => Date;
   /** Temporal, for the reconciler of abandoned turns, which asks how a turn's workflow closed. */
   temporal: Client;
+  /** The Domain Expert's network tools, when AMY_DE_NETWORK_TOOLS is on (activities/agents/domain-expert/network-tools.ts). */
+  networkTools?: NetworkTools;
 }

@@ -24,7 +24,9 @@ import {
   rangeCompareTool,
 } from '../../activities/agents/domain-expert/range-compare';
 import { ToolRequestError, type ToolContext } from '../../activities/agents/domain-expert/tool-contract';
-import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from '../../activities/agents/domain-expert/run-tool';
+import { domainExpertToolDefinitions, runDomainExpertTool } from '../../activities/agents/domain-expert/run-tool';
+
+const DOMAIN_EXPERT_TOOL_DEFINITIONS = domainExpertToolDefinitions(undefined);
 import { guardUrls, StreamingUrlGuard, urlsIn } from '../../activities/agents/domain-expert/url-guard';
 import { readUserProfile } from '../../activities/agents/domain-expert/user-profile';
 import { LITERATURE_PRIORS } from '../../activities/data/literature-priors';

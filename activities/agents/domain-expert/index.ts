@@ -22,7 +22,8 @@ import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt, type StepAttempt } from '../../runtime/step-attempt';
 import { announceAgentCompleted, announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 import type { ToolContext } from './tool-contract';
-import { DOMAIN_EXPERT_TOOL_DEFINITIONS, runDomainExpertTool } from './run-tool';
+import { domainExpertToolDefinitions, runDomainExpertTool } from './run-tool';
+import { readOutgoingPrivacy } from './outgoing-privacy';
 import { StreamingUrlGuard, urlsIn } from './url-guard';
 
 export interface ConsultDomainExpertInput {
@@ -76,7 +77,20 @@ async function consult(
   const { turnId } = input;
   const inputs: DomainExpertPromptInputs = { question: input.question, supportingInsights: input.supportingInsights };
   // `include_biomarkers` needs nothing here: the turn's snapshot, which the tools read, holds no labs when it is false.
-  const toolCtx: ToolContext = { pool: deps.pool, turnId, userId: input.userId, now: deps.clock() };
+  // With network tools on, what their queries must not carry is read once, before the first call.
+  const network = deps.networkTools
+    ? {
+        tools: deps.networkTools,
+        privacy: await readOutgoingPrivacy(deps.pool, { turnId, userId: input.userId, memory: input.memory }),
+      }
+    : undefined;
+  const toolCtx: ToolContext = {
+    pool: deps.pool,
+    turnId,
+    userId: input.userId,
+    now: deps.clock(),
+    ...(network ? { network } : {}),
+  };
   const think = (text: string) => narration.write(AGENT, text);
 
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: domainExpertUserPrompt(inputs) }];
@@ -98,7 +112,7 @@ async function consult(
         model: deps.models.main,
         system: withMemory(DOMAIN_EXPERT_SYSTEM, input.memory),
         messages,
-        tools: DOMAIN_EXPERT_TOOL_DEFINITIONS,
+        tools: domainExpertToolDefinitions(deps.networkTools),
         maxTokens: MAX_TOKENS,
       },
       filter: guard,

@@ -1,21 +1,33 @@
-/** The Domain Expert's offline tools, by name, and the dispatch that turns every call into a tool_result. */
+/**
+ * The Domain Expert's tools, by name: the offline ones always, the network ones when AMY_DE_NETWORK_TOOLS is on
+ * (./network-tools.ts). The dispatch turns every call into a tool_result.
+ */
 import type Anthropic from '@anthropic-ai/sdk';
 import { literaturePriorsTool } from './literature-lookup';
+import { populationStatisticTool, pubmedSearchTool, type NetworkTools } from './network-tools';
 import { rangeCompareTool } from './range-compare';
 import type { DomainExpertTool, ToolContext, ToolOutcome } from './tool-contract';
 import { userProfileTool } from './user-profile';
 
-const TOOLS: readonly DomainExpertTool[] = [rangeCompareTool, literaturePriorsTool, userProfileTool];
-const BY_NAME = new Map(TOOLS.map((tool) => [tool.definition.name, tool]));
+const OFFLINE_TOOLS: readonly DomainExpertTool[] = [rangeCompareTool, literaturePriorsTool, userProfileTool];
 
-export const DOMAIN_EXPERT_TOOL_DEFINITIONS: Anthropic.Tool[] = TOOLS.map((tool) => tool.definition);
+/** The tools a consultation offers: with network tools, PubMed, and Data Commons when it has a key. */
+function toolsFor(network: NetworkTools | undefined): readonly DomainExpertTool[] {
+  if (!network) return OFFLINE_TOOLS;
+  return [...OFFLINE_TOOLS, pubmedSearchTool, ...(network.dataCommons ? [populationStatisticTool] : [])];
+}
 
-/** Runs the named tool; a name the agent does not have is an error result, as invalid input is. */
+export function domainExpertToolDefinitions(network: NetworkTools | undefined): Anthropic.Tool[] {
+  return toolsFor(network).map((tool) => tool.definition);
+}
+
+/** Runs the named tool; a name the consultation does not offer is an error result, as invalid input is. */
 export function runDomainExpertTool(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
-  const tool = BY_NAME.get(name);
+  const tools = toolsFor(ctx.network?.tools);
+  const tool = tools.find((t) => t.definition.name === name);
   if (!tool) {
     return Promise.resolve({
-      content: `unknown tool "${name}"; the tools are ${[...BY_NAME.keys()].join(', ')}`,
+      content: `unknown tool "${name}"; the tools are ${tools.map((t) => t.definition.name).join(', ')}`,
       isError: true,
     });
   }

@@ -8,6 +8,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Pool } from 'pg';
 import { z } from 'zod';
+import type { NetworkTools } from './network-tools';
+import type { OutgoingPrivacy } from './outgoing-privacy';
 
 export interface ToolContext {
   pool: Pool;
@@ -15,6 +17,8 @@ export interface ToolContext {
   turnId: string;
   userId: string;
   now: Date;
+  /** The network tools and what their queries must not carry; absent when AMY_DE_NETWORK_TOOLS is off. */
+  network?: { tools: NetworkTools; privacy: OutgoingPrivacy };
 }
 
 export interface ToolOutcome {
