@@ -286,17 +286,26 @@ const configSchema = z.object({
   /** How long the codec server's audit of decodes is kept, in days; older rows are deleted. */
   AMY_CODEC_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /**
-   * Reserved for the Domain Expert's network tools (PubMed, web search, Data Commons), none
-   * of which this service builds. Refused when true rather than accepted and ignored.
+   * The Domain Expert's network tools (docs/operations.md#network-tools): PubMed, and Data Commons with a key. Off by
+   * default; with them on, NCBI_EMAIL is required (NCBI's rule: it reaches us before it blocks us).
    */
   AMY_DE_NETWORK_TOOLS: z
     .enum(['true', 'false'])
     .default('false')
-    .transform((value) => value === 'true')
-    .refine((enabled) => !enabled, {
-      message:
-        'the Domain Expert has no network tools in this service (only range_compare, literature_priors and user_profile); unset AMY_DE_NETWORK_TOOLS or set it to false',
-    }),
+    .transform((value) => value === 'true'),
+  /** NCBI E-utilities: where (a local stand-in in development), who we are, and an optional key (10 requests/s instead of 3). */
+  NCBI_EUTILS_URL: z.string().url().default('https://eutils.ncbi.nlm.nih.gov/entrez/eutils'),
+  NCBI_TOOL: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/)
+    .default('amy-turn-service'),
+  NCBI_EMAIL: z.string().email().optional(),
+  NCBI_API_KEY: z.string().min(1).optional(),
+  /** Google Data Commons' REST API and its key; without a key the population_statistic tool is not offered. */
+  DATA_COMMONS_URL: z.string().url().default('https://api.datacommons.org'),
+  DATA_COMMONS_API_KEY: z.string().min(1).optional(),
+  /** How long one network tool request may take, in milliseconds. */
+  AMY_DE_NETWORK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -309,6 +318,10 @@ const checkedConfigSchema = configSchema
   .refine((c) => c.TERRA_SIGNING_SECRET === undefined || c.TERRA_SIGNING_SECRET_FILE === undefined, {
     message: 'set TERRA_SIGNING_SECRET or TERRA_SIGNING_SECRET_FILE, not both',
     path: ['TERRA_SIGNING_SECRET_FILE'],
+  })
+  .refine((c) => !c.AMY_DE_NETWORK_TOOLS || c.NCBI_EMAIL !== undefined, {
+    message: 'AMY_DE_NETWORK_TOOLS=true needs NCBI_EMAIL: NCBI asks every E-utilities client for a contact address',
+    path: ['NCBI_EMAIL'],
   })
   .refine((c) => (c.AMY_DEPLOYMENT_NAME === undefined) === (c.AMY_BUILD_ID === undefined), {
     message: 'set AMY_DEPLOYMENT_NAME and AMY_BUILD_ID together (a versioned worker), or neither (an unversioned one)',

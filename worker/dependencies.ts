@@ -8,6 +8,7 @@ import { createAnthropicClient, createLlm, isScriptedModel } from '../platform/l
 import { createSandbox } from '../platform/sandbox';
 import { costCapDefaults, createCostCapGuard } from '../platform/cost-caps';
 import type { StepDeps } from '../activities';
+import { createNetworkToolClients } from '../platform/literature/network-tools';
 import type { WebhookDeps } from '../activities/webhooks/deliver';
 import type { DataConverter } from '@temporalio/common';
 import { createDataKeyStore, type DataKeyStore } from '../platform/crypto/data-keys';
@@ -70,6 +71,7 @@ export function createStepDeps(
     pool,
     events,
     llm,
+    ...(config.AMY_DE_NETWORK_TOOLS ? { networkTools: createNetworkToolClients(pool, config) } : {}),
     models: {
       main: config.AMY_MODEL,
       fast: config.AMY_FAST_MODEL,

@@ -723,11 +723,13 @@ describe('AMY_DE_NETWORK_TOOLS', () => {
     expect(loadConfig({ ...base, AMY_DE_NETWORK_TOOLS: 'false' }).AMY_DE_NETWORK_TOOLS).toBe(false);
   });
 
-  test('set to true, start-up fails: no network tool is built, so the setting cannot silently do nothing', () => {
+  test('set to true, it needs NCBI_EMAIL, the contact NCBI asks of every E-utilities client', () => {
     expect(() => loadConfig({ ...base, AMY_DE_NETWORK_TOOLS: 'true' })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, AMY_DE_NETWORK_TOOLS: 'true' })).toThrow(
-      /AMY_DE_NETWORK_TOOLS: the Domain Expert has no network tools in this service/,
+      /NCBI_EMAIL: AMY_DE_NETWORK_TOOLS=true needs/,
     );
+    const on = loadConfig({ ...base, AMY_DE_NETWORK_TOOLS: 'true', NCBI_EMAIL: 'ops@example.org' });
+    expect(on).toMatchObject({ AMY_DE_NETWORK_TOOLS: true, NCBI_TOOL: 'amy-turn-service' });
     expect(() => loadConfig({ ...base, AMY_DE_NETWORK_TOOLS: 'yes' })).toThrow(/AMY_DE_NETWORK_TOOLS/);
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * The network tools' clients as the worker builds them from configuration: PubMed always, Data Commons with a key,
+ * sharing one deployment-wide rate limiter and result cache (Postgres) and one circuit breaker per process.
+ */
+import type { Pool } from 'pg';
+import type { Config } from '../config';
+import { createPgToolResultCache } from './cache';
+import { createCircuitBreaker } from './circuit';
+import { createDataCommonsClient, type DataCommonsClient } from './data-commons';
+import { createPubMedClient, type PubMedClient } from './pubmed';
+import { createPgRateLimiter } from './rate-limit';
+
+/** Five failures in a row open a host's circuit for a minute: long enough for an outage, short for a blip. */
+const CIRCUIT = { failureThreshold: 5, coolDownMs: 60_000 };
+
+export function createNetworkToolClients(
+  pool: Pool,
+  config: Pick<
+    Config,
+    | 'NCBI_EUTILS_URL'
+    | 'NCBI_TOOL'
+    | 'NCBI_EMAIL'
+    | 'NCBI_API_KEY'
+    | 'DATA_COMMONS_URL'
+    | 'DATA_COMMONS_API_KEY'
+    | 'AMY_DE_NETWORK_TIMEOUT_MS'
+  >,
+): { pubmed: PubMedClient; dataCommons: DataCommonsClient | null } {
+  const limiter = createPgRateLimiter(pool);
+  const cache = createPgToolResultCache(pool);
+  const circuit = createCircuitBreaker(CIRCUIT);
+  const timeoutMs = config.AMY_DE_NETWORK_TIMEOUT_MS;
+  return {
+    pubmed: createPubMedClient({
+      baseUrl: config.NCBI_EUTILS_URL,
+      tool: config.NCBI_TOOL,
+      email: config.NCBI_EMAIL ?? '',
+      ...(config.NCBI_API_KEY ? { apiKey: config.NCBI_API_KEY } : {}),
+      limiter,
+      cache,
+      circuit,
+      timeoutMs,
+    }),
+    dataCommons: config.DATA_COMMONS_API_KEY
+      ? createDataCommonsClient({
+          baseUrl: config.DATA_COMMONS_URL,
+          apiKey: config.DATA_COMMONS_API_KEY,
+          limiter,
+          cache,
+          circuit,
+          timeoutMs,
+        })
+      : null,
+  };
+}
