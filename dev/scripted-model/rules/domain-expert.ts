@@ -246,8 +246,32 @@ function finalAnswer(req: ScriptedRequest<'domain_expert'>): string {
   } else {
     parts.push(NO_SOURCE);
   }
+  parts.push(...literatureSentences(exchanges));
   if (supported) parts.push(SUPPORTING_SENTENCE);
   return parts.join(' ');
+}
+
+interface PubMedArticle {
+  title: string;
+  journal: string;
+  year: number | null;
+  url: string;
+}
+
+/** What a PubMed search of this consultation found (its first article, cited with its URL), or that it failed. */
+function literatureSentences(exchanges: ToolExchange[]): string[] {
+  const searches = exchanges.filter((e) => e.name === 'pubmed_search');
+  if (searches.length === 0) return [];
+  const article = okResults<{ articles: PubMedArticle[] }>(searches, 'pubmed_search').flatMap((r) => r.articles)[0];
+  if (article) {
+    const year = article.year === null ? '' : `, ${article.year}`;
+    return [
+      `On the literature, PubMed lists "${article.title.replace(/\.$/, '')}" (${article.journal}${year}), ${article.url}.`,
+    ];
+  }
+  return searches.some((e) => e.isError)
+    ? ['I could not search the published literature just now, so this rests on the reference sources above.']
+    : [];
 }
 
 /**
@@ -257,6 +281,17 @@ function finalAnswer(req: ScriptedRequest<'domain_expert'>): string {
 function analysedLevel(supportingInsights: string): number | undefined {
   const match = /^Data Science: .*?\b(?:mean|median|value) (-?\d+(?:\.\d+)?)/m.exec(supportingInsights);
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * With the network tools offered, a general topic to search PubMed for: the biomarker or metric the question is
+ * about, in words ("heart_rate_variability" → "heart rate variability"), never the user's numbers or phrasing.
+ */
+function pubmedTopic(req: ScriptedRequest<'domain_expert'>): string | undefined {
+  if (!req.tools.some((tool) => tool.name === 'pubmed_search')) return undefined;
+  const question = req.inputs.question.trim();
+  const term = mentionedBiomarkers(question)[0]?.biomarker ?? firstDailyMetric(question);
+  return term === undefined ? undefined : term.replace(/_/g, ' ');
 }
 
 function firstRoundCalls(question: string, supportingInsights: string): ScriptedToolUse[] {
@@ -298,7 +333,11 @@ export const domainExpert: ScriptedRule<'domain_expert'> = {
   step: 'domain_expert',
   respond(req) {
     const question = req.inputs.question.trim();
-    if (!hasToolResults(req.messages)) return { toolUse: firstRoundCalls(question, req.inputs.supportingInsights) };
+    if (!hasToolResults(req.messages)) {
+      const topic = pubmedTopic(req);
+      const calls = firstRoundCalls(question, req.inputs.supportingInsights);
+      return { toolUse: topic ? [...calls, { name: 'pubmed_search', input: { topic, max: 3 } }] : calls };
+    }
     const lookups = onFileComparisons(question, toolExchanges(req.messages));
     return lookups.length > 0 ? { toolUse: lookups } : { text: finalAnswer(req) };
   },
