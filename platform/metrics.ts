@@ -173,6 +173,16 @@ const terraEvents = new Counter({
   registers: [],
 });
 
+const domainExpertToolCalls = new Counter({
+  name: 'amy_domain_expert_tool_calls_total',
+  help:
+    "The Domain Expert's tool calls, by tool and outcome: ok, or why the model got an error result (invalid_input, " +
+    'refused, privacy_refused, tool_timeout, tool_rate_limited, tool_unavailable, tool_malformed_response, ' +
+    'circuit_open, …). Never the query.',
+  labelNames: ['tool', 'outcome'] as const,
+  registers: [],
+});
+
 const webhookAttemptDuration = new Histogram({
   name: 'amy_webhook_attempt_duration_seconds',
   help: 'Webhook delivery attempts from resolving the receiver to its answer (or the 10 s deadline), by outcome.',
@@ -210,6 +220,7 @@ const SERVICE_METRICS: Metric[] = [
   webhookAttempts,
   webhookAttemptDuration,
   terraEvents,
+  domainExpertToolCalls,
   memoryEntriesWithheld,
 ];
 
@@ -345,6 +356,11 @@ export const metrics = {
       | 'refused',
   ): void {
     terraEvents.inc({ outcome });
+  },
+
+  /** One Domain Expert tool call, by tool and outcome (activities/agents/domain-expert/run-tool.ts). */
+  domainExpertToolCall(tool: string, outcome: string): void {
+    domainExpertToolCalls.inc({ tool, outcome });
   },
 
   /** A turn's memory entry left out as a credential, by its kind (never its text). */

@@ -30,6 +30,7 @@ function guard(ctx: ToolContext, query: string): void {
   if (!verdict.allowed) {
     throw new ToolRequestError(
       `not sent: ${verdict.message}. Search for the general topic in your own words, without the user's details.`,
+      'privacy_refused',
     );
   }
 }
@@ -37,9 +38,11 @@ function guard(ctx: ToolContext, query: string): void {
 /** An outside service's failure, as the model reads it. */
 function unreachable(err: unknown, what: string): never {
   if (err instanceof NetworkToolError) {
+    const kind = err.name.replace(/Error$/, '');
     throw new ToolRequestError(
-      `${err.service} could not be reached (${err.name.replace(/Error$/, '')}): ${what} is unavailable for now. ` +
+      `${err.service} could not be reached (${kind}): ${what} is unavailable for now. ` +
         'Answer from the other tools, and say in the answer that the literature could not be searched.',
+      kind.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase(),
     );
   }
   throw err;

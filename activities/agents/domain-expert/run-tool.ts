@@ -3,6 +3,7 @@
  * (./network-tools.ts). The dispatch turns every call into a tool_result.
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import { metrics } from '../../../platform/metrics';
 import { literaturePriorsTool } from './literature-lookup';
 import { populationStatisticTool, pubmedSearchTool, type NetworkTools } from './network-tools';
 import { rangeCompareTool } from './range-compare';
@@ -22,14 +23,17 @@ export function domainExpertToolDefinitions(network: NetworkTools | undefined): 
 }
 
 /** Runs the named tool; a name the consultation does not offer is an error result, as invalid input is. */
-export function runDomainExpertTool(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
+export async function runDomainExpertTool(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   const tools = toolsFor(ctx.network?.tools);
   const tool = tools.find((t) => t.definition.name === name);
   if (!tool) {
-    return Promise.resolve({
+    metrics.domainExpertToolCall('unknown', 'unknown_tool');
+    return {
       content: `unknown tool "${name}"; the tools are ${tools.map((t) => t.definition.name).join(', ')}`,
       isError: true,
-    });
+    };
   }
-  return tool.run(input, ctx);
+  const outcome = await tool.run(input, ctx);
+  metrics.domainExpertToolCall(name, outcome.isError ? (outcome.failure ?? 'error') : 'ok');
+  return outcome;
 }

@@ -25,11 +25,20 @@ export interface ToolOutcome {
   /** JSON on success, a sentence on error. */
   content: string;
   isError: boolean;
+  /** Why an error result is one, as the metrics count it (never the query): `invalid_input`, `refused`, … */
+  failure?: string;
 }
 
 /** A request the tool understood but cannot answer from its data; the model sees the message. */
 export class ToolRequestError extends Error {
   override name = 'ToolRequestError';
+  constructor(
+    message: string,
+    /** The kind of failure, for the metrics: `refused` (the data cannot answer it) unless a tool says more. */
+    readonly failure = 'refused',
+  ) {
+    super(message);
+  }
 }
 
 export interface DomainExpertTool {
@@ -58,12 +67,16 @@ export function defineTool<S extends z.ZodType<Record<string, unknown>>>(spec: {
     async run(input, ctx) {
       const parsed = spec.input.safeParse(input);
       if (!parsed.success) {
-        return { content: `invalid input for ${spec.name}: ${issuesText(parsed.error)}`, isError: true };
+        return {
+          content: `invalid input for ${spec.name}: ${issuesText(parsed.error)}`,
+          isError: true,
+          failure: 'invalid_input',
+        };
       }
       try {
         return { content: JSON.stringify(await spec.run(parsed.data, ctx)), isError: false };
       } catch (err) {
-        if (err instanceof ToolRequestError) return { content: err.message, isError: true };
+        if (err instanceof ToolRequestError) return { content: err.message, isError: true, failure: err.failure };
         throw err;
       }
     },
