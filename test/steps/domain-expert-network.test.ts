@@ -5,7 +5,11 @@
  * be reached the consultation still answers, saying so.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createConsultDomainExpert, type ConsultDomainExpertInput } from '../../activities/agents/domain-expert';
+import {
+  createConsultDomainExpert,
+  type ConsultDomainExpertInput,
+  type ConsultDomainExpertOutput,
+} from '../../activities/agents/domain-expert';
 import type { NetworkTools } from '../../activities/agents/domain-expert/network-tools';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
 import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../dev/scripted-model/types';
