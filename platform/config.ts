@@ -4,6 +4,8 @@ import { DEFAULT_GATES_PROCESSES } from './gates';
 import { DEFAULT_SANDBOX_CONCURRENCY, WARM_MODES } from './sandbox';
 import { MAX_SANDBOX_SLOTS } from './sandbox/bwrap';
 import { MAX_COST_CAP_USD } from './cost-caps';
+import { DATA_COMMONS_DEFAULT_BASE_URL } from './literature/data-commons';
+import { PUBMED_DEFAULT_BASE_URL } from './literature/pubmed';
 import { DEFAULT_TERRA_SIGNATURE_TOLERANCE_SECONDS } from './terra/signature';
 
 /** A cost cap in USD: a non-negative amount; unset (or set to nothing) means no cap. */
@@ -294,7 +296,7 @@ const configSchema = z.object({
     .default('false')
     .transform((value) => value === 'true'),
   /** NCBI E-utilities: where (a local stand-in in development), who we are, and an optional key (10 requests/s instead of 3). */
-  NCBI_EUTILS_URL: z.string().url().default('https://eutils.ncbi.nlm.nih.gov/entrez/eutils'),
+  NCBI_EUTILS_URL: z.string().url().default(PUBMED_DEFAULT_BASE_URL),
   NCBI_TOOL: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/)
@@ -302,7 +304,7 @@ const configSchema = z.object({
   NCBI_EMAIL: z.string().email().optional(),
   NCBI_API_KEY: z.string().min(1).optional(),
   /** Google Data Commons' REST API and its key; without a key the population_statistic tool is not offered. */
-  DATA_COMMONS_URL: z.string().url().default('https://api.datacommons.org'),
+  DATA_COMMONS_URL: z.string().url().default(DATA_COMMONS_DEFAULT_BASE_URL),
   DATA_COMMONS_API_KEY: z.string().min(1).optional(),
   /** How long one network tool request may take, in milliseconds. */
   AMY_DE_NETWORK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),

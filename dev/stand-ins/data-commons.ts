@@ -29,7 +29,7 @@ const FACETS = {
   },
 } as const;
 
-export const DATA_COMMONS_STAND_IN_SERIES: readonly StandInSeries[] = [
+const DATA_COMMONS_STAND_IN_SERIES: readonly StandInSeries[] = [
   {
     variable: 'Percent_Person_WithHighCholesterol',
     entity: 'country/USA',

@@ -17,7 +17,7 @@ interface CorpusArticle {
   keywords: string[];
 }
 
-export const EUTILS_STAND_IN_CORPUS: readonly CorpusArticle[] = [
+const EUTILS_STAND_IN_CORPUS: readonly CorpusArticle[] = [
   {
     pmid: '99000001',
     title: 'Heart rate variability and all-cause mortality in community-dwelling adults: a pooled cohort analysis.',

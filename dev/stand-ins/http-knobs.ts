@@ -6,12 +6,12 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StandInFault =
+type StandInFault =
   | { kind: 'rate_limited'; retryAfterSeconds?: number }
   | { kind: 'server_error'; status?: number }
   | { kind: 'malformed' };
 
-export interface StandInKnobs {
+interface StandInKnobs {
   /** Milliseconds to wait before answering (or failing). */
   delayMs: number;
   fault: StandInFault | null;

@@ -11,7 +11,7 @@
  */
 import { CircuitOpenError, NetworkToolError, type NetworkToolService } from './errors';
 
-export type CircuitState = 'closed' | 'open' | 'half_open';
+type CircuitState = 'closed' | 'open' | 'half_open';
 
 export interface CircuitBreakerOptions {
   failureThreshold: number;

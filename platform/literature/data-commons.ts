@@ -18,7 +18,7 @@ export const DATA_COMMONS_DEFAULT_BASE_URL = 'https://api.datacommons.org';
  * Data Commons publishes no per-second limit for keyed requests; 10 a second keeps a deployment well
  * within any quota a key is likely to have while costing a turn nothing it would notice.
  */
-export const DATA_COMMONS_REQUEST_INTERVAL_MS = 100;
+const DATA_COMMONS_REQUEST_INTERVAL_MS = 100;
 const DEFAULT_CACHE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** A DCID: `Count_Person`, `country/USA`, `geoId/06`. Nothing else, so no free text travels in these fields. */
@@ -26,14 +26,14 @@ const DCID = /^[A-Za-z0-9][A-Za-z0-9_./:-]{0,199}$/;
 /** ISO 8601 year, month or day, as Data Commons dates observations. */
 const OBSERVATION_DATE = /^\d{4}(?:-\d{2}(?:-\d{2})?)?$/;
 
-export interface ObservationSource {
+interface ObservationSource {
   importName: string | null;
   provenanceUrl: string | null;
   measurementMethod: string | null;
   unit: string | null;
 }
 
-export interface Observation {
+interface Observation {
   kind: 'observation';
   variable: string;
   entity: string;
@@ -43,7 +43,7 @@ export interface Observation {
 }
 
 /** Data Commons holds no observation of the variable for the place at that date. */
-export interface NoObservation {
+interface NoObservation {
   kind: 'no_data';
   variable: string;
   entity: string;

@@ -29,7 +29,7 @@ export interface OutsideRequest {
 }
 
 /** Retry-After as seconds or as an HTTP date; null when absent or unreadable. */
-export function retryAfterMs(header: string | null, now: number = Date.now()): number | null {
+function retryAfterMs(header: string | null, now: number = Date.now()): number | null {
   if (header === null || header.trim() === '') return null;
   if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
   const at = Date.parse(header);

@@ -19,7 +19,7 @@ export const PUBMED_DEFAULT_BASE_URL = 'https://eutils.ncbi.nlm.nih.gov/entrez/e
 export const PUBMED_MAX_ARTICLES = 20;
 const DEFAULT_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 
-export interface PubMedArticle {
+interface PubMedArticle {
   pmid: string;
   title: string;
   journal: string;
@@ -28,7 +28,7 @@ export interface PubMedArticle {
   url: string;
 }
 
-export interface PubMedSearchResult {
+interface PubMedSearchResult {
   articles: PubMedArticle[];
 }
 
@@ -85,7 +85,7 @@ function publicationYear(...dates: Array<string | undefined>): number | null {
   return null;
 }
 
-export const pubmedArticleUrl = (pmid: string) => `https://pubmed.ncbi.nlm.nih.gov/${pmid}/`;
+const pubmedArticleUrl = (pmid: string) => `https://pubmed.ncbi.nlm.nih.gov/${pmid}/`;
 
 export function createPubMedClient(options: PubMedClientOptions): PubMedClient {
   const base = options.baseUrl.replace(/\/+$/, '');

@@ -13,7 +13,7 @@
 import type { Pool } from 'pg';
 
 /** NCBI E-utilities' published limits, in requests per second per address. */
-export const NCBI_REQUESTS_PER_SECOND = { withoutApiKey: 3, withApiKey: 10 } as const;
+const NCBI_REQUESTS_PER_SECOND = { withoutApiKey: 3, withApiKey: 10 } as const;
 
 /** The spacing between two requests to NCBI, rounded up so that the limit is never exceeded. */
 export function ncbiRequestIntervalMs(hasApiKey: boolean): number {

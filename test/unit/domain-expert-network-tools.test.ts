@@ -111,7 +111,7 @@ test('without network tools, only the offline tools are offered, and pubmed_sear
     'literature_priors',
     'user_profile',
   ]);
-  const { network: _off, ...offline } = context();
+  const offline: ToolContext = { ...context(), network: undefined };
   const outcome = await runDomainExpertTool('pubmed_search', { topic: 'sleep' }, offline);
   expect(outcome).toMatchObject({ isError: true });
   expect(outcome.content).toMatch(/unknown tool "pubmed_search"/);
