@@ -40,7 +40,10 @@ export function toolCacheKey(tool: string, query: Record<string, unknown>): stri
     .digest('hex');
 }
 
-/** An expired row is ignored on read and replaced by the next write of its key. */
+/**
+ * An expired row is ignored on read and replaced by the next write of its key; each write also deletes a few
+ * expired rows of other keys (oldest first), so the table holds about what is fresh without a job of its own.
+ */
 export function createPgToolResultCache(pool: Pick<Pool, 'query'>): ToolResultCache {
   return {
     async get(key) {
@@ -57,9 +60,17 @@ export function createPgToolResultCache(pool: Pick<Pool, 'query'>): ToolResultCa
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
         [key, JSON.stringify(value), Math.round(ttlMs)],
       );
+      await pool.query(
+        `DELETE FROM tool_result_cache WHERE key IN (
+           SELECT key FROM tool_result_cache WHERE expires_at < clock_timestamp() ORDER BY expires_at LIMIT $1)`,
+        [EXPIRED_DELETED_PER_WRITE],
+      );
     },
   };
 }
+
+/** More than one per write, so expired rows never outgrow the writes that add rows. */
+const EXPIRED_DELETED_PER_WRITE = 10;
 
 /** The same in one process's memory, for tests; values are stored as JSON, as Postgres would hold them. */
 export function createMemoryToolResultCache(now: () => number = Date.now): ToolResultCache {
