@@ -60,6 +60,13 @@ const corsAllowedOrigins = z
  * Configuration from the environment, parsed once at start-up. Defaults make `npm start` work on a
  * fresh machine; `npm run api` / `npm run worker` in production set the connection variables.
  */
+/** `a, b,,c` → ['a', 'b', 'c']. */
+const commaList = (value: string) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
 const configSchema = z.object({
   DATABASE_URL: z.string().url(),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
@@ -308,6 +315,21 @@ const configSchema = z.object({
   DATA_COMMONS_API_KEY: z.string().min(1).optional(),
   /** How long one network tool request may take, in milliseconds. */
   AMY_DE_NETWORK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
+  /**
+   * With the network tools on, which of the Messages API's own server tools the Domain Expert is offered, comma-separated:
+   * `web_search`, `web_fetch` (beta). None by default: a model behind ANTHROPIC_BASE_URL may not offer them.
+   */
+  AMY_DE_WEB_TOOLS: z
+    .string()
+    .default('')
+    .transform((value) => commaList(value))
+    .pipe(z.array(z.enum(['web_search', 'web_fetch'])).transform((tools) => [...new Set(tools)])),
+  /** The domains web search and fetch may use, comma-separated (e.g. `nih.gov,who.int,cdc.gov`); empty: any domain. */
+  AMY_DE_WEB_DOMAINS: z
+    .string()
+    .default('')
+    .transform((value) => commaList(value).map((domain) => domain.toLowerCase()))
+    .pipe(z.array(z.string().regex(/^(?!-)[a-z0-9.-]+\.[a-z]{2,}(\/\S*)?$/, 'a domain such as nih.gov'))),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -132,6 +132,11 @@ export async function streamThoughts<Call extends ModelCallId>(
     request: LlmRequest;
     /** Passes the deltas through this before they are written; by default they are written as they come. */
     filter?: ThoughtFilter;
+    /**
+     * Sees the reply's other events (a block's start and stop, a citation: platform/llm's `stream`), in order with
+     * its text; text it returns joins the reply there, as if the model had written it (a cited source's name).
+     */
+    onEvent?: (event: Anthropic.MessageStreamEvent) => string;
   },
 ): Promise<NarratedResponse> {
   const { turnId, agent, narration } = call;
@@ -174,7 +179,7 @@ export async function streamThoughts<Call extends ModelCallId>(
     // Text can land just as a writer finishes, after its last look: keep writing until none is left.
     while (!log.failed && (log.writing || log.unwritten !== '')) await (log.writing ?? startWriting());
   };
-  const streaming = llm.stream(stream, request, async (delta) => {
+  const onDelta = async (delta: string) => {
     // Throwing here aborts the model call: a log that cannot be written cannot take more text.
     if (log.failed) throw log.failed.error;
     if (joining) {
@@ -188,7 +193,18 @@ export async function streamThoughts<Call extends ModelCallId>(
     const inFlight = startWriting();
     if (call.filter?.done?.()) throw new ReplyStopped('the filter takes no more of the reply');
     if (log.unwritten.length > MAX_UNWRITTEN_CHARS) await inFlight;
-  });
+  };
+  const onEvent = call.onEvent;
+  const streaming = llm.stream(
+    stream,
+    request,
+    onDelta,
+    onEvent &&
+      (async (event) => {
+        const added = onEvent(event);
+        if (added !== '') await onDelta(added);
+      }),
+  );
   const response = await streaming.catch(async (error: unknown) => {
     // A reply cut short (the connection dropped, the call failed): what was released of it goes out before the
     // step fails, so the next attempt goes on from it rather than writing it again.

@@ -5,7 +5,16 @@ import { MODEL_CALL_IDS, type ModelCallId } from '../../contracts/steps';
  * Faults that tests queue up to exercise the caller's error handling. Each matching request
  * consumes one; a fault with `times: -1` stays until cleared.
  */
-const FAULT_KINDS = ['overloaded', 'server_error', 'slow', 'malformed', 'hang', 'stream_cut'] as const;
+/** `web_tools_unavailable`: the request's server tools (web search, fetch) answer `unavailable`, the call itself succeeds. */
+const FAULT_KINDS = [
+  'overloaded',
+  'server_error',
+  'slow',
+  'malformed',
+  'hang',
+  'stream_cut',
+  'web_tools_unavailable',
+] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
 
 export const faultSpecSchema = z

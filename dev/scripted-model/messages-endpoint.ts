@@ -10,6 +10,7 @@ import { parseStepInputs } from './step-inputs';
 import { answerDueMs, deltaDueMs, paceAnswer, type PacedAnswer, type Pacing } from './pacing';
 import { encodeSse, messageStreamEvents, streamableLength } from './sse';
 import type { ScriptedResponse, ScriptedRule } from './types';
+import { scriptedWeb } from './web-tools';
 
 export interface MessagesEndpointDeps {
   rules: ReadonlyMap<ModelCallId, ScriptedRule>;
@@ -28,6 +29,15 @@ interface StreamOptions {
   /** `stream_cut`: send half of the deltas, then drop the connection. */
   cutHalfway: boolean;
   closed: AbortSignal;
+}
+
+/** The beta flag web fetch needs, as the Messages API names it. */
+const WEB_FETCH_BETA = 'web-fetch-2025-09-10';
+
+/** The request's `anthropic-beta` flags (comma-separated in one header, as the SDK sends them). */
+function betaFlags(req: IncomingMessage): string[] {
+  const header = req.headers['anthropic-beta'];
+  return (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((flag) => flag.trim());
 }
 
 /** The text of a last assistant message: the start of the reply the client asks the model to go on from. */
@@ -102,6 +112,8 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
       system: request.system,
       messages: request.messages,
       stream: request.stream,
+      tools: [...request.tools, ...request.serverTools].map((tool) => tool.name),
+      betas: betaFlags(req).filter((flag) => flag !== ''),
       fault: fault?.kind ?? null,
       at: new Date().toISOString(),
     });
@@ -118,6 +130,14 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
       return sendApiError(res, 400, 'invalid_request_error', `No scripted rule for step "${step}"`);
     }
     if (!inputs.ok) return sendApiError(res, 400, 'invalid_request_error', inputs.message);
+    if (request.serverTools.some((t) => t.type === 'web_fetch_20250910') && !betaFlags(req).includes(WEB_FETCH_BETA)) {
+      return sendApiError(
+        res,
+        400,
+        'invalid_request_error',
+        `tools: web_fetch_20250910 is a beta tool: it needs the header anthropic-beta: ${WEB_FETCH_BETA}`,
+      );
+    }
 
     switch (fault?.kind) {
       case 'overloaded':
@@ -145,7 +165,8 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
       );
     }
     const conversation = prefill === null ? request : { ...request, messages: request.messages.slice(0, -1) };
-    const answer = continueAfter(prefill, rule.respond(toScriptedRequest(call, inputs.inputs, conversation)));
+    const web = scriptedWeb(request.serverTools, fault?.kind === 'web_tools_unavailable');
+    const answer = continueAfter(prefill, rule.respond(toScriptedRequest(call, inputs.inputs, conversation, web)));
     const message = buildMessage({
       model: request.model,
       maxTokens: request.maxTokens,

@@ -8,6 +8,10 @@ export interface LoggedRequest {
   system: string;
   messages: Anthropic.MessageParam[];
   stream: boolean;
+  /** The tools offered, by name: the caller's and the API's own (`web_search`, `web_fetch`). */
+  tools: string[];
+  /** The request's `anthropic-beta` flags. */
+  betas: string[];
   /** The fault this request consumed, if any. */
   fault: string | null;
   at: string;

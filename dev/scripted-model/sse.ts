@@ -27,12 +27,17 @@ function jsonDeltas(input: unknown): string[] {
   return deltas;
 }
 
-/** What a block streams: its text, or its tool call's input as JSON. */
+/** What a block streams: its text, or its tool call's input as JSON (a server tool's result comes whole). */
 function streamedText(block: Anthropic.ContentBlock): string {
   if (block.type === 'text') return block.text;
-  if (block.type === 'tool_use') return JSON.stringify(block.input);
+  if (block.type === 'tool_use' || block.type === 'server_tool_use') return JSON.stringify(block.input);
+  if (isServerToolResult(block)) return '';
   throw new Error(`the scripted model does not stream ${block.type} blocks`);
 }
+
+/** Web search's result block, or web fetch's (a beta block the non-beta types do not name). */
+const isServerToolResult = (block: { type: string }) =>
+  block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result';
 
 /** How many pieces a message's streamed content can be cut into: one per code point. */
 export const streamableLength = (message: Anthropic.Message) =>
@@ -40,19 +45,29 @@ export const streamableLength = (message: Anthropic.Message) =>
 
 /**
  * Each block's deltas: by default a few words (text) or characters (JSON) each; with `pieces`, that
- * many for the block, as even as its characters allow (a paced answer's split, ./pacing.ts).
+ * many for the block, as even as its characters allow (a paced answer's split, ./pacing.ts). A text block's
+ * citations come first, one `citations_delta` each, as the API sends them; a server tool's result has no deltas.
  */
 function blockEvents(block: Anthropic.ContentBlock, index: number, pieces?: number): SseEvent[] {
   let start: Anthropic.ContentBlock;
   let deltas: Anthropic.RawContentBlockDelta[];
   if (block.type === 'text') {
-    start = { ...block, text: '' };
+    start = { ...block, text: '', citations: null };
     const texts = pieces === undefined ? textDeltas(block.text) : splitEvenly(block.text, pieces);
-    deltas = texts.map((text) => ({ type: 'text_delta', text }));
-  } else if (block.type === 'tool_use') {
+    deltas = [
+      ...(block.citations ?? []).map((citation): Anthropic.RawContentBlockDelta => ({
+        type: 'citations_delta',
+        citation,
+      })),
+      ...texts.map((text): Anthropic.RawContentBlockDelta => ({ type: 'text_delta', text })),
+    ];
+  } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
     start = { ...block, input: {} };
     const parts = pieces === undefined ? jsonDeltas(block.input) : splitEvenly(JSON.stringify(block.input), pieces);
     deltas = parts.map((partial_json) => ({ type: 'input_json_delta', partial_json }));
+  } else if (isServerToolResult(block)) {
+    start = block;
+    deltas = [];
   } else {
     throw new Error(`the scripted model does not stream ${block.type} blocks`);
   }
@@ -92,7 +107,7 @@ export function messageStreamEvents(message: Anthropic.Message, deltas?: number)
     output_tokens: message.usage.output_tokens,
     cache_creation_input_tokens: null,
     cache_read_input_tokens: null,
-    server_tool_use: null,
+    server_tool_use: message.usage.server_tool_use,
   };
   return [
     { event: 'message_start', data: { type: 'message_start', message: start } },

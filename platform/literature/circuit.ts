@@ -23,6 +23,11 @@ export interface CircuitBreaker {
   /** Runs `call` unless the host's circuit is open; its outcome updates the circuit. */
   run<T>(service: NetworkToolService, host: string, call: () => Promise<T>): Promise<T>;
   state(host: string): CircuitState;
+  /**
+   * The outcome of a call made elsewhere, for a host whose calls do not go through `run`: a server tool that the
+   * Messages API runs, whose failure we learn from its result block. Counts as `run` would count it.
+   */
+  report(host: string, healthy: boolean): void;
 }
 
 interface HostCircuit {
@@ -63,6 +68,17 @@ export function createCircuitBreaker({
 
   return {
     state: (host) => stateOf(circuitOf(host)),
+    report(host, healthy) {
+      const circuit = circuitOf(host);
+      if (healthy) {
+        circuit.consecutiveFailures = 0;
+        circuit.openedAt = null;
+        return;
+      }
+      circuit.consecutiveFailures += 1;
+      const probing = stateOf(circuit) === 'half_open';
+      if (probing || circuit.consecutiveFailures >= failureThreshold) circuit.openedAt = now();
+    },
     async run(service, host, call) {
       const circuit = circuitOf(host);
       const state = stateOf(circuit);

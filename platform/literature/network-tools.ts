@@ -5,13 +5,26 @@
 import type { Pool } from 'pg';
 import type { Config } from '../config';
 import { createPgToolResultCache } from './cache';
-import { createCircuitBreaker } from './circuit';
+import { createCircuitBreaker, type CircuitBreaker } from './circuit';
 import { createDataCommonsClient, type DataCommonsClient } from './data-commons';
 import { createPubMedClient, type PubMedClient } from './pubmed';
 import { createPgRateLimiter } from './rate-limit';
 
 /** Five failures in a row open a host's circuit for a minute: long enough for an outage, short for a blip. */
 const CIRCUIT = { failureThreshold: 5, coolDownMs: 60_000 };
+
+/** The Messages API's server tools the Domain Expert may be offered (AMY_DE_WEB_TOOLS). */
+export type WebToolName = 'web_search' | 'web_fetch';
+
+/**
+ * The server tools as configured. The Messages API runs them, so there is no client here: only which are offered,
+ * the domains they may use, and a circuit (keyed by tool name) that stops offering one whose results keep failing.
+ */
+export interface WebToolSettings {
+  tools: readonly WebToolName[];
+  allowedDomains: readonly string[];
+  circuit: CircuitBreaker;
+}
 
 export function createNetworkToolClients(
   pool: Pool,
@@ -24,8 +37,10 @@ export function createNetworkToolClients(
     | 'DATA_COMMONS_URL'
     | 'DATA_COMMONS_API_KEY'
     | 'AMY_DE_NETWORK_TIMEOUT_MS'
+    | 'AMY_DE_WEB_TOOLS'
+    | 'AMY_DE_WEB_DOMAINS'
   >,
-): { pubmed: PubMedClient; dataCommons: DataCommonsClient | null } {
+): { pubmed: PubMedClient; dataCommons: DataCommonsClient | null; web: WebToolSettings | null } {
   const limiter = createPgRateLimiter(pool);
   const cache = createPgToolResultCache(pool);
   const circuit = createCircuitBreaker(CIRCUIT);
@@ -51,5 +66,9 @@ export function createNetworkToolClients(
           timeoutMs,
         })
       : null,
+    web:
+      config.AMY_DE_WEB_TOOLS.length > 0
+        ? { tools: config.AMY_DE_WEB_TOOLS, allowedDomains: config.AMY_DE_WEB_DOMAINS, circuit }
+        : null,
   };
 }

@@ -6,6 +6,7 @@
  * cost warning fires once, and SDK errors reach the workflow as errors its retry policy understands.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import type { BetaWebFetchTool20250910 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { ulid } from '../ids';
 import type { ZodType } from 'zod';
 import { STEP_HEADER, STEP_INPUTS_FIELD, type ModelCallId } from '../../contracts/steps';
@@ -64,13 +65,24 @@ interface LlmCallContext {
   signal?: AbortSignal;
 }
 
+/**
+ * A tool a request offers: one the caller runs (`Tool`), or one the Messages API runs itself (web search, and web
+ * fetch, which is still in beta: a request offering it carries the beta header, WEB_FETCH_BETA).
+ */
+export type LlmTool = Anthropic.ToolUnion | BetaWebFetchTool20250910;
+
+/** The `anthropic-beta` flag that web fetch needs (the SDK's BetaWebFetchTool20250910). */
+const WEB_FETCH_BETA = 'web-fetch-2025-09-10';
+
+const offersWebFetch = (req: LlmRequest) => req.tools?.some((tool) => tool.type === 'web_fetch_20250910') ?? false;
+
 export interface LlmRequest {
   /** An alias (`opus`, `sonnet`, `haiku`) or an exact model id (./models.ts). */
   model: string;
   system?: string;
   messages: Anthropic.MessageParam[];
   maxTokens: number;
-  tools?: Anthropic.Tool[];
+  tools?: LlmTool[];
   temperature?: number;
 }
 
@@ -92,8 +104,17 @@ export class ReplyStopped extends Error {
 
 export interface Llm {
   complete(ctx: LlmCallContext, req: LlmRequest): Promise<LlmResponse>;
-  /** Streams text deltas; each chunk goes to onDelta as it arrives. */
-  stream(ctx: LlmCallContext, req: LlmRequest, onDelta: (delta: string) => Promise<void>): Promise<LlmResponse>;
+  /**
+   * Streams text deltas; each chunk goes to onDelta as it arrives. The stream's block events (a block's start and
+   * stop, a tool's input, a citation) go to onEvent, in order with the text: a server tool's result arrives whole in
+   * its block's start, before the text that cites it.
+   */
+  stream(
+    ctx: LlmCallContext,
+    req: LlmRequest,
+    onDelta: (delta: string) => Promise<void>,
+    onEvent?: (event: Anthropic.MessageStreamEvent) => Promise<void>,
+  ): Promise<LlmResponse>;
 }
 
 /** A row of `llm_calls`, written through `pg`: the ledger is on every model call's path. */
@@ -138,6 +159,8 @@ export interface LlmDeps {
 interface TokenUsage {
   input_tokens: number;
   output_tokens: number;
+  /** The server tools' requests, billed per request on top of the tokens (./prices.ts). */
+  server_tool_use?: { web_search_requests: number } | null;
 }
 
 const NO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0 };
@@ -181,14 +204,18 @@ export function createLlm({
       max_tokens: req.maxTokens,
       messages: req.messages,
       system: req.system,
-      tools: req.tools,
+      // Web fetch's tool type is the beta one; the SDK sends the tools array as JSON whatever their type.
+      tools: req.tools as Anthropic.ToolUnion[] | undefined,
       temperature: req.temperature,
     };
     // The SDK sends the params object as the JSON body, so the field travels as it is.
     return sendStepInputs ? Object.assign(params, { [STEP_INPUTS_FIELD]: ctx.inputs }) : params;
   }
 
-  const requestOptions = (ctx: LlmCallContext) => ({ headers: { [STEP_HEADER]: ctx.step }, signal: ctx.signal });
+  const requestOptions = (ctx: LlmCallContext, req: LlmRequest) => ({
+    headers: { [STEP_HEADER]: ctx.step, ...(offersWebFetch(req) ? { 'anthropic-beta': WEB_FETCH_BETA } : {}) },
+    signal: ctx.signal,
+  });
 
   /** Appends the turn's cost warning once what its calls cost so far reaches the threshold. */
   async function warnIfOverBudget(turnId: string, costSoFar: number): Promise<void> {
@@ -266,7 +293,9 @@ export function createLlm({
 
   /** Writes the ledger row for a call that has ended; returns what it cost. */
   async function recordCall(ctx: LlmCallContext, model: string, startedAt: number, ending: CallEnding) {
-    const cost = costUsd(model, ending.usage.input_tokens, ending.usage.output_tokens);
+    const cost = costUsd(model, ending.usage.input_tokens, ending.usage.output_tokens, {
+      webSearchRequests: ending.usage.server_tool_use?.web_search_requests ?? 0,
+    });
     const row: LlmCallRow = {
       id: `llm_${ulid()}`,
       turnId: ctx.turnId,
@@ -326,7 +355,7 @@ export function createLlm({
       let result: { data: Anthropic.Message; request_id: string | null | undefined };
       try {
         result = await anthropic.messages
-          .create({ ...toParams(ctx, req), stream: false }, requestOptions(ctx))
+          .create({ ...toParams(ctx, req), stream: false }, requestOptions(ctx, req))
           .withResponse();
       } catch (err) {
         throw await recordFailure(ctx, req.model, startedAt, err, { usage: NO_USAGE, requestId: null });
@@ -334,14 +363,14 @@ export function createLlm({
       return recordSuccess(ctx, req, startedAt, result.data, result.request_id ?? null);
     },
 
-    async stream(ctx, requested, onDelta) {
+    async stream(ctx, requested, onDelta, onEvent) {
       const req = await prepare(ctx, requested);
       const startedAt = Date.now();
-      const stream = anthropic.messages.stream(toParams(ctx, req), requestOptions(ctx));
+      const stream = anthropic.messages.stream(toParams(ctx, req), requestOptions(ctx, req));
       const soFar = () => ({ usage: stream.currentMessage?.usage ?? NO_USAGE, requestId: stream.request_id ?? null });
       let ending: { message: Anthropic.Message } | { sinkError: unknown };
       try {
-        ending = (await deliverTextDeltas(stream, onDelta)) ?? { message: await stream.finalMessage() };
+        ending = (await deliverStream(stream, onDelta, onEvent)) ?? { message: await stream.finalMessage() };
       } catch (err) {
         throw await recordFailure(ctx, req.model, startedAt, err, soFar());
       }
@@ -364,19 +393,27 @@ export function createLlm({
   });
 }
 
+/** The events a caller of `stream` is shown besides the text: a block's start and stop, a tool's input, a citation. */
+const isBlockEvent = (event: Anthropic.MessageStreamEvent) =>
+  event.type === 'content_block_start' ||
+  event.type === 'content_block_stop' ||
+  (event.type === 'content_block_delta' &&
+    (event.delta.type === 'citations_delta' || event.delta.type === 'input_json_delta'));
+
 /**
- * Hands each text delta to onDelta, one at a time and in order. If onDelta throws, the caller cannot
- * take more text: leaving the loop aborts the request so we stop paying for it, and the error is
- * returned rather than thrown so it is not mistaken for an SDK failure.
+ * Hands each text delta to onDelta, and each block event to onEvent, one at a time and in order. If either
+ * throws, the caller cannot take more of the reply: leaving the loop aborts the request so we stop paying for
+ * it, and the error is returned rather than thrown so it is not mistaken for an SDK failure.
  */
-async function deliverTextDeltas(
+async function deliverStream(
   stream: AsyncIterable<Anthropic.MessageStreamEvent>,
   onDelta: (delta: string) => Promise<void>,
+  onEvent: ((event: Anthropic.MessageStreamEvent) => Promise<void>) | undefined,
 ): Promise<{ sinkError: unknown } | null> {
   for await (const event of stream) {
-    if (event.type !== 'content_block_delta' || event.delta.type !== 'text_delta') continue;
     try {
-      await onDelta(event.delta.text);
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') await onDelta(event.delta.text);
+      else if (onEvent && isBlockEvent(event)) await onEvent(event);
     } catch (sinkError) {
       return { sinkError };
     }

@@ -33,12 +33,23 @@ export function priceOf(model: string): ModelPrice {
   return MOST_EXPENSIVE;
 }
 
+/** Web search, the Messages API's server tool, is billed per search on top of the tokens: $10 per 1,000. */
+const WEB_SEARCH_USD_PER_REQUEST = 10 / 1000;
+
 /**
  * Cost of a call, rounded to the ledger's precision (`Decimal(12,6)`), so the sum a workflow adds
- * up from call results equals the sum of `llm_calls.cost_usd`.
+ * up from call results equals the sum of `llm_calls.cost_usd`. A call's server tool requests (its
+ * `usage.server_tool_use`) are part of its cost. Web fetch has no fee beyond the tokens of what it fetched.
  */
-export function costUsd(model: string, inputTokens: number, outputTokens: number): number {
+export function costUsd(
+  model: string,
+  inputTokens: number,
+  outputTokens: number,
+  serverTools: { webSearchRequests: number } = { webSearchRequests: 0 },
+): number {
   const price = priceOf(model);
-  const exact = (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1_000_000;
+  const exact =
+    (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1_000_000 +
+    serverTools.webSearchRequests * WEB_SEARCH_USD_PER_REQUEST;
   return Math.round(exact * 1_000_000) / 1_000_000;
 }

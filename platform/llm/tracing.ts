@@ -141,6 +141,6 @@ function traced(
 export function traceModelCalls(overrides: ModelOverrides, llm: Llm): Llm {
   return {
     complete: (ctx, req) => traced(overrides, ctx, req, () => llm.complete(ctx, req)),
-    stream: (ctx, req, onDelta) => traced(overrides, ctx, req, () => llm.stream(ctx, req, onDelta)),
+    stream: (ctx, req, onDelta, onEvent) => traced(overrides, ctx, req, () => llm.stream(ctx, req, onDelta, onEvent)),
   };
 }

@@ -4,6 +4,7 @@
  * best-effort, so its failure never fails a turn. A hypothesis tested again is remembered beside its earlier
  * test, which is kept until the user deletes it; the next turn and the Investigator read the newest verdict.
  */
+import { NO_WEB } from '../../dev/scripted-model/web-tools';
 import { Pool } from 'pg';
 import { memoryListSchema, testedHypothesisMetaSchema, type Memory } from '../../contracts/memory';
 import { PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
@@ -165,6 +166,7 @@ test('a token pasted into a turn is never remembered, though the extractor copie
     model: extraction.model,
     messages: extraction.messages,
     tools: [],
+    web: NO_WEB,
   });
   expect('text' in emitted && emitted.text).toContain(token);
   // …and what reached memory is the goal alone: the token is in no entry, and the memory agent says one was left out.

@@ -6,6 +6,7 @@
  * call, then a deterministic sentence, when it does not), rejected findings never reach a prompt,
  * FINISH appends a closing summary, and the coach narrates under `health_coach`.
  */
+import { NO_WEB } from '../../dev/scripted-model/web-tools';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import type { Finding } from '../../contracts/findings';
@@ -174,6 +175,7 @@ describe('reading the gates', () => {
     model: 'm',
     messages: [],
     tools: [],
+    web: NO_WEB,
   });
   test.each([
     ['Can you help me sleep more?', 'YESREC'],

@@ -4,6 +4,7 @@
  * endpoints' refusal of requests not addressed to the server itself, and the default rules, which
  * answer from a call's inputs, never from its prompt.
  */
+import { NO_WEB } from '../../dev/scripted-model/web-tools';
 import Anthropic, {
   APIConnectionError,
   APIError,
@@ -323,6 +324,8 @@ describe('request log', () => {
         system: '',
         messages: [],
         stream: false,
+        tools: [],
+        betas: [],
         fault: null,
         at: '',
       });
@@ -548,6 +551,7 @@ describe('default rules', () => {
     model: MODEL,
     messages: [{ role: 'user', content: message }],
     tools: [],
+    web: NO_WEB,
   });
   const answer = (step: ModelCallId, text: string) => {
     const response = rule(step).respond(request(text, step));

@@ -25,6 +25,7 @@ import type { ToolContext } from './tool-contract';
 import { domainExpertToolDefinitions, runDomainExpertTool } from './run-tool';
 import { readOutgoingPrivacy } from './outgoing-privacy';
 import { StreamingUrlGuard, urlsIn } from './url-guard';
+import { WebReplyWatch, WebToolRefused, webToolDefinitions, webToolsWithdrawnNote } from './web-tools';
 
 export interface ConsultDomainExpertInput {
   turnId: string;
@@ -53,12 +54,30 @@ const AGENT = 'domain_expert';
 const MAX_MODEL_TURNS = 10;
 const MAX_TOKENS = 1500;
 
-/** The assistant turn as it is sent back: its text and tool calls (the loop enables nothing else). */
+/**
+ * The assistant turn as it is sent back: its text (with the citations the API attached) and tool calls, and the
+ * server tools' calls and results as the API gave them, which it needs to see again to go on from them.
+ */
 function asParams(content: Anthropic.ContentBlock[]): Anthropic.ContentBlockParam[] {
   return content.flatMap((block): Anthropic.ContentBlockParam[] => {
-    if (block.type === 'text') return block.text === '' ? [] : [{ type: 'text', text: block.text }];
-    if (block.type === 'tool_use') return [{ type: 'tool_use', id: block.id, name: block.name, input: block.input }];
-    return [];
+    switch (block.type) {
+      case 'text': {
+        if (block.text === '') return [];
+        const citations = block.citations ?? [];
+        return [{ type: 'text', text: block.text, ...(citations.length > 0 ? { citations } : {}) }];
+      }
+      case 'tool_use':
+        return [{ type: 'tool_use', id: block.id, name: block.name, input: block.input }];
+      case 'server_tool_use':
+        return [{ type: 'server_tool_use', id: block.id, name: block.name, input: block.input }];
+      case 'web_search_tool_result':
+        return [{ type: 'web_search_tool_result', tool_use_id: block.tool_use_id, content: block.content }];
+      default:
+        // Web fetch's result is a beta block the non-beta types do not name: sent back exactly as it came.
+        return (block as { type: string }).type === 'web_fetch_tool_result'
+          ? [block as unknown as Anthropic.ContentBlockParam]
+          : [];
+    }
   });
 }
 
@@ -98,31 +117,58 @@ async function consult(
   let costUsd = 0;
   let toolCalls = 0;
 
+  // The text of replies the API paused (`pause_turn`, a long server tool turn): the answer goes on from it.
+  let paused = { text: '', urls: [] as string[] };
+  let webTools = webToolDefinitions(network?.tools.web);
+
   for (let turn = 1; ; turn++) {
-    // Every round of the loop is the same call: its tool results travel in the messages.
-    const guard = new StreamingUrlGuard(new Set(toolUrls));
-    const response = await streamThoughts(deps, {
-      turnId,
-      modelCall: STEP,
-      inputs,
-      narration,
-      signal,
-      agent: AGENT,
-      request: {
-        model: deps.models.main,
-        system: withMemory(DOMAIN_EXPERT_SYSTEM, input.memory),
-        messages,
-        tools: domainExpertToolDefinitions(deps.networkTools),
-        maxTokens: MAX_TOKENS,
-      },
-      filter: guard,
-    });
+    // Every round of the loop is the same call: its tool results travel in the messages. The guard learns the
+    // URLs the server tools return during the reply, into the consultation's set.
+    const guard = new StreamingUrlGuard(toolUrls);
+    const watch =
+      network?.tools.web && webTools.length > 0
+        ? new WebReplyWatch(guard, network.privacy, network.tools.web, toolUrls)
+        : undefined;
+    let response;
+    try {
+      response = await streamThoughts(deps, {
+        turnId,
+        modelCall: STEP,
+        inputs,
+        narration,
+        signal,
+        agent: AGENT,
+        request: {
+          model: deps.models.main,
+          system: withMemory(DOMAIN_EXPERT_SYSTEM, input.memory),
+          messages,
+          tools: [...domainExpertToolDefinitions(deps.networkTools), ...webTools],
+          maxTokens: MAX_TOKENS,
+        },
+        filter: guard,
+        ...(watch ? { onEvent: watch.onEvent } : {}),
+      });
+    } catch (err) {
+      if (!(err instanceof WebToolRefused) || !watch?.refusal) throw err;
+      // The reply asked a server tool for something of the user's: it is dropped, and the round asked again
+      // without web tools (the earlier rounds' conversation unchanged, the model told why).
+      log.warn('domain expert web tool input refused; web tools withdrawn for this consultation', { turnId });
+      webTools = [];
+      withNote(messages, webToolsWithdrawnNote(watch.refusal));
+      continue;
+    }
     costUsd += response.costUsd;
     if (guard.removed.length > 0) {
       log.warn('domain expert text cited URLs no tool returned; removed them', {
         turnId,
         removed: guard.removed.length,
       });
+    }
+    if (response.message.stop_reason === 'pause_turn' && turn < MAX_MODEL_TURNS) {
+      // The API paused a long server tool turn: sent back as it is, the reply goes on where it stopped.
+      paused = { text: paused.text + response.narrated, urls: [...paused.urls, ...guard.kept] };
+      messages.push({ role: 'assistant', content: asParams(response.message.content) });
+      continue;
     }
     const calls = response.message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
 
@@ -135,13 +181,13 @@ async function consult(
         });
       }
       // What was streamed is the answer: guarded and trimmed as it went (an earlier attempt's part of it included).
-      const answer = response.narrated;
+      const answer = paused.text + response.narrated;
       if (answer === '') {
         throw new ModelOutputInvalidError(`the domain expert gave no answer text after ${turn} model turn(s)`, {
           requestId: response.requestId,
         });
       }
-      return { answer, costUsd, toolCalls, urls: guard.kept };
+      return { answer, costUsd, toolCalls, urls: [...new Set([...paused.urls, ...guard.kept])] };
     }
 
     // The tool calls are narrated on lines of their own, after whatever the model said first.
@@ -161,8 +207,20 @@ async function consult(
       });
     }
     if (turn + 1 === MAX_MODEL_TURNS) results.push({ type: 'text', text: DOMAIN_EXPERT_LAST_ROUND });
+    paused = { text: '', urls: [] };
     messages.push({ role: 'user', content: results });
   }
+}
+
+/** Adds a note for the model: to the conversation's last message when it is the user's (the prompt, tool results). */
+function withNote(messages: Anthropic.MessageParam[], note: string): void {
+  const last = messages.at(-1)!;
+  if (last.role === 'assistant') {
+    messages.push({ role: 'user', content: note });
+    return;
+  }
+  const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
+  messages[messages.length - 1] = { ...last, content: [...content, { type: 'text', text: note }] };
 }
 
 export function createConsultDomainExpert(

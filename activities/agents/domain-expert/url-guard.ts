@@ -132,7 +132,13 @@ export class StreamingUrlGuard {
   readonly kept: string[] = [];
   readonly removed: string[] = [];
 
-  constructor(private readonly allowed: ReadonlySet<string>) {}
+  /** `allowed` grows as the reply goes on: a server tool's result arrives in the reply, before the text citing it. */
+  constructor(private readonly allowed: Set<string>) {}
+
+  /** A URL a tool returned during the reply: text that follows may cite it. */
+  allow(url: string): void {
+    this.allowed.add(url);
+  }
 
   /** Takes the next piece; returns what can be shown now ('' while a possible URL is still open). */
   push(delta: string): string {

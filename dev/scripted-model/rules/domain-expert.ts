@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ScriptedRequest, ScriptedRule, ScriptedToolUse } from '../types';
+import type { ScriptedRequest, ScriptedResponse, ScriptedRule, ScriptedServerToolUse, ScriptedToolUse } from '../types';
+import { firstSentence } from '../web-tools';
 import { mentionedMetrics, type MetricMention } from '../language/metrics';
 import { normaliseMessage } from '../language/understand-question';
 
@@ -289,9 +290,42 @@ function analysedLevel(supportingInsights: string): number | undefined {
  */
 function pubmedTopic(req: ScriptedRequest<'domain_expert'>): string | undefined {
   if (!req.tools.some((tool) => tool.name === 'pubmed_search')) return undefined;
+  return searchTopic(req);
+}
+
+function searchTopic(req: ScriptedRequest<'domain_expert'>): string | undefined {
   const question = req.inputs.question.trim();
   const term = mentionedBiomarkers(question)[0]?.biomarker ?? firstDailyMetric(question);
   return term === undefined ? undefined : term.replace(/_/g, ' ');
+}
+
+const WEB_UNREACHABLE = 'I could not search the web just now, so this rests on the sources above.';
+
+/**
+ * With web search offered (a server tool: the API runs it inside this reply), the answer searches the web for the
+ * same general topic as PubMed, fetches the first page found when web fetch is offered too, and ends on a sentence
+ * citing that page; or says the web could not be searched.
+ */
+function webLookups(req: ScriptedRequest<'domain_expert'>): Pick<ScriptedResponse, 'serverToolUse' | 'cited'> & {
+  unreachable: boolean;
+} {
+  const topic = searchTopic(req);
+  if (!req.web.search || topic === undefined) return { unreachable: false };
+  const uses: ScriptedServerToolUse[] = [];
+  const found = req.web.search(topic);
+  uses.push({ name: 'web_search', input: { query: topic }, outcome: found });
+  if ('error_code' in found) return { serverToolUse: uses, unreachable: true };
+  const page = found.results[0];
+  if (!page) return { serverToolUse: uses, unreachable: false };
+  if (req.web.fetch) {
+    const fetched = req.web.fetch(page.url);
+    uses.push({ name: 'web_fetch', input: { url: page.url }, outcome: fetched });
+  }
+  return {
+    serverToolUse: uses,
+    cited: { text: ` On the web, "${page.title}" says: ${firstSentence(page)}`, page },
+    unreachable: false,
+  };
 }
 
 function firstRoundCalls(question: string, supportingInsights: string): ScriptedToolUse[] {
@@ -339,6 +373,9 @@ export const domainExpert: ScriptedRule<'domain_expert'> = {
       return { toolUse: topic ? [...calls, { name: 'pubmed_search', input: { topic, max: 3 } }] : calls };
     }
     const lookups = onFileComparisons(question, toolExchanges(req.messages));
-    return lookups.length > 0 ? { toolUse: lookups } : { text: finalAnswer(req) };
+    if (lookups.length > 0) return { toolUse: lookups };
+    const { unreachable, ...web } = webLookups(req);
+    const text = finalAnswer(req);
+    return { text: unreachable && !text.includes('could not search') ? `${text} ${WEB_UNREACHABLE}` : text, ...web };
   },
 };
