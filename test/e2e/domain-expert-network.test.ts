@@ -8,6 +8,8 @@
  *   fact-check leaving the citation as it was, its year and PMID and any number in its title;
  * - still completes when PubMed answers 503 or not at all within the timeout, saying the literature could not be
  *   searched, with no PubMed URL and no URL no tool returned;
+ * - cites, with its source named, a page the Messages API's web search found in the Domain Expert's reply
+ *   (AMY_DE_WEB_TOOLS, run here by the scripted model);
  * - never shows a URL the model invented, in the answer or in any event of the stream, while the PubMed URL the
  *   search returned stays.
  *
@@ -24,6 +26,7 @@ import { turnSchema, type Turn } from '../../contracts/turn';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
 import type { ScriptedRequest, ScriptedRule } from '../../dev/scripted-model/types';
+import type { ScriptedWebPage } from '../../dev/scripted-model/web-tools';
 import { startEutilsStandIn } from '../../dev/stand-ins/eutils';
 import type { StandInServer } from '../../dev/stand-ins/http-knobs';
 import { api, expectSchema } from '../support/http';
@@ -46,11 +49,16 @@ const steerableDomainExpert: ScriptedRule<'domain_expert'> = {
   step: 'domain_expert',
   respond(req) {
     const response = domainExpert.respond(req);
+    // The pages its web search found in this reply: the server tool's results, which never travel back in a request.
+    for (const use of response.serverToolUse ?? []) {
+      if (use.name === 'web_search' && 'results' in use.outcome) webPagesFound.push(...use.outcome.results);
+    }
     if (addSentence === null || 'toolUse' in response) return response;
     sentencesAdded++;
-    return { text: `${response.text} ${addSentence(req)}` };
+    return { ...response, text: `${response.text} ${addSentence(req)}` };
   },
 };
+let webPagesFound: ScriptedWebPage[] = [];
 
 let eutils: StandInServer;
 let demo: DemoService;
@@ -63,6 +71,9 @@ beforeAll(async () => {
       NCBI_EMAIL,
       NCBI_EUTILS_URL: `${eutils.url}/entrez/eutils`,
       AMY_DE_NETWORK_TIMEOUT_MS: String(NETWORK_TIMEOUT_MS),
+      // The Messages API's web search and fetch, run by the scripted model over its invented web on example.org.
+      AMY_DE_WEB_TOOLS: 'web_search,web_fetch',
+      AMY_DE_WEB_DOMAINS: 'example.org',
     },
     scripted: { rules: [...defaultRules.filter((rule) => rule.step !== 'domain_expert'), steerableDomainExpert] },
   });
@@ -73,6 +84,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   eutils.requests.length = 0;
+  webPagesFound = [];
   demo.svc.scripted.requests.clear();
 });
 afterEach(() => {
@@ -172,9 +184,7 @@ const urlsIn = (text: string) =>
 
 /** Every URL of the answer was returned by a tool this turn. */
 function expectOnlyToolUrls(answer: string) {
-  const returned = toolResults()
-    .map((r) => r.content)
-    .join('\n');
+  const returned = [...toolResults().map((r) => r.content), ...webPagesFound.map((page) => page.url)].join('\n');
   for (const url of urlsIn(answer)) expect(returned).toContain(url);
 }
 
@@ -201,6 +211,10 @@ describe('with network tools on, a knowledge question', () => {
     expect(first.url).toBe(`https://pubmed.ncbi.nlm.nih.gov/${first.pmid}/`);
     const { answer, fact_check } = asked.turn.result!;
     expect(answer).toContain(`PubMed lists ${citation(first)}`);
+    // The page its web search found is cited too, and named as its source.
+    const [page] = webPagesFound;
+    expect(page).toBeDefined();
+    expect(answer).toContain(`([${page.title}](${page.url}))`);
     expectOnlyToolUrls(answer);
 
     // The year and the PMID are a citation, not numbers about the user: nothing flagged, nothing removed.
