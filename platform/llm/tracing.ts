@@ -41,6 +41,8 @@ const ATTR_STEP = 'amy.step';
 const ATTR_ATTEMPT = 'amy.attempt';
 const ATTR_COST_USD = 'amy.cost_usd';
 const ATTR_REQUEST_ID = 'amy.anthropic.request_id';
+/** The web searches the Messages API ran inside the call (billed per search), from its usage. */
+const ATTR_WEB_SEARCH_REQUESTS = 'amy.server_tool.web_search_requests';
 
 type ContentBlock = Anthropic.ContentBlockParam | Anthropic.ContentBlock;
 
@@ -94,6 +96,8 @@ function recordResponse(span: Span, response: LlmResponse): void {
     span.setAttribute(GEN_AI.usageCacheCreationInputTokens, message.usage.cache_creation_input_tokens);
   }
   if (response.requestId) span.setAttribute(ATTR_REQUEST_ID, response.requestId);
+  const searches = message.usage.server_tool_use?.web_search_requests;
+  if (searches) span.setAttribute(ATTR_WEB_SEARCH_REQUESTS, searches);
   if (capturingContent()) {
     const finishReason = FINISH_REASONS[message.stop_reason ?? ''] ?? message.stop_reason ?? 'stop';
     span.setAttribute(

@@ -4,6 +4,8 @@
  * words is never sent; an outside failure is an error result the model can work around; every call is counted by
  * tool and outcome; and without network tools the consultation offers only the offline ones.
  */
+import { SpanStatusCode } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Pool } from 'pg';
 import { startEutilsStandIn } from '../../dev/stand-ins/eutils';
 import type { StandInServer } from '../../dev/stand-ins/http-knobs';
@@ -14,6 +16,7 @@ import { createCircuitBreaker } from '../../platform/literature/circuit';
 import { createPubMedClient } from '../../platform/literature/pubmed';
 import { createMemoryRateLimiter } from '../../platform/literature/rate-limit';
 import { processRegistry } from '../../platform/metrics';
+import { startTracing } from '../../platform/tracing';
 import { parsePrometheusText, total } from '../support/prometheus';
 
 let eutils: StandInServer;
@@ -118,4 +121,31 @@ test('without network tools, only the offline tools are offered, and pubmed_sear
   const on = context();
   expect(domainExpertToolDefinitions(on.network!.tools).map((t) => t.name)).toContain('pubmed_search');
   expect(domainExpertToolDefinitions(on.network!.tools).map((t) => t.name)).not.toContain('population_statistic');
+});
+
+test('each call has its span: the tool, the turn and the outcome, never the query or the result', async () => {
+  const exporter = new InMemorySpanExporter();
+  const tracing = startTracing({ defaultServiceName: 'amy-worker', env: {}, exporter });
+  try {
+    const topic = 'heart rate variability aging';
+    await runDomainExpertTool('pubmed_search', { topic }, context());
+    await runDomainExpertTool('pubmed_search', { topic: 'margarethe heart rate variability' }, context());
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => [span.name, span.attributes['amy.tool.outcome']])).toEqual([
+      ['execute_tool pubmed_search', 'ok'],
+      ['execute_tool pubmed_search', 'privacy_refused'],
+    ]);
+    for (const span of spans) {
+      expect(span.attributes).toMatchObject({
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'pubmed_search',
+        'amy.turn_id': 'turn_x',
+      });
+      const recorded = JSON.stringify([span.attributes, span.events]);
+      expect(recorded).not.toMatch(/variability|margarethe|pubmed\.ncbi/);
+    }
+    expect(spans[1].status.code).toBe(SpanStatusCode.ERROR);
+  } finally {
+    await tracing.shutdown();
+  }
 });

@@ -4,11 +4,18 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { metrics } from '../../../platform/metrics';
+import { ATTR_TURN_ID, failSpan, inSpan } from '../../../platform/spans';
 import { literaturePriorsTool } from './literature-lookup';
 import { populationStatisticTool, pubmedSearchTool, type NetworkTools } from './network-tools';
 import { rangeCompareTool } from './range-compare';
 import type { DomainExpertTool, ToolContext, ToolOutcome } from './tool-contract';
 import { userProfileTool } from './user-profile';
+
+/** The GenAI conventions' names for a tool call's span (copied, as platform/llm/tracing.ts explains). */
+const GEN_AI_OPERATION = 'gen_ai.operation.name';
+const GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
+/** How the call ended, as the metrics count it: `ok`, or its failure (`timeout`, `privacy_refused`, …). */
+const ATTR_TOOL_OUTCOME = 'amy.tool.outcome';
 
 const OFFLINE_TOOLS: readonly DomainExpertTool[] = [rangeCompareTool, literaturePriorsTool, userProfileTool];
 
@@ -33,7 +40,17 @@ export async function runDomainExpertTool(name: string, input: unknown, ctx: Too
       isError: true,
     };
   }
-  const outcome = await tool.run(input, ctx);
-  metrics.domainExpertToolCall(name, outcome.isError ? (outcome.failure ?? 'error') : 'ok');
-  return outcome;
+  // A span per call says which tool, for which turn, how long and how it ended: never its input or its result.
+  return inSpan(
+    `execute_tool ${name}`,
+    { attributes: { [GEN_AI_OPERATION]: 'execute_tool', [GEN_AI_TOOL_NAME]: name, [ATTR_TURN_ID]: ctx.turnId } },
+    async (span) => {
+      const outcome = await tool.run(input, ctx);
+      const ending = outcome.isError ? (outcome.failure ?? 'error') : 'ok';
+      metrics.domainExpertToolCall(name, ending);
+      span.setAttribute(ATTR_TOOL_OUTCOME, ending);
+      if (outcome.isError) failSpan(span, ending);
+      return outcome;
+    },
+  );
 }

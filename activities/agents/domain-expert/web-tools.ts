@@ -72,7 +72,7 @@ const errorCodeOf = (content: unknown): string | null =>
 
 /** `[Title](url)`, with the brackets a title may hold taken out so the link stays one. */
 function sourceLink(title: string | null, url: string): string {
-  const name = (title ?? '').replace(/[[\]\n]/g, ' ').trim() || new URL(url).hostname;
+  const name = (title ?? '').replace(/[[\]]/g, ' ').replace(/\s+/g, ' ').trim() || new URL(url).hostname;
   return `[${name}](${url})`;
 }
 
