@@ -37,11 +37,10 @@ test('three workers asking at once for one host get slots an interval apart, and
   expect(sorted.length).toBeGreaterThanOrEqual(5);
   const slots = sorted.length === 6 ? sorted : [0, ...sorted];
   slots.forEach((wait, i) => expect(Math.abs(wait - i * interval)).toBeLessThan(interval / 2));
+  // A host's first request goes at once, to the microsecond: ten new hosts, none of them waits at all.
   const other: number[] = [];
-  await createPgRateLimiter(pools[0], async (ms) => void other.push(ms)).acquire('datacommons.test', {
-    intervalMs: 100,
-    maxWaitMs: 10_000,
-  });
+  const another = createPgRateLimiter(pools[0], async (ms) => void other.push(ms));
+  for (let i = 0; i < 10; i++) await another.acquire(`datacommons-${i}.test`, { intervalMs: 100, maxWaitMs: 10_000 });
   expect(other).toEqual([]);
 });
 
