@@ -8,10 +8,8 @@
  */
 import { z } from 'zod';
 import { type ToolResultCache, toolCacheKey } from './cache';
-import { type CircuitBreaker, createCircuitBreaker } from './circuit';
 import { ToolMalformedResponseError, ToolRequestRefusedError } from './errors';
-import { getOutsideJson, type OutsideServiceDeps } from './outside-request';
-import type { RateLimiter } from './rate-limit';
+import { getOutsideJson, outsideService, type OutsideServiceOptions } from './outside-request';
 
 export const DATA_COMMONS_DEFAULT_BASE_URL = 'https://api.datacommons.org';
 /**
@@ -55,14 +53,9 @@ export interface DataCommonsClient {
   observe(query: { variable: string; entity: string; date?: string }): Promise<Observation | NoObservation>;
 }
 
-export interface DataCommonsClientOptions {
-  baseUrl: string;
+export interface DataCommonsClientOptions extends OutsideServiceOptions {
   apiKey: string;
-  fetch?: typeof globalThis.fetch;
-  limiter: RateLimiter;
   cache: ToolResultCache;
-  timeoutMs: number;
-  circuit?: CircuitBreaker;
   cacheTtlMs?: number;
 }
 
@@ -101,14 +94,7 @@ const observationResponse = z.object({
 });
 
 export function createDataCommonsClient(options: DataCommonsClientOptions): DataCommonsClient {
-  const base = options.baseUrl.replace(/\/+$/, '');
-  const host = new URL(base).host;
-  const deps: OutsideServiceDeps = {
-    fetch: options.fetch ?? globalThis.fetch,
-    limiter: options.limiter,
-    circuit: options.circuit ?? createCircuitBreaker({ failureThreshold: 5, coolDownMs: 30_000 }),
-    timeoutMs: options.timeoutMs,
-  };
+  const { base, host, deps } = outsideService(options);
   const refuse = (reason: string) => new ToolRequestRefusedError('Data Commons', host, null, reason);
 
   return {

@@ -3,7 +3,7 @@
  * limit, with a deadline over the whole exchange (headers and body), and every failure as a
  * NetworkToolError (./errors.ts). The URL carries the query, so nothing here puts it in an error.
  */
-import type { CircuitBreaker } from './circuit';
+import { createCircuitBreaker, type CircuitBreaker } from './circuit';
 import {
   type NetworkToolService,
   ToolMalformedResponseError,
@@ -19,6 +19,35 @@ export interface OutsideServiceDeps {
   limiter: RateLimiter;
   circuit: CircuitBreaker;
   timeoutMs: number;
+}
+
+/** What a client of an outside service is configured with, besides its own parameters. */
+export interface OutsideServiceOptions {
+  baseUrl: string;
+  fetch?: typeof globalThis.fetch;
+  limiter: RateLimiter;
+  timeoutMs: number;
+  /** One per process in production (./network-tools.ts); a client of its own otherwise. */
+  circuit?: CircuitBreaker;
+}
+
+/** A client's base URL (no trailing slash), its host as errors name it, and the deps of its guarded GETs. */
+export function outsideService(options: OutsideServiceOptions): {
+  base: string;
+  host: string;
+  deps: OutsideServiceDeps;
+} {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  return {
+    base,
+    host: new URL(base).host,
+    deps: {
+      fetch: options.fetch ?? globalThis.fetch,
+      limiter: options.limiter,
+      circuit: options.circuit ?? createCircuitBreaker({ failureThreshold: 5, coolDownMs: 30_000 }),
+      timeoutMs: options.timeoutMs,
+    },
+  };
 }
 
 export interface OutsideRequest {

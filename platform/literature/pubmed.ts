@@ -9,10 +9,9 @@
 import { z } from 'zod';
 import type { ToolResultCache } from './cache';
 import { toolCacheKey } from './cache';
-import { type CircuitBreaker, createCircuitBreaker } from './circuit';
 import { ToolMalformedResponseError, ToolRequestRefusedError } from './errors';
-import { getOutsideJson, type OutsideServiceDeps } from './outside-request';
-import { ncbiRequestIntervalMs, type RateLimiter } from './rate-limit';
+import { getOutsideJson, outsideService, type OutsideServiceOptions } from './outside-request';
+import { ncbiRequestIntervalMs } from './rate-limit';
 
 export const PUBMED_DEFAULT_BASE_URL = 'https://eutils.ncbi.nlm.nih.gov/entrez/eutils';
 /** The most articles one search returns: enough to cite, few enough for a tool result. */
@@ -37,17 +36,12 @@ export interface PubMedClient {
   search(topic: string, options: { max: number }): Promise<PubMedSearchResult>;
 }
 
-export interface PubMedClientOptions {
-  baseUrl: string;
+export interface PubMedClientOptions extends OutsideServiceOptions {
   /** Registered with NCBI as the `tool` and `email` parameters, so NCBI can reach us before blocking us. */
   tool: string;
   email: string;
   apiKey?: string;
-  fetch?: typeof globalThis.fetch;
-  limiter: RateLimiter;
   cache: ToolResultCache;
-  timeoutMs: number;
-  circuit?: CircuitBreaker;
   cacheTtlMs?: number;
 }
 
@@ -88,14 +82,7 @@ function publicationYear(...dates: Array<string | undefined>): number | null {
 const pubmedArticleUrl = (pmid: string) => `https://pubmed.ncbi.nlm.nih.gov/${pmid}/`;
 
 export function createPubMedClient(options: PubMedClientOptions): PubMedClient {
-  const base = options.baseUrl.replace(/\/+$/, '');
-  const host = new URL(base).host;
-  const deps: OutsideServiceDeps = {
-    fetch: options.fetch ?? globalThis.fetch,
-    limiter: options.limiter,
-    circuit: options.circuit ?? createCircuitBreaker({ failureThreshold: 5, coolDownMs: 30_000 }),
-    timeoutMs: options.timeoutMs,
-  };
+  const { base, host, deps } = outsideService(options);
   const intervalMs = ncbiRequestIntervalMs(options.apiKey !== undefined && options.apiKey !== '');
   const malformed = (what: string) => new ToolMalformedResponseError('PubMed', host, what);
 

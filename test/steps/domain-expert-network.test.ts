@@ -4,21 +4,12 @@
  * query sent is a general topic with nothing of the user's, an invented URL is still removed, and when PubMed cannot
  * be reached the consultation still answers, saying so.
  */
-import { MockActivityEnvironment } from '@temporalio/testing';
-import {
-  createConsultDomainExpert,
-  type ConsultDomainExpertInput,
-  type ConsultDomainExpertOutput,
-} from '../../activities/agents/domain-expert';
+import { consultWithNetworkTools, standInPubMed } from '../support/domain-expert-consult';
 import type { NetworkTools } from '../../activities/agents/domain-expert/network-tools';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
 import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../dev/scripted-model/types';
 import { startEutilsStandIn } from '../../dev/stand-ins/eutils';
 import type { StandInServer } from '../../dev/stand-ins/http-knobs';
-import { createMemoryToolResultCache } from '../../platform/literature/cache';
-import { createCircuitBreaker } from '../../platform/literature/circuit';
-import { createPubMedClient } from '../../platform/literature/pubmed';
-import { createMemoryRateLimiter } from '../../platform/literature/rate-limit';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
 let cannedRespond: (req: ScriptedRequest) => ScriptedResponse = () => ({ text: 'unset' });
@@ -42,40 +33,10 @@ beforeEach(() => {
   eutils.requests.length = 0;
 });
 
-function networkTools(): NetworkTools {
-  return {
-    pubmed: createPubMedClient({
-      baseUrl: `${eutils.url}/entrez/eutils`,
-      tool: 'amy-turn-service',
-      email: 'ops@amy.example',
-      limiter: createMemoryRateLimiter({ sleep: () => Promise.resolve() }),
-      cache: createMemoryToolResultCache(),
-      circuit: createCircuitBreaker({ failureThreshold: 5, coolDownMs: 60_000 }),
-      timeoutMs: 2000,
-    }),
-    dataCommons: null,
-  };
-}
+const networkTools = (): NetworkTools => ({ pubmed: standInPubMed(eutils.url), dataCommons: null });
 
-async function consult(harness: StepHarness, question: string) {
-  const turnId = await harness.newTurn();
-  const { rows } = await harness.deps.pool.query<{ user_id: string }>('SELECT user_id FROM turns WHERE id = $1', [
-    turnId,
-  ]);
-  const input: ConsultDomainExpertInput = {
-    turnId,
-    userId: rows[0].user_id,
-    question,
-    invocation: 'main',
-    supportingInsights: '',
-    memory: '- Prefers evidence from randomised trials',
-  };
-  const deps = { ...harness.deps, networkTools: networkTools() };
-  return new MockActivityEnvironment().run(
-    createConsultDomainExpert(deps),
-    input,
-  ) as Promise<ConsultDomainExpertOutput>;
-}
+const consult = (harness: StepHarness, question: string) =>
+  consultWithNetworkTools(harness, networkTools(), question, '- Prefers evidence from randomised trials');
 
 test('a knowledge question: PubMed is searched for the topic alone, and the answer cites an article it found', async () => {
   const result = await consult(h, 'What is heart rate variability?');

@@ -5,22 +5,14 @@
  * a search of that reply found, and names it; the searches are billed; the configured domains bound what is found; a
  * failing server tool is the tool's, not the turn's, and is not offered again once its circuit opens.
  */
-import { MockActivityEnvironment } from '@temporalio/testing';
-import {
-  createConsultDomainExpert,
-  type ConsultDomainExpertInput,
-  type ConsultDomainExpertOutput,
-} from '../../activities/agents/domain-expert';
+import { consultWithNetworkTools, standInPubMed } from '../support/domain-expert-consult';
 import type { NetworkTools } from '../../activities/agents/domain-expert/network-tools';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
 import { startEutilsStandIn } from '../../dev/stand-ins/eutils';
 import type { StandInServer } from '../../dev/stand-ins/http-knobs';
 import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../dev/scripted-model/types';
-import { createMemoryToolResultCache } from '../../platform/literature/cache';
 import { createCircuitBreaker, type CircuitBreaker } from '../../platform/literature/circuit';
 import type { WebToolName } from '../../platform/literature/network-tools';
-import { createPubMedClient } from '../../platform/literature/pubmed';
-import { createMemoryRateLimiter } from '../../platform/literature/rate-limit';
 import { costUsd } from '../../platform/llm/prices';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 
@@ -56,15 +48,7 @@ function networkTools(web: {
   circuit?: CircuitBreaker;
 }): NetworkTools {
   return {
-    pubmed: createPubMedClient({
-      baseUrl: `${eutils.url}/entrez/eutils`,
-      tool: 'amy-turn-service',
-      email: 'ops@amy.example',
-      limiter: createMemoryRateLimiter({ sleep: () => Promise.resolve() }),
-      cache: createMemoryToolResultCache(),
-      circuit: createCircuitBreaker({ failureThreshold: 5, coolDownMs: 60_000 }),
-      timeoutMs: 2000,
-    }),
+    pubmed: standInPubMed(eutils.url),
     dataCommons: null,
     web: {
       tools: web.tools,
@@ -76,25 +60,7 @@ function networkTools(web: {
 
 const MEMORY = '- Prefers evidence from randomised trials';
 
-async function consult(tools: NetworkTools, harness = h): Promise<ConsultDomainExpertOutput & { turnId: string }> {
-  const turnId = await harness.newTurn();
-  const { rows } = await harness.deps.pool.query<{ user_id: string }>('SELECT user_id FROM turns WHERE id = $1', [
-    turnId,
-  ]);
-  const input: ConsultDomainExpertInput = {
-    turnId,
-    userId: rows[0].user_id,
-    question: QUESTION,
-    invocation: 'main',
-    supportingInsights: '',
-    memory: MEMORY,
-  };
-  const result = (await new MockActivityEnvironment().run(
-    createConsultDomainExpert({ ...harness.deps, networkTools: tools }),
-    input,
-  )) as ConsultDomainExpertOutput;
-  return { ...result, turnId };
-}
+const consult = (tools: NetworkTools, harness = h) => consultWithNetworkTools(harness, tools, QUESTION, MEMORY);
 
 /** The Domain Expert's requests to the model, as the scripted model received them. */
 const deRequests = (harness = h) => harness.scripted.requests.entries().filter((r) => r.step === 'domain_expert');
