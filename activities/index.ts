@@ -16,6 +16,7 @@ import type { StepDeps } from './runtime/step-deps';
 import { createSynthesise } from './steps/synthesis';
 import { createCheckAnswer } from './steps/check-answer';
 import { createTurnLifecycle } from './bookkeeping/turn-lifecycle';
+import { createTurnInput } from './bookkeeping/turn-input';
 import { createRunGates } from './steps/run-gates';
 
 export type { StepDeps } from './runtime/step-deps';
@@ -24,6 +25,7 @@ export type { StepDeps } from './runtime/step-deps';
 export function createActivities(deps: StepDeps) {
   return {
     ...createTurnLifecycle(deps),
+    ...createTurnInput(deps),
     classifyVagueness: createClassifyVagueness(deps),
     route: createRoute(deps),
     rephraseQuestions: createRephraseQuestions(deps),

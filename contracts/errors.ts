@@ -19,6 +19,12 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   memory_limit_reached: 409,
   idempotency_key_in_use: 409,
+  /** An answer to a question the turn is not waiting on (POST /v1/turns/:id/input): another request, or none. */
+  input_not_requested: 409,
+  /** An answer to a question already answered. */
+  input_already_received: 409,
+  /** An answer after the question's deadline: the turn went on without it. */
+  input_expired: 410,
   idempotency_key_reused: 422,
   concurrency_limit_exceeded: 429,
   rate_limited: 429,
@@ -47,6 +53,8 @@ const TURN_ERROR_CODES = [
   'cancelled',
   /** A bug: the message names the step and nothing of the cause. */
   'internal_error',
+  /** The turn asked, its request said `on_expiry: fail`, and no answer came by the deadline (docs/api.md#asking-back). */
+  'input_expired',
   /** The turn's workflow closed without recording an outcome (terminated, past its time limit, lost), or never started. */
   'turn_abandoned',
 ] as const;

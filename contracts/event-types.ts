@@ -18,6 +18,8 @@ export const TURN_EVENT_TYPES = [
   'turn.completed',
   'turn.failed',
   'turn.retried',
+  'turn.input_required',
+  'turn.input_received',
 ] as const;
 export type TurnEventType = (typeof TURN_EVENT_TYPES)[number];
 

@@ -3,6 +3,7 @@ import { factCheckOutcomeSchema, turnResultSchema } from './turn';
 import { turnErrorBodySchema } from './errors';
 import { GATE_NAMES } from './gate-names';
 import { STREAM_AGENTS, type TurnEventType } from './event-types';
+import { inputReceivedSchema, inputRequestSchema } from './interaction';
 
 export { TERMINAL_EVENTS, TURN_EVENT_TYPES, type StreamAgent, type TurnEventType } from './event-types';
 
@@ -10,7 +11,7 @@ const streamAgent = z.enum(STREAM_AGENTS);
 
 /**
  * The event catalog (docs/api.md, "The event catalog"), with the events this service adds:
- * `cost_warning`, `fact_check`, `step.retry` and `turn.retried`. `step.retry` announces that a step is
+ * `cost_warning`, `fact_check`, `step.retry`, `turn.retried`, `turn.input_required` and `turn.input_received`. `step.retry` announces that a step is
  * running again after a failed attempt; token deltas carry their `attempt` and the `step` they belong
  * to (the name `step.retry` gives it), so a client discards the partial text of exactly that step's
  * earlier attempts (docs/design.md, "Step retries").
@@ -59,6 +60,10 @@ export const eventDataSchemas = {
     previous_error: turnErrorBodySchema.nullable(),
     at: z.string(),
   }),
+  /** A turn that may ask (`interaction` on its request) asks: it waits for POST /v1/turns/:id/input or the deadline. */
+  'turn.input_required': inputRequestSchema.extend({ turn_id: z.string() }),
+  /** What the turn goes on with: the answer, or the default at the deadline. */
+  'turn.input_received': inputReceivedSchema.extend({ turn_id: z.string() }),
   // `satisfies` fails the build when the zod-free list and the schemas name different events.
 } as const satisfies Record<TurnEventType, z.ZodType>;
 

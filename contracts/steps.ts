@@ -125,6 +125,8 @@ export const STEPS = {
   synthesis: { label: 'Synthesis (streamed, fact sheet)', number: '7', agent: null, modelCalls: true },
   fact_check: { label: 'Fact-check the answer', number: '7b', agent: null },
   memory: { label: 'Memory · extract and store', number: '8', agent: null, modelCalls: true },
+  // A turn that may ask (its request's `interaction`): the question, the wait for the answer, what it went on with.
+  ask_user: { label: 'Ask the user and wait for the answer', number: null, agent: null },
   complete_turn: { label: 'Complete the turn', number: null, agent: null },
   fail_turn: { label: 'Fail the turn', number: null, agent: null },
   retention: { label: 'Retention · purge expired turn events and idempotency keys', number: null, agent: null },

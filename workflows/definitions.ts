@@ -1,5 +1,6 @@
 /** Typed workflow interface shared by the workflow and its clients (API, scripts). */
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { InputAnswer, InputReceived, Interaction } from '../contracts/interaction';
 import type { AgentName, StepId } from '../contracts/steps';
 import type { Message, TurnContext } from '../contracts/turn';
 
@@ -10,6 +11,8 @@ export interface TurnWorkflowInput {
   userId: string;
   messages: Message[];
   context: TurnContext;
+  /** What the client can answer, when its request said so: only then may the turn ask (./ask-user.ts). */
+  interaction?: Interaction;
 }
 
 /**
@@ -26,3 +29,9 @@ export interface TurnProgress {
 }
 
 export const progressQuery = defineQuery<TurnProgress>('progress');
+
+/**
+ * The answer to the turn's pending question (POST /v1/turns/:id/input). Its validator refuses, with nothing changed,
+ * an answer to another request, one already answered or expired, or an option the request does not offer.
+ */
+export const provideInputUpdate = defineUpdate<InputReceived, [InputAnswer]>('provideInput');

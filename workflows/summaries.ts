@@ -52,6 +52,8 @@ export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
   synthesise: 'synthesis',
   checkAnswer: 'fact_check',
   rememberTurn: 'memory',
+  requestInput: 'ask_user',
+  receiveInput: 'ask_user',
   completeTurn: 'complete_turn',
   failTurn: 'fail_turn',
   purgeExpiredTurnEvents: 'retention',

@@ -9,6 +9,7 @@ import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } f
 import { docsUrl } from '../contracts/docs-url';
 import type { TurnErrorBody, TurnErrorCode } from '../contracts/errors';
 import { COST_CAP_EXCEEDED_TYPE } from './turn-stoppers';
+import { INPUT_EXPIRED_TYPE } from './ask-user';
 
 const FAILURE_CODES: Record<string, TurnErrorCode> = {
   UpstreamUnavailableError: 'upstream_unavailable',
@@ -23,6 +24,10 @@ export function turnError(err: unknown): TurnErrorBody {
   if (isCancellation(err)) {
     code = 'cancelled';
     message = 'The turn was cancelled.';
+  } else if (err instanceof ApplicationFailure && err.type === INPUT_EXPIRED_TYPE) {
+    // The turn asked, its request said to fail at the deadline, and no answer came.
+    code = 'input_expired';
+    message = err.message;
   } else if (err instanceof ActivityFailure) {
     const cause = err.cause;
     if (cause instanceof ApplicationFailure) {

@@ -24,12 +24,16 @@ import { recallMemory, recallMemoryAtTurnStart } from './memory';
 import { trackProgress, type StepRunner } from './progress';
 import { validateFindings, validatorCounts } from './validate-findings';
 import { endsTheTurn } from './turn-stoppers';
+import { openInputDesk } from './ask-user';
+import { scanConfirmed } from './investigator-confirmation';
 import { publicTurnError, turnError } from './turn-errors';
 
 /** Returns the turn's result, so the Web UI shows the answer, its cost and the agents that ran. */
 export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult> {
   const { turnId, messages } = input;
   const step = trackProgress();
+  // Set up for every turn, so an answer to a turn that never asked is refused; only `interaction` lets it ask.
+  const desk = openInputDesk(turnId, input.interaction);
   // Which way the turn went, once it is known: its ending is counted by it (platform/metrics.ts).
   let path: TurnPath | undefined;
   try {
@@ -40,7 +44,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
     const { vagueness } = await step('classify_vagueness', () =>
       modelSteps.classifyVagueness({ turnId, messages, memory }),
     );
-    if (vagueness === 'high') {
+    if (vagueness === 'high' && (await scanConfirmed(desk))) {
       path = 'investigator';
       return await investigatorTurn(step, input, memory, (answer, validated, snapshot) =>
         rememberTurn({

@@ -69,6 +69,7 @@ const EXPECTED_STEP_NUMBER: Record<StepId, StepNumber | 'invocation' | null> = {
   synthesis: '7',
   fact_check: '7b',
   memory: '8',
+  ask_user: null,
   complete_turn: null,
   fail_turn: null,
   retention: null,

@@ -339,6 +339,8 @@ function baseFakes(): Fakes {
       duration_ms: 0,
     }),
     failTurn: async () => undefined,
+    requestInput: async () => undefined,
+    receiveInput: async () => undefined,
     purgeExpiredTurnEvents: async () => 0,
     reconcileAbandonedTurns: async () => [],
   };

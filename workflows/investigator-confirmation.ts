@@ -1,0 +1,33 @@
+/**
+ * The Investigator's scan is the most expensive shape of turn (docs/design.md#the-investigator): a turn that may
+ * ask for a confirmation (its request's `interaction`) asks before it starts one. Declining, or no answer by the
+ * deadline, takes the cheaper path: the question is routed as any other.
+ */
+import type { InputDesk, QuestionDraft } from './ask-user';
+
+/**
+ * What a scan usually costs and takes. Placeholder figures until the estimate is read from the ledger of past
+ * scans; the duration is the Investigator's measured time under a real model's pacing (docs/benchmarks.md).
+ */
+const SCAN_ESTIMATE = { cost_usd: 0.25, duration_seconds: 50 };
+
+const SCAN_QUESTION: QuestionDraft = {
+  kind: 'confirmation',
+  question:
+    'Your question is open-ended, so I would look through all of your data for what stands out. ' +
+    'That takes longer and costs more than a direct answer. Go ahead?',
+  options: [
+    { id: 'scan', label: 'Yes, look through all my data' },
+    { id: 'quick', label: 'No, a quick answer is enough' },
+  ],
+  freeText: false,
+  defaultOptionId: 'quick',
+  estimate: SCAN_ESTIMATE,
+};
+
+/** Whether the Investigator may scan: yes when the turn cannot ask, else as the user (or the deadline) says. */
+export async function scanConfirmed(desk: InputDesk): Promise<boolean> {
+  if (!desk.accepts('confirmation')) return true;
+  const received = await desk.ask(SCAN_QUESTION);
+  return received.option_id === 'scan';
+}
