@@ -126,7 +126,8 @@ export const STEPS = {
   fact_check: { label: 'Fact-check the answer', number: '7b', agent: null },
   memory: { label: 'Memory · extract and store', number: '8', agent: null, modelCalls: true },
   // A turn that may ask (its request's `interaction`): the question, the wait for the answer, what it went on with.
-  ask_user: { label: 'Ask the user and wait for the answer', number: null, agent: null },
+  ask_user: { label: 'Ask the user', number: null, agent: null },
+  take_answer: { label: 'Take the user’s answer, or the default at the deadline', number: null, agent: null },
   complete_turn: { label: 'Complete the turn', number: null, agent: null },
   fail_turn: { label: 'Fail the turn', number: null, agent: null },
   retention: { label: 'Retention · purge expired turn events and idempotency keys', number: null, agent: null },

@@ -1,5 +1,5 @@
 /**
- * The Investigator's scan is the most expensive shape of turn (docs/design.md#the-investigator): a turn that may
+ * The Investigator's scan is the most expensive shape of turn (docs/design.md#step-1a-the-investigator): a turn that may
  * ask for a confirmation (its request's `interaction`) asks before it starts one. Declining, or no answer by the
  * deadline, takes the cheaper path: the question is routed as any other.
  */

@@ -53,7 +53,7 @@ export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
   checkAnswer: 'fact_check',
   rememberTurn: 'memory',
   requestInput: 'ask_user',
-  receiveInput: 'ask_user',
+  receiveInput: 'take_answer',
   completeTurn: 'complete_turn',
   failTurn: 'fail_turn',
   purgeExpiredTurnEvents: 'retention',

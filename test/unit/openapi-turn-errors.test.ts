@@ -8,6 +8,7 @@
  *   with: what the workflow makes of every kind of failure, and the abandoned turn's. A code nothing
  *   emits (`agent_not_available` once was) is not documented.
  */
+import { INPUT_EXPIRED_TYPE } from '../../workflows/ask-user';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure } from '@temporalio/common';
 import { buildOpenApiDocument } from '../../api/openapi';
 import { TURN_EVENT_TYPES } from '../../contracts/events';
@@ -83,6 +84,8 @@ function failuresAWorkflowMeets(): unknown[] {
       activityFailure(ApplicationFailure.create({ type, message: 'failed', details: [{ request_id: 'req_1' }] })),
     ),
     activityFailure(new TimeoutFailure('timed out', undefined, 'START_TO_CLOSE')),
+    // A question the turn asked expired, and its request said to fail then (workflows/ask-user.ts).
+    ApplicationFailure.nonRetryable('The question expired before it was answered.', INPUT_EXPIRED_TYPE),
     new Error('a bug in the workflow'),
   ];
 }
@@ -97,10 +100,11 @@ function emittedTurnErrorCodes(): string[] {
 describe('turn error codes', () => {
   const emitted = emittedTurnErrorCodes();
 
-  test('the code emits six, and agent_not_available is none of them', () => {
+  test('the code emits seven, and agent_not_available is none of them', () => {
     expect(emitted).toEqual([
       'cancelled',
       'cost_cap_exceeded',
+      'input_expired',
       'internal_error',
       'model_output_invalid',
       'turn_abandoned',

@@ -70,6 +70,7 @@ const EXPECTED_STEP_NUMBER: Record<StepId, StepNumber | 'invocation' | null> = {
   fact_check: '7b',
   memory: '8',
   ask_user: null,
+  take_answer: null,
   complete_turn: null,
   fail_turn: null,
   retention: null,
