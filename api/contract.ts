@@ -8,6 +8,7 @@ import { ERROR_STATUS, errorBodySchema, errorEnvelopeSchema } from '../contracts
 import { MAX_WAITING_REPLAYS_PER_KEY } from './idempotency';
 import { MAX_CREATE_TURN_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../contracts/conversation-limits';
 import { createTurnRequestSchema, listTurnsQuerySchema, turnListSchema, turnSchema } from '../contracts/turn';
+import { inputAnswerSchema, inputReceivedSchema } from '../contracts/interaction';
 import { findingSeriesResponseSchema } from '../contracts/finding-series';
 import { createMemoryRequestSchema, listMemoryQuerySchema, memoryListSchema, memorySchema } from '../contracts/memory';
 import {
@@ -127,7 +128,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request is malformed: a field, a header, the query or a JSON body (the envelope names the field); or a memory entry looks like it holds a credential (secret_detected)',
   401: 'No API key, a key that is not valid or revoked, or a key sent in the URL (?api_key=), which only GET /v1/turns/{id}/events accepts',
   404: 'No such resource for this API key',
-  409: 'A limit on stored resources is reached (memory_limit_reached)',
+  409: 'A limit on stored resources is reached (memory_limit_reached), or an answer the turn is not waiting for (input_not_requested, input_already_received)',
+  410: 'The question was past its deadline: the turn went on without the answer (input_expired)',
   413: 'The request body is larger than the body limit the operator set (payload_too_large)',
   415: 'The request body is not UTF-8 JSON',
   422: 'The Idempotency-Key was used with another body',
@@ -270,6 +272,24 @@ export const ROUTES = {
       200: { description: 'The turn had already ended; it is returned unchanged', schema: turnSchema },
       202: { description: 'Cancellation requested; the turn as it stands', schema: turnSchema },
       ...v1Errors(404),
+    },
+  },
+  answerTurnInput: {
+    method: 'post',
+    path: '/v1/turns/{id}/input',
+    operationId: 'answerTurnInput',
+    summary:
+      'Answer the question a turn is waiting on (turn.input_required): the request id and one of its options, or text when it allows. Taken once; the turn goes on and turn.input_received follows on its stream.',
+    authenticated: true,
+    params: turnIdParamsSchema,
+    body: inputAnswerSchema,
+    headers: {
+      'Idempotency-Key':
+        'Makes the answer safe to retry: the same key gives the same outcome, applied once; with another answer, 422 idempotency_key_reused.',
+    },
+    responses: {
+      200: { description: 'The answer was taken: what the turn goes on with', schema: inputReceivedSchema },
+      ...v1Errors(404, 409, 410, 422),
     },
   },
   streamTurnEvents: {

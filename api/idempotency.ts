@@ -51,8 +51,11 @@ export function parseIdempotencyKey(raw: string | undefined): string | undefined
  * SHA-256 of the parsed body with its defaults filled in, as canonical JSON (keys sorted): two bodies
  * that ask for the same turn hash alike, `"stream": true` and `stream` left out included.
  */
-export function hashCreateTurnRequest({ messages, stream, context }: CreateTurnRequest): string {
-  return createHash('sha256').update(canonicalJson({ messages, stream, context })).digest('hex');
+export function hashCreateTurnRequest({ messages, stream, context, interaction }: CreateTurnRequest): string {
+  // `interaction` only when sent, so a body without it hashes as it did before the field existed.
+  return createHash('sha256')
+    .update(canonicalJson({ messages, stream, context, ...(interaction ? { interaction } : {}) }))
+    .digest('hex');
 }
 
 function canonicalJson(value: unknown): string {

@@ -9,12 +9,12 @@
  */
 import { z } from 'zod';
 
-export const INPUT_KINDS = ['clarification', 'confirmation'] as const;
+const INPUT_KINDS = ['clarification', 'confirmation'] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
 
 /** How long a turn waits for an answer by default, and at most: a day, which Temporal holds at no cost. */
-export const DEFAULT_INPUT_TIMEOUT_SECONDS = 900;
-export const MAX_INPUT_TIMEOUT_SECONDS = 86_400;
+const DEFAULT_INPUT_TIMEOUT_SECONDS = 900;
+const MAX_INPUT_TIMEOUT_SECONDS = 86_400;
 const MIN_INPUT_TIMEOUT_SECONDS = 10;
 
 /** The most questions one turn asks: the run timeout grows by this many waits (api/services/turn-workflows.ts). */
@@ -44,7 +44,7 @@ export const interactionSchema = z
   .strict();
 export type Interaction = z.infer<typeof interactionSchema>;
 
-export const inputOptionSchema = z.object({
+const inputOptionSchema = z.object({
   id: z.string().describe('What POST /v1/turns/:id/input names as `option_id`.'),
   label: z.string().describe('The option as a person reads it.'),
 });
@@ -87,3 +87,14 @@ export const inputReceivedSchema = z.object({
   at: z.string(),
 });
 export type InputReceived = z.infer<typeof inputReceivedSchema>;
+
+/** The type of the failure a turn ends with when its question expired and its request said `on_expiry: fail`. */
+export const INPUT_EXPIRED_TYPE = 'InputExpired';
+
+/** The `provideInput` Update's refusals, by failure type: the API gives each its error code (api/services/turn-input.ts). */
+export const INPUT_REFUSALS = {
+  notRequested: 'InputNotRequested',
+  alreadyReceived: 'InputAlreadyReceived',
+  expired: 'InputExpiredRefusal',
+  invalidOption: 'InputOptionInvalid',
+} as const;

@@ -1,3 +1,4 @@
+import { interactionSchema } from './interaction';
 import { z } from 'zod';
 import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from './conversation-limits';
 import { turnErrorBodySchema } from './errors';
@@ -37,6 +38,11 @@ export const createTurnRequestSchema = z
       ),
     stream: z.boolean().default(true),
     context: turnContextSchema.default({ include_memory: true, include_biomarkers: true }),
+    interaction: interactionSchema
+      .optional()
+      .describe(
+        'Lets the turn ask the user a question and wait for the answer (docs/api.md#asking-back); without it, a turn never waits.',
+      ),
   })
   .strict();
 export type CreateTurnRequest = z.infer<typeof createTurnRequestSchema>;

@@ -14,20 +14,17 @@
  * sees `turn.input_required`, then `turn.input_received`.
  */
 import { ApplicationFailure, condition, setHandler, uuid4 } from '@temporalio/workflow';
-import type { InputKind, InputOption, InputReceived, InputRequest, Interaction } from '../contracts/interaction';
+import {
+  INPUT_EXPIRED_TYPE,
+  INPUT_REFUSALS,
+  type InputKind,
+  type InputOption,
+  type InputReceived,
+  type InputRequest,
+  type Interaction,
+} from '../contracts/interaction';
 import { bookkeeping } from './activities';
 import { provideInputUpdate } from './definitions';
-
-/** The type of the failure a turn ends with when its question expired and its request said `on_expiry: fail`. */
-export const INPUT_EXPIRED_TYPE = 'InputExpired';
-
-/** The Update's refusals, by type: the API turns each into its error code (api/routes/turn-input.ts). */
-export const INPUT_REFUSALS = {
-  notRequested: 'InputNotRequested',
-  alreadyReceived: 'InputAlreadyReceived',
-  expired: 'InputExpiredRefusal',
-  invalidOption: 'InputOptionInvalid',
-} as const;
 
 /** A question as a step drafts it; the desk gives it its id and deadline. */
 export interface QuestionDraft {

@@ -21,6 +21,7 @@ import {
   type TurnRow,
 } from '../services/turns';
 import { conversationWindow } from '../services/conversation-window';
+import { answerTurnInput } from '../services/turn-input';
 import { createTurnWorkflows, type TurnWorkflowsDeps } from '../services/turn-workflows';
 import { parseRequest } from '../parse-request';
 import type { CostCapDefaults } from '../../platform/cost-caps';
@@ -128,7 +129,13 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       return;
     }
     // The Turn keeps the conversation as sent; the steps read its end (../services/conversation-window.ts).
-    const input = { turnId: turn.id, userId, messages: conversationWindow(body.messages), context: body.context };
+    const input = {
+      turnId: turn.id,
+      userId,
+      messages: conversationWindow(body.messages),
+      context: body.context,
+      ...(body.interaction ? { interaction: body.interaction } : {}),
+    };
     const started = { turn_id: turn.id, request_id: res.locals.requestId, stream: body.stream, ...traceLogFields() };
     if (body.stream) {
       await workflows.startTurnWorkflowWithin(input, () => logger.info('turn started', started));
@@ -176,6 +183,26 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       row = await getTurnForUserOrThrow(pool, userId, row.id);
     }
     res.status(isTurnInFlight(row) ? 202 : 200).json(toTurnResource(row));
+  });
+
+  /**
+   * The answer to the question the turn is waiting on (docs/api.md#asking-back). Another user's turn is a 404, as
+   * everywhere; a turn that has ended waits for nothing (409). The workflow's validator decides the rest.
+   */
+  router.post('/v1/turns/:id/input', async (req, res) => {
+    const userId = res.locals.userId as string;
+    const idempotencyKey = parseIdempotencyKey(req.get(IDEMPOTENCY_KEY_HEADER));
+    const answer = parseRequest(ROUTES.answerTurnInput.body, req.body ?? {}, 'body');
+    const row = await getTurnForUserOrThrow(pool, userId, turnIdFrom(req));
+    if (!isTurnInFlight(row)) throw new ApiError('input_not_requested', 'The turn has ended; it waits for no answer.');
+    const received = await answerTurnInput(deps.temporal, {
+      userId,
+      turnId: row.id,
+      answer,
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+    });
+    logger.info('turn input answered', { turn_id: row.id, request_id: res.locals.requestId });
+    res.json(received);
   });
 
   return router;

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import { WorkflowNotFoundError, type Client as TemporalClient, type WorkflowHandle } from '@temporalio/client';
 import type { TurnProgress } from '../../contracts/turn';
+import { MAX_INPUT_REQUESTS_PER_TURN } from '../../contracts/interaction';
 import { TURN_WORKFLOW_TYPE, progressQuery, type TurnWorkflowInput } from '../../workflows/definitions';
 import type { Logger } from '../../platform/logger';
 import type { WorkflowOwners } from '../../platform/temporal/workflow-owner';
@@ -41,6 +42,13 @@ const PROGRESS_QUERY_TIMEOUT_MS = 1_000;
  */
 const WORKFLOW_START_GRACE_MS = 10_000;
 
+/**
+ * A run's bound: AMY_TURN_RUN_TIMEOUT_SECONDS, and for a turn that may ask, as many of its waits as it may ask
+ * questions on top, so that waiting for the user never counts against the time the turn has to work.
+ */
+const runTimeoutMs = (seconds: number, input: TurnWorkflowInput) =>
+  (seconds + (input.interaction ? input.interaction.timeout_seconds * MAX_INPUT_REQUESTS_PER_TURN : 0)) * 1000;
+
 const notStarted = () => new ApiError('service_unavailable', 'The turn could not be started; try again shortly.');
 
 export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
@@ -56,7 +64,7 @@ export function createTurnWorkflows(deps: TurnWorkflowsDeps) {
         workflowId: input.turnId,
         taskQueue: deps.taskQueue,
         args: [input],
-        workflowRunTimeout: deps.turnRunTimeoutSeconds * 1000,
+        workflowRunTimeout: runTimeoutMs(deps.turnRunTimeoutSeconds, input),
         staticSummary: `Turn: ${input.messages[input.messages.length - 1].content.slice(0, 120)}`,
       })
       .then(

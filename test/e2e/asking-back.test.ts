@@ -1,0 +1,115 @@
+/**
+ * Asking back through the API (docs/api.md#asking-back), over real HTTP, a real worker and a real Temporal server: a
+ * vague question whose request accepts confirmations asks before the Investigator's scan; the question is on the
+ * turn's stream and row; POST /v1/turns/:id/input answers it once, refusing another request's id, a second answer
+ * and another user; the turn then goes on and completes with gapless events.
+ */
+import { errorEnvelopeSchema } from '../../contracts/errors';
+import { inputReceivedSchema, type InputRequest } from '../../contracts/interaction';
+import { api, expectSchema } from '../support/http';
+import { startTestService, type TestService } from '../support/service';
+
+let svc: TestService;
+let alice: { userId: string; apiKey: string };
+let bob: { userId: string; apiKey: string };
+
+beforeAll(async () => {
+  svc = await startTestService();
+  alice = await svc.createUser('alice');
+  bob = await svc.createUser('bob');
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+const VAGUE = 'Is there anything in my numbers worth knowing?';
+
+async function eventsOf(turnId: string) {
+  return svc.database.db.turnEvent.findMany({ where: { turnId }, orderBy: { id: 'asc' } });
+}
+
+/** Waits until the turn's log holds an event of `type`, and returns its data. */
+async function waitForEvent(turnId: string, type: string): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const event = (await eventsOf(turnId)).find((e) => e.type === type);
+    if (event) return event.data as Record<string, unknown>;
+    if (Date.now() > deadline) throw new Error(`no ${type} event`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const errorCode = (res: { body: unknown }) => expectSchema(errorEnvelopeSchema, res.body).error.code;
+
+test('a turn that may ask confirms the scan first; the answer is taken once, and the turn completes', async () => {
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: alice.apiKey,
+    body: { messages: [{ role: 'user', content: VAGUE }], interaction: { accepts: ['confirmation'] } },
+  });
+  expect(created.status).toBe(201);
+  const turnId = created.body.id as string;
+
+  const request = (await waitForEvent(turnId, 'turn.input_required')) as unknown as InputRequest;
+  expect(request).toMatchObject({ kind: 'confirmation', default_option_id: 'quick' });
+  const row = await svc.database.db.turn.findUnique({ where: { id: turnId } });
+  expect(row?.pendingInput).toMatchObject({ request_id: request.request_id });
+
+  const input = (key: string, body: object, headers: Record<string, string> = {}) =>
+    api(svc.url, 'POST', `/v1/turns/${turnId}/input`, { key, body, headers });
+
+  expect(errorCode(await input(alice.apiKey, { request_id: 'inq_other', option_id: 'scan' }))).toBe(
+    'input_not_requested',
+  );
+  expect((await input(bob.apiKey, { request_id: request.request_id, option_id: 'scan' })).status).toBe(404);
+  expect(errorCode(await input(alice.apiKey, { request_id: request.request_id, option_id: 'maybe' }))).toBe(
+    'invalid_field',
+  );
+
+  const taken = await input(
+    alice.apiKey,
+    { request_id: request.request_id, option_id: 'scan' },
+    {
+      'Idempotency-Key': 'answer-1',
+    },
+  );
+  expect(taken.status).toBe(200);
+  expect(expectSchema(inputReceivedSchema, taken.body)).toMatchObject({ option_id: 'scan', source: 'user' });
+  // The same key again: the same outcome, applied once.
+  const retried = await input(
+    alice.apiKey,
+    { request_id: request.request_id, option_id: 'scan' },
+    {
+      'Idempotency-Key': 'answer-1',
+    },
+  );
+  expect(retried.status).toBe(200);
+  expect(retried.body).toEqual(taken.body);
+  // Another answer, without the key: already answered.
+  const again = await input(alice.apiKey, { request_id: request.request_id, option_id: 'quick' });
+  expect([again.status, errorCode(again)]).toEqual([409, 'input_already_received']);
+
+  await svc.temporal.workflow.getHandle(turnId).result();
+  const events = await eventsOf(turnId);
+  expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+  const types = events.map((e) => e.type);
+  expect(types.filter((t) => t.startsWith('turn.input'))).toEqual(['turn.input_required', 'turn.input_received']);
+  expect(types.at(-1)).toBe('turn.completed');
+  expect(types).toContain('agent.started');
+  const ended = await svc.database.db.turn.findUnique({ where: { id: turnId } });
+  expect(ended).toMatchObject({ status: 'completed', pendingInput: null });
+
+  // Once the turn has ended it waits for nothing.
+  expect(errorCode(await input(alice.apiKey, { request_id: request.request_id, option_id: 'scan' }))).toBe(
+    'input_not_requested',
+  );
+});
+
+test('without interaction the same question never asks', async () => {
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: alice.apiKey,
+    body: { messages: [{ role: 'user', content: VAGUE }] },
+  });
+  await svc.temporal.workflow.getHandle(created.body.id as string).result();
+  const types = (await eventsOf(created.body.id as string)).map((e) => e.type);
+  expect(types.some((t) => t.startsWith('turn.input'))).toBe(false);
+});
