@@ -1,4 +1,4 @@
-import { interactionSchema } from './interaction';
+import { inputRequestSchema, interactionSchema } from './interaction';
 import { z } from 'zod';
 import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from './conversation-limits';
 import { turnErrorBodySchema } from './errors';
@@ -159,7 +159,15 @@ export const turnResultSchema = z.object({
 export type TurnResult = z.infer<typeof turnResultSchema>;
 
 const TURN_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+/** A turn's lifecycle as stored: queued → running → completed | failed. */
 export type TurnStatus = (typeof TURN_STATUSES)[number];
+
+/**
+ * The status a client reads: a running turn that waits for the user's answer (docs/api.md#asking-back) reads
+ * `waiting_for_input`, its question in `pending_input`. Only a turn whose request carried `interaction` ever does.
+ */
+const TURN_API_STATUSES = [...TURN_STATUSES, 'waiting_for_input'] as const;
+export type TurnApiStatus = (typeof TURN_API_STATUSES)[number];
 
 /**
  * Live progress of a queued or running turn: the steps from the workflow's `progress` query, and the
@@ -203,7 +211,7 @@ export type TurnDataSnapshot = z.infer<typeof turnDataSnapshotSchema>;
 
 export const turnSchema = z.object({
   id: z.string(),
-  status: z.enum(TURN_STATUSES),
+  status: z.enum(TURN_API_STATUSES),
   created_at: z.string(),
   completed_at: z.string().nullable(),
   messages: z.array(messageSchema),
@@ -235,6 +243,11 @@ export const turnSchema = z.object({
     ),
   /** Only on GET while the turn is queued or running, and left out when the workflow cannot be asked in time. */
   progress: turnProgressSchema.optional(),
+  pending_input: inputRequestSchema
+    .optional()
+    .describe(
+      'While the status is waiting_for_input: the question the turn waits on (as turn.input_required gave it).',
+    ),
 });
 export type Turn = z.infer<typeof turnSchema>;
 
@@ -246,7 +259,7 @@ export type TurnList = z.infer<typeof turnListSchema>;
 
 export const listTurnsQuerySchema = z
   .object({
-    status: z.enum(TURN_STATUSES).optional().describe('Only turns with this status.'),
+    status: z.enum(TURN_API_STATUSES).optional().describe('Only turns with this status.'),
     limit: pageLimitSchema,
     cursor: pageCursorSchema,
   })

@@ -20,6 +20,7 @@ import type {
   TurnStatus,
 } from '../../contracts/turn';
 import { newId } from '../../platform/ids';
+import type { InputRequest } from '../../contracts/interaction';
 import { ApiError, notFound } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency';
 import type { CostCapDefaults } from '../../platform/cost-caps';
@@ -43,6 +44,8 @@ export interface TurnRow {
   ledger_cost_usd: string | null;
   /** What the turn's snapshot of the user's data holds (platform/health-data/snapshot.ts); null before one is taken. */
   data_snapshot: TurnDataSnapshot | null;
+  /** The question the turn waits on (workflows/ask-user.ts); null when it waits on none. */
+  pending_input: InputRequest | null;
 }
 
 /** A completed turn's cost is its result's; a failed turn's is the ledger's (calls can only be added). */
@@ -55,7 +58,7 @@ function costOf(row: TurnRow): number | null {
 export function toTurnResource(row: TurnRow): Turn {
   return {
     id: row.id,
-    status: row.status,
+    status: row.status === 'running' && row.pending_input ? 'waiting_for_input' : row.status,
     created_at: row.created_at.toISOString(),
     completed_at: row.completed_at?.toISOString() ?? null,
     messages: row.messages,
@@ -66,6 +69,7 @@ export function toTurnResource(row: TurnRow): Turn {
     cost_usd: costOf(row),
     last_event_id: row.last_event_id,
     data_snapshot: row.data_snapshot,
+    ...(row.status === 'running' && row.pending_input ? { pending_input: row.pending_input } : {}),
   };
 }
 
@@ -74,6 +78,8 @@ const turnColumns = (
   messages = 'messages',
 ) => `id, user_id, status, ${messages} AS messages, context, result, error, created_at, completed_at, attempt,
   previous_attempts, last_event_id,
+  -- By the turn's id: create_queued_turn's row (read as turns too) has no such column, and a new turn waits on nothing.
+  (SELECT t.pending_input FROM turns t WHERE t.id = turns.id) AS pending_input,
   -- Only a failed turn needs the ledger's sum (a completed one has it in its result): CASE skips the rest.
   CASE WHEN status = 'failed' THEN (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE turn_id = turns.id)::text
   END AS ledger_cost_usd,
@@ -253,7 +259,10 @@ export async function listTurnsForUser(pool: Pool, userId: string, query: ListTu
   const params: unknown[] = [userId];
   const param = (value: unknown) => params.push(value);
   const where = ['user_id = $1'];
-  if (query.status) where.push(`status = $${param(query.status)}`);
+  // A turn waiting for input is stored as running: the two are told apart by its pending question.
+  if (query.status === 'waiting_for_input') where.push(`status = 'running' AND pending_input IS NOT NULL`);
+  else if (query.status === 'running') where.push(`status = 'running' AND pending_input IS NULL`);
+  else if (query.status) where.push(`status = $${param(query.status)}`);
   if (query.cursor) {
     const [position, id] = decodeTurnCursor(query.cursor);
     where.push(`(created_at, id) < ($${param(position)}::timestamp AT TIME ZONE 'UTC', $${param(id)})`);

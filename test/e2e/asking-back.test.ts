@@ -6,6 +6,7 @@
  */
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { inputReceivedSchema, type InputRequest } from '../../contracts/interaction';
+import { turnSchema } from '../../contracts/turn';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 
@@ -49,10 +50,25 @@ test('a turn that may ask confirms the scan first; the answer is taken once, and
   expect(created.status).toBe(201);
   const turnId = created.body.id as string;
 
-  const request = (await waitForEvent(turnId, 'turn.input_required')) as unknown as InputRequest;
+  const { turn_id: _turnId, ...request } = (await waitForEvent(
+    turnId,
+    'turn.input_required',
+  )) as unknown as InputRequest & {
+    turn_id: string;
+  };
   expect(request).toMatchObject({ kind: 'confirmation', default_option_id: 'quick' });
-  const row = await svc.database.db.turn.findUnique({ where: { id: turnId } });
-  expect(row?.pendingInput).toMatchObject({ request_id: request.request_id });
+  // The Turn shows the wait and the question; the list tells waiting turns from running ones.
+  const waiting = expectSchema(
+    turnSchema,
+    (await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: alice.apiKey })).body,
+  );
+  expect(waiting).toMatchObject({ status: 'waiting_for_input', pending_input: request });
+  const listed = async (status: string) =>
+    (
+      (await api(svc.url, 'GET', `/v1/turns?status=${status}`, { key: alice.apiKey })).body.data as { id: string }[]
+    ).map((t) => t.id);
+  expect(await listed('waiting_for_input')).toContain(turnId);
+  expect(await listed('running')).not.toContain(turnId);
 
   const input = (key: string, body: object, headers: Record<string, string> = {}) =>
     api(svc.url, 'POST', `/v1/turns/${turnId}/input`, { key, body, headers });
@@ -97,6 +113,9 @@ test('a turn that may ask confirms the scan first; the answer is taken once, and
   expect(types).toContain('agent.started');
   const ended = await svc.database.db.turn.findUnique({ where: { id: turnId } });
   expect(ended).toMatchObject({ status: 'completed', pendingInput: null });
+  const done = expectSchema(turnSchema, (await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: alice.apiKey })).body);
+  expect(done.status).toBe('completed');
+  expect(done).not.toHaveProperty('pending_input');
 
   // Once the turn has ended it waits for nothing.
   expect(errorCode(await input(alice.apiKey, { request_id: request.request_id, option_id: 'scan' }))).toBe(
