@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'turn.completed',
   'turn.failed',
   'turn.cancelled',
+  'turn.input_required',
   'memory.created',
   'account.deleted',
   'data.updated',
@@ -29,6 +30,18 @@ export interface TurnEndedWebhookData {
   error_code: string | null;
   created_at: string;
   completed_at: string;
+}
+
+/**
+ * A turn asks its user a question and waits (docs/api.md#asking-back), so a backend whose user is not watching can
+ * tell them. The question itself is read with GET /v1/turns/:id (`pending_input`), as the answer is sent.
+ */
+export interface TurnInputRequiredWebhookData {
+  turn_id: string;
+  user_id: string;
+  request_id: string;
+  kind: 'clarification' | 'confirmation';
+  expires_at: string;
 }
 
 /** A memory entry a turn wrote; `GET /v1/memory` lists it (there is no route for one entry). */
@@ -82,6 +95,7 @@ interface WebhookDataByType {
   'turn.completed': TurnEndedWebhookData;
   'turn.failed': TurnEndedWebhookData;
   'turn.cancelled': TurnEndedWebhookData;
+  'turn.input_required': TurnInputRequiredWebhookData;
   'memory.created': MemoryCreatedWebhookData;
   'account.deleted': AccountDeletedWebhookData;
   'data.updated': DataUpdatedWebhookData;

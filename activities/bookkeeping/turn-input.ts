@@ -5,14 +5,41 @@
  * Each is idempotent (the events' dedupe keys, updates that find their work done), so a retry finishes the job.
  */
 import type { InputReceived, InputRequest } from '../../contracts/interaction';
+import { recordWebhookEvents, turnInputRequiredEvent } from '../../platform/webhooks/outbox';
 import type { StepDeps } from '../runtime/step-deps';
 
-type Deps = Pick<StepDeps, 'pool' | 'events'>;
+type Deps = Pick<StepDeps, 'pool' | 'events' | 'clock'>;
 
-export function createTurnInput({ pool, events }: Deps) {
+export function createTurnInput({ pool, events, clock }: Deps) {
   async function requestInput({ turnId, request }: { turnId: string; request: InputRequest }): Promise<void> {
-    // The row first: a client that sees the event and reads the turn finds it waiting.
-    await pool.query(`UPDATE turns SET pending_input = $2 WHERE id = $1 AND status = 'running'`, [turnId, request]);
+    // The row first, with its webhook in the same transaction (the outbox: the event exists iff the wait does), so
+    // a client that sees the stream's event and reads the turn finds it waiting.
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ user_id: string }>(
+        `UPDATE turns SET pending_input = $2 WHERE id = $1 AND status = 'running' RETURNING user_id`,
+        [turnId, request],
+      );
+      if (rows[0]) {
+        await recordWebhookEvents(client, [
+          turnInputRequiredEvent({
+            turnId,
+            userId: rows[0].user_id,
+            requestId: request.request_id,
+            kind: request.kind,
+            expiresAt: request.expires_at,
+            at: clock(),
+          }),
+        ]);
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
     await events.append(turnId, [
       {
         type: 'turn.input_required',

@@ -77,6 +77,31 @@ export function turnEndedEvent(turn: {
   };
 }
 
+/** A turn waits for its user's answer: once per question. */
+export function turnInputRequiredEvent(question: {
+  turnId: string;
+  userId: string;
+  requestId: string;
+  kind: 'clarification' | 'confirmation';
+  expiresAt: string;
+  at: Date;
+}): OutboxEvent {
+  return {
+    dedupeKey: `turn.input_required:${question.requestId}`,
+    event: {
+      type: 'turn.input_required',
+      timestamp: question.at.toISOString(),
+      data: {
+        turn_id: question.turnId,
+        user_id: question.userId,
+        request_id: question.requestId,
+        kind: question.kind,
+        expires_at: question.expiresAt,
+      },
+    },
+  };
+}
+
 export function memoryCreatedEvent(entry: {
   id: string;
   userId: string;

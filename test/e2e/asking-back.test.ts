@@ -9,17 +9,33 @@ import { inputReceivedSchema, type InputRequest } from '../../contracts/interact
 import { turnSchema } from '../../contracts/turn';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
+import { verifyWebhook } from '@amy/sdk';
+import { runCli } from '../support/cli';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 let svc: TestService;
+let receiver: WebhookReceiver;
+let webhookSecret: string;
 let alice: { userId: string; apiKey: string };
 let bob: { userId: string; apiKey: string };
 
 beforeAll(async () => {
-  svc = await startTestService();
+  [svc, receiver] = await Promise.all([
+    startTestService({ env: { AMY_WEBHOOKS_ALLOW_PRIVATE: '1' } }),
+    startWebhookReceiver(),
+  ]);
   alice = await svc.createUser('alice');
   bob = await svc.createUser('bob');
-});
+  const added = await runCli(
+    'scripts/webhooks.ts',
+    ['add', '--url', `${receiver.url}/questions`, '--events', 'turn.input_required'],
+    { DATABASE_URL: svc.database.url, AMY_WEBHOOKS_ALLOW_PRIVATE: '1' },
+  );
+  expect(added.code).toBe(0);
+  webhookSecret = added.stdout.trim().split('\n').at(-1)!;
+}, 120_000);
 afterAll(async () => {
+  await receiver?.close();
   await svc?.close();
 });
 
@@ -105,6 +121,14 @@ test('a turn that may ask confirms the scan first; the answer is taken once, and
   expect([again.status, errorCode(again)]).toEqual([409, 'input_already_received']);
 
   await svc.temporal.workflow.getHandle(turnId).result();
+  // A backend whose user is not watching was told, with ids only: the question is read from the Turn.
+  await receiver.waitFor('/questions', 1);
+  const [delivery] = receiver.received.filter((r) => r.path === '/questions');
+  expect(verifyWebhook(delivery.body, delivery.headers, webhookSecret)).toMatchObject({
+    type: 'turn.input_required',
+    data: { turn_id: turnId, user_id: alice.userId, request_id: request.request_id, kind: 'confirmation' },
+  });
+  expect(delivery.body).not.toContain(request.question);
   const events = await eventsOf(turnId);
   expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
   const types = events.map((e) => e.type);
