@@ -66,12 +66,13 @@ test('a turn that may ask confirms the scan first; the answer is taken once, and
   expect(created.status).toBe(201);
   const turnId = created.body.id as string;
 
-  const { turn_id: _turnId, ...request } = (await waitForEvent(
+  const { turn_id: askedBy, ...request } = (await waitForEvent(
     turnId,
     'turn.input_required',
   )) as unknown as InputRequest & {
     turn_id: string;
   };
+  expect(askedBy).toBe(turnId);
   expect(request).toMatchObject({ kind: 'confirmation', default_option_id: 'quick' });
   // The Turn shows the wait and the question; the list tells waiting turns from running ones.
   const waiting = expectSchema(
