@@ -167,7 +167,6 @@ export type TurnStatus = (typeof TURN_STATUSES)[number];
  * `waiting_for_input`, its question in `pending_input`. Only a turn whose request carried `interaction` ever does.
  */
 const TURN_API_STATUSES = [...TURN_STATUSES, 'waiting_for_input'] as const;
-export type TurnApiStatus = (typeof TURN_API_STATUSES)[number];
 
 /**
  * Live progress of a queued or running turn: the steps from the workflow's `progress` query, and the

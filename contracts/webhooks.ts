@@ -36,7 +36,7 @@ export interface TurnEndedWebhookData {
  * A turn asks its user a question and waits (docs/api.md#asking-back), so a backend whose user is not watching can
  * tell them. The question itself is read with GET /v1/turns/:id (`pending_input`), as the answer is sent.
  */
-export interface TurnInputRequiredWebhookData {
+interface TurnInputRequiredWebhookData {
   turn_id: string;
   user_id: string;
   request_id: string;
