@@ -126,7 +126,8 @@ export function openInputDesk(turnId: string, interaction: Interaction | undefin
         ? waiting.answer!
         : {
             request_id: request.request_id,
-            option_id: request.default_option_id,
+            // The default, unless the turn ends here (on_expiry: fail): then it goes on with nothing.
+            option_id: interaction.on_expiry === 'fail' ? null : request.default_option_id,
             text: null,
             source: 'expiry',
             at: request.expires_at,

@@ -116,7 +116,7 @@ test('on_expiry "fail": the turn fails with input_expired once the deadline pass
   const run = await runTurn(investigatorFakes, { input: confirming({ timeout_seconds: 1, on_expiry: 'fail' }) });
   expect(run.failure?.type).toBe('input_expired');
   expect(run.calls.only('failTurn').error.code).toBe('input_expired');
-  expect(run.calls.only('receiveInput').received.source).toBe('expiry');
+  expect(run.calls.only('receiveInput').received).toMatchObject({ source: 'expiry', option_id: null });
 });
 
 test('answers the validator refuses change nothing; of two answers at once exactly one is taken', async () => {
