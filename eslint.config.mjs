@@ -92,6 +92,7 @@ export default tseslint.config(
           'setInterval',
           'clearInterval',
           'AbortController',
+          'fetch',
           'IntersectionObserver',
         ].map((name) => [name, 'readonly']),
       ),

@@ -8,14 +8,26 @@
  * built from the stored Turn. Losing the connection is the SDK's to handle: it resumes after the last
  * event it yielded. Should it give up, the turn is reopened when the browser is back online, or on
  * "Reconnect".
+ *
+ * The console can answer questions (docs/api.md#asking-back): it asks with `interaction`, so a turn may pause
+ * for a confirmation or a clarification, which the turn view shows with its options as buttons.
  */
-import { Amy, AuthenticationError, ConcurrencyLimitError, NotFoundError, StreamDisconnectedError } from './amy-sdk.js';
+import {
+  Amy,
+  APIError,
+  AuthenticationError,
+  ConcurrencyLimitError,
+  NotFoundError,
+  StreamDisconnectedError,
+} from './amy-sdk.js';
 import { byId } from './dom.js';
 import { MemoryList, RecentTurns } from './lists.js';
 import { TurnView } from './turn-view.js';
 
 const KEY_STORAGE = 'amy.apiKey';
 const TURN_FRAGMENT = /^#turn=(turn_[0-9A-HJKMNP-TV-Z]{26})$/;
+/** The kinds of question a person at the console can answer: every kind. */
+const INTERACTION = { accepts: ['confirmation', 'clarification'] };
 
 const els = {
   keyPanel: byId('key-panel'),
@@ -54,6 +66,8 @@ const recent = new RecentTurns(reportError);
 const memory = new MemoryList(reportError);
 
 let amy = null;
+/** The key `amy` was made with: the answer to a question is posted with it (the SDK has no call for that). */
+let apiKey = null;
 /** The turn on screen: its id and the controller that stops watching it. */
 let watching = null;
 
@@ -64,15 +78,16 @@ function refreshLists() {
 }
 
 /** Starts with a key: checks it by listing the user's turns, then shows everything. */
-async function signIn(apiKey) {
-  const client = new Amy({ apiKey, baseUrl: location.origin });
+async function signIn(key) {
+  const client = new Amy({ apiKey: key, baseUrl: location.origin });
   await client.turns.list({ limit: 1 });
   amy = client;
-  sessionStorage.setItem(KEY_STORAGE, apiKey);
+  apiKey = key;
+  sessionStorage.setItem(KEY_STORAGE, key);
   els.keyPanel.hidden = true;
   els.workspace.hidden = false;
   els.session.hidden = false;
-  els.keyHint.textContent = `Key …${apiKey.slice(-4)}`;
+  els.keyHint.textContent = `Key …${key.slice(-4)}`;
   const turnId = turnIdInFragment();
   if (turnId) void openTurn(turnId);
   await refreshLists();
@@ -89,6 +104,7 @@ function showKeyPanel(message) {
   watching = null;
   view.hide();
   amy = null;
+  apiKey = null;
   recent.clear();
   memory.clear();
   showNotice('');
@@ -98,6 +114,21 @@ function showKeyPanel(message) {
   els.keyError.textContent = message;
   els.keyInput.value = '';
   els.keyInput.focus();
+}
+
+/**
+ * Answers the question a turn waits on: POST /v1/turns/:id/input, with the key as the SDK sends it. Resolves to what
+ * the turn went on with; an error answer rejects as the SDK's error for it (its `status`, `code` and the API's message).
+ */
+async function postAnswer(turnId, answer) {
+  const res = await fetch(`/v1/turns/${encodeURIComponent(turnId)}/input`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${apiKey}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: JSON.stringify(answer),
+  });
+  const body = await res.json().catch(() => undefined);
+  if (!res.ok) throw APIError.from(res.status, body?.error, res.headers);
+  return body;
 }
 
 /** Shows a turn from its first event on, until it ends or another turn is opened. */
@@ -110,7 +141,17 @@ async function openTurn(turnId) {
     signal: controller.signal,
     onReconnect: (_lastId, info) => view.noteReconnect(info),
   });
-  view.open(turnId, stream, (findingId) => amy.turns.findingSeries(turnId, findingId, { signal: controller.signal }));
+  view.open(
+    turnId,
+    stream,
+    (findingId) => amy.turns.findingSeries(turnId, findingId, { signal: controller.signal }),
+    (answer) =>
+      postAnswer(turnId, answer).catch((err) => {
+        // The view shows why an answer was refused; a key no longer accepted signs the page out.
+        if (err instanceof AuthenticationError) reportError(err);
+        throw err;
+      }),
+  );
   els.cancel.hidden = true;
   els.reconnect.hidden = true;
   try {
@@ -160,7 +201,7 @@ els.askForm.addEventListener('submit', async (event) => {
   els.ask.disabled = true;
   showNotice('');
   try {
-    const turn = await amy.turns.create({ messages: [{ role: 'user', content }] });
+    const turn = await amy.turns.create({ messages: [{ role: 'user', content }], interaction: INTERACTION });
     els.question.value = '';
     // The fragment names the turn, so a reload reopens it; hashchange opens it now.
     location.hash = `turn=${turn.id}`;

@@ -1,7 +1,8 @@
 /**
  * The live view of one turn, built from its events as the SDK yields them (replayed, then live): the
- * agents with their timers and narration, the gates per finding, the Critic's verdicts, the answer
- * with its fact-sheet numbers marked, the fact-check's warnings, cost and duration.
+ * questions the turn asks the user (docs/api.md#asking-back) with their options as buttons, the agents
+ * with their timers and narration, the gates per finding, the Critic's verdicts, the answer with its
+ * fact-sheet numbers marked, the fact-check's warnings, cost and duration.
  *
  * Narration arrives a few words per event, faster than a page should re-lay itself out, so
  * `agent.thought` only marks its agent; once per animation frame each marked agent's text is set
@@ -38,6 +39,8 @@ export class TurnView {
     cost: byId('turn-cost'),
     duration: byId('turn-duration'),
     notes: byId('turn-notes'),
+    questionsSection: byId('questions-section'),
+    questions: byId('questions'),
     agentsSection: byId('agents-section'),
     agents: byId('agents'),
     validationSection: byId('validation-section'),
@@ -55,6 +58,10 @@ export class TurnView {
   #stream = null;
   /** `(findingId) => Promise<series>` for the turn on screen: each finding's chart asks it once. */
   #loadSeries = null;
+  /** `(answer) => Promise` that posts an answer (`{ request_id, option_id }` or `{ request_id, text }`) for the turn on screen. */
+  #sendAnswer = null;
+  /** The turn's questions by request_id: each one's list item and parts. */
+  #questions = new Map();
   #agents = new Map();
   #findings = new Map();
   #dirty = new Set();
@@ -80,13 +87,16 @@ export class TurnView {
 
   /**
    * Empties the view for `turnId`; `stream` is the TurnStream whose events will follow, and
-   * `loadSeries(findingId)` gives a finding's series for its chart.
+   * `loadSeries(findingId)` gives a finding's series for its chart, `sendAnswer(answer)` posts the user's
+   * answer to a question (and rejects with the API's error).
    */
-  open(turnId, stream, loadSeries) {
+  open(turnId, stream, loadSeries, sendAnswer) {
     this.#stopTicking();
     cancelAnimationFrame(this.#frame);
     this.#stream = stream;
     this.#loadSeries = loadSeries;
+    this.#sendAnswer = sendAnswer;
+    this.#questions.clear();
     this.#agents.clear();
     this.#findings.clear();
     this.#dirty.clear();
@@ -103,10 +113,20 @@ export class TurnView {
     for (const key of ['question', 'created', 'cost', 'duration', 'answer', 'validatorSummary']) {
       this.#els[key].textContent = '';
     }
-    for (const key of ['notes', 'agents', 'critic', 'charts', 'factCheck', 'factSheet', 'personalAnchors']) {
+    for (const key of [
+      'notes',
+      'questions',
+      'agents',
+      'critic',
+      'charts',
+      'factCheck',
+      'factSheet',
+      'personalAnchors',
+    ]) {
       fill(this.#els[key]);
     }
     fill(this.#els.gates.tBodies[0]);
+    this.#els.questionsSection.hidden = true;
     this.#els.agentsSection.hidden = true;
     this.#els.validationSection.hidden = true;
     this.#els.factCheck.hidden = true;
@@ -125,6 +145,8 @@ export class TurnView {
     this.#createdAt = Date.parse(turn.created_at);
     if (turn.completed_at) this.#endedAt = Date.parse(turn.completed_at);
     this.#setStatus(turn.status);
+    // A turn opened while it waits: its question, before its events (which ask it again) have come.
+    if (turn.status === 'waiting_for_input' && turn.pending_input) this.#inputRequired(turn.pending_input);
     this.#tick();
   }
 
@@ -171,6 +193,14 @@ export class TurnView {
       case 'fact_check':
         this.#factCheck(event.issues);
         break;
+      case 'turn.input_required':
+        this.#setStatus('waiting_for_input');
+        this.#inputRequired(event);
+        break;
+      case 'turn.input_received':
+        this.#setStatus('running');
+        this.#inputReceived(event);
+        break;
       case 'cost_warning':
         this.#note(
           'warning',
@@ -214,6 +244,130 @@ export class TurnView {
 
   #note(kind, text) {
     append(this.#els.notes, [h('li', { className: `note note-${kind}` }, text)]);
+  }
+
+  /**
+   * A question the turn asks: what it asks, a confirmation's estimate, until when the turn waits and what it goes on
+   * with then, and an answer to click (or to type, when the question takes free text). Shown once per request_id.
+   */
+  #inputRequired(request) {
+    if (this.#questions.has(request.request_id)) return;
+    const labelOf = (optionId) => request.options.find((o) => o.id === optionId)?.label ?? optionId;
+    const els = {
+      buttons: request.options.map((option) =>
+        h('button', { type: 'button', className: 'input-option', dataset: { optionId: option.id } }, option.label),
+      ),
+      text: request.free_text
+        ? h('input', {
+            type: 'text',
+            className: 'input-text',
+            maxLength: 2000,
+            placeholder: 'Or answer in your own words',
+          })
+        : null,
+      send: request.free_text ? h('button', { type: 'submit', className: 'input-send' }, 'Send') : null,
+      outcome: h('p', { className: 'input-outcome' }),
+      error: h('p', { className: 'error input-error', role: 'alert' }),
+    };
+    const estimate = request.estimate
+      ? h(
+          'p',
+          { className: 'input-estimate' },
+          `Estimate: about ${formatCost(request.estimate.cost_usd)} and ${formatDuration(request.estimate.duration_seconds * 1000)}.`,
+        )
+      : null;
+    const expiry = h(
+      'p',
+      { className: 'input-expiry' },
+      'Waiting for your answer until ',
+      h('time', { dateTime: request.expires_at }, formatDateTime(request.expires_at)),
+      `; without one, the turn goes on with “${labelOf(request.default_option_id)}”.`,
+    );
+    const form = h(
+      'form',
+      { className: 'input-answer' },
+      h('div', { className: 'input-options' }, els.buttons),
+      els.text ? h('div', { className: 'row input-free-text' }, els.text, els.send) : null,
+    );
+    const item = h(
+      'li',
+      { className: 'input-request', dataset: { requestId: request.request_id, kind: request.kind, state: 'waiting' } },
+      h('p', { className: 'input-question' }, request.question),
+      estimate,
+      expiry,
+      form,
+      els.outcome,
+      els.error,
+    );
+    const question = { item, els, labelOf };
+    for (const button of els.buttons) {
+      button.addEventListener('click', () =>
+        this.#answer(question, { request_id: request.request_id, option_id: button.dataset.optionId }, button),
+      );
+    }
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const text = els.text?.value.trim();
+      if (text) void this.#answer(question, { request_id: request.request_id, text }, els.send);
+    });
+    this.#questions.set(request.request_id, question);
+    this.#els.questions.append(item);
+    this.#els.questionsSection.hidden = false;
+  }
+
+  /**
+   * Posts an answer with the question's controls disabled. A refusal shows the API's message; only a failure that
+   * may pass (not a 409 or 410, which say the question takes no answer any more) lets the user try again.
+   */
+  async #answer(question, answer, control) {
+    const { item, els } = question;
+    this.#setAnswerable(question, false);
+    els.error.textContent = '';
+    control.classList.add('chosen');
+    item.dataset.state = 'sending';
+    try {
+      await this.#sendAnswer(answer);
+      if (item.dataset.state === 'sending') item.dataset.state = 'sent';
+    } catch (err) {
+      els.error.textContent = err instanceof Error ? err.message : String(err);
+      // The turn's own event may have settled the question meanwhile: what it says stands.
+      if (item.dataset.state !== 'sending') return;
+      control.classList.remove('chosen');
+      const refused = err?.status === 409 || err?.status === 410;
+      item.dataset.state = refused ? 'closed' : 'waiting';
+      if (!refused) this.#setAnswerable(question, true);
+    }
+  }
+
+  #setAnswerable({ els }, answerable) {
+    for (const control of [...els.buttons, els.text, els.send]) if (control) control.disabled = !answerable;
+  }
+
+  /** What the turn went on with: the user's option or text, or at the deadline the default. */
+  #inputReceived({ request_id, option_id, text, source }) {
+    const question = this.#questions.get(request_id);
+    if (!question) return;
+    const { item, els, labelOf } = question;
+    this.#setAnswerable(question, false);
+    els.error.textContent = '';
+    item.dataset.state = source === 'expiry' ? 'expired' : 'answered';
+    for (const button of els.buttons) {
+      button.classList.toggle('chosen', source === 'user' && button.dataset.optionId === option_id);
+    }
+    els.send?.classList.toggle('chosen', source === 'user' && option_id === null);
+    if (source === 'expiry') els.outcome.textContent = `No answer: went on with “${labelOf(option_id)}”.`;
+    else if (option_id !== null) els.outcome.textContent = `You chose “${labelOf(option_id)}”.`;
+    else els.outcome.textContent = `You answered: “${text}”.`;
+  }
+
+  /** The turn has ended: a question still open takes no answer. */
+  #closeQuestions() {
+    for (const question of this.#questions.values()) {
+      const { state } = question.item.dataset;
+      if (state !== 'waiting' && state !== 'sending') continue;
+      this.#setAnswerable(question, false);
+      question.item.dataset.state = 'closed';
+    }
   }
 
   #agentStarted({ agent, at, question }) {
@@ -383,6 +537,7 @@ export class TurnView {
     this.#answered = true;
     this.#root.dataset.answered = 'true';
     this.#setStatus('completed');
+    this.#closeQuestions();
     if (snapshot) this.#note('info', 'This turn’s events are past their replay window: showing the stored turn.');
     // Turns completed before anchors had a field of their own have none (theirs are on the fact sheet).
     const anchors = result.personal_anchors ?? [];
@@ -402,6 +557,7 @@ export class TurnView {
 
   #failed({ error, cost_usd }) {
     this.#setStatus('failed');
+    this.#closeQuestions();
     this.#note('error', `The turn failed: ${error.message} (${error.code})`);
     this.#els.cost.textContent = formatCost(cost_usd);
     this.#endedAt ??= Date.now();
