@@ -348,8 +348,8 @@ export class TurnView {
     const question = this.#questions.get(request_id);
     if (!question) return;
     const { item, els, labelOf } = question;
+    // A refusal stays on screen (another client may have answered first): the outcome below says what counts.
     this.#setAnswerable(question, false);
-    els.error.textContent = '';
     item.dataset.state = source === 'expiry' ? 'expired' : 'answered';
     for (const button of els.buttons) {
       button.classList.toggle('chosen', source === 'user' && button.dataset.optionId === option_id);
