@@ -3,7 +3,8 @@
  * service: the console asks with `interaction`, so a vague question stops for a confirmation before the
  * Investigator's scan; the question shows with its estimate, its deadline and its options as buttons; a click posts
  * the answer with the page's key, and the turn goes on to its answer; the answered question says what was chosen.
- * A turn opened while it waits shows its pending question, and an answer the API refuses shows the API's message.
+ * A turn opened while it waits shows its pending question, an answer the API refuses shows the API’s message, and
+ * a question left unanswered says the turn went on with the default.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createEventLog } from '../../platform/event-log';
@@ -225,5 +226,37 @@ describe('a turn opened while it waits', () => {
     await page.locator(`#turn[data-turn-id="${turnId}"][data-answered="true"]`).waitFor({ timeout: TURN_TIMEOUT_MS });
     // The 409 is the API's answer, which the page shows; nothing else went wrong.
     expect(errors.filter((e) => !isAbortedRequest(e) && !/status of 409/.test(e))).toEqual([]);
+  });
+});
+
+describe('a question left unanswered', () => {
+  let session: ConsolePage;
+  let turnId: string;
+
+  beforeAll(async () => {
+    const created = await api(demo.svc.url, 'POST', '/v1/turns', {
+      key,
+      body: {
+        messages: [{ role: 'user', content: VAGUE }],
+        interaction: { accepts: ['confirmation'], timeout_seconds: 10 },
+      },
+    });
+    expect(created.status).toBe(201);
+    turnId = created.body.id as string;
+    await pendingInput(turnId);
+    session = await openConsole(`#turn=${turnId}`);
+  });
+  afterAll(() => session?.context.close());
+
+  test('says at the deadline that the turn went on with the default', async () => {
+    const { page, errors } = session;
+    const item = page.locator('#questions .input-request');
+    await item.waitFor({ timeout: 30_000 });
+    await page.locator('#questions .input-request[data-state="expired"]').waitFor({ timeout: 60_000 });
+    expect(await item.locator('.input-outcome').textContent()).toBe(`No answer: went on with “${QUICK_LABEL}”.`);
+    expect(await item.locator('button.chosen').count()).toBe(0);
+    expect(await item.locator('button.input-option:enabled').count()).toBe(0);
+    await page.locator(`#turn[data-turn-id="${turnId}"][data-answered="true"]`).waitFor({ timeout: TURN_TIMEOUT_MS });
+    expect(errors.filter((e) => !isAbortedRequest(e))).toEqual([]);
   });
 });
