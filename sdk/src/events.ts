@@ -32,3 +32,7 @@ export type TurnStreamEvent = KnownTurnEvent | UnknownTurnEvent;
 export type TurnEventOf<T extends TurnEventType> = Extract<KnownTurnEvent, { type: T }>;
 export type TurnCompletedEvent = TurnEventOf<'turn.completed'>;
 export type TurnFailedEvent = TurnEventOf<'turn.failed'>;
+/** The turn asks and waits (a request sent with `interaction`): answer with `amy.turns.respond`. */
+export type TurnInputRequiredEvent = TurnEventOf<'turn.input_required'>;
+/** What the turn went on with: the user's answer, or at the deadline its default (`source: 'expiry'`). */
+export type TurnInputReceivedEvent = TurnEventOf<'turn.input_received'>;

@@ -5,7 +5,14 @@
 export { Amy, DEFAULT_BASE_URL, type AmyOptions } from './client';
 export * from './core/errors';
 export type { RequestOptions, FetchLike } from './core/http';
-export type { TurnCreateParams, TurnCreateOptions, TurnListParams } from './resources/turns';
+export type {
+  TurnCreateParams,
+  TurnCreateOptions,
+  TurnListParams,
+  TurnInteraction,
+  TurnInputAnswer,
+  TurnRespondOptions,
+} from './resources/turns';
 export type { MemoryListParams, MemoryCreateParams } from './resources/memory';
 export type {
   DailySummaryInput,
@@ -26,6 +33,8 @@ export type {
   TurnEventOf,
   TurnCompletedEvent,
   TurnFailedEvent,
+  TurnInputRequiredEvent,
+  TurnInputReceivedEvent,
   TurnEventType,
 } from './events';
 export { LineDecoder } from './streaming/line-decoder';
@@ -40,6 +49,7 @@ export type {
   FactCheckOutcome,
   TurnProgress,
 } from '../../contracts/turn';
+export type { InputKind, InputOption, InputRequest, InputReceived } from '../../contracts/interaction';
 export type { Memory } from '../../contracts/memory';
 export type { FindingSeriesResponse } from '../../contracts/finding-series';
 export type {

@@ -68,6 +68,22 @@ export class TurnEventsExpiredError extends NotFoundError {
 export class ConflictError extends APIError {
   override name = 'ConflictError';
 }
+/** `amy.turns.respond`: the turn waits for no answer to that request (another request, or the turn has ended). */
+export class InputNotRequestedError extends ConflictError {
+  override name = 'InputNotRequestedError';
+}
+/** `amy.turns.respond`: the request was answered already (by another answer, or another key). */
+export class InputAlreadyReceivedError extends ConflictError {
+  override name = 'InputAlreadyReceivedError';
+}
+/** Gone: the thing asked about is past its time. */
+export class GoneError extends APIError {
+  override name = 'GoneError';
+}
+/** `amy.turns.respond` after the request's deadline: the turn went on without the answer. */
+export class InputExpiredError extends GoneError {
+  override name = 'InputExpiredError';
+}
 export class PayloadTooLargeError extends APIError {
   override name = 'PayloadTooLargeError';
 }
@@ -107,6 +123,7 @@ const BY_STATUS: Record<number, APIErrorClass> = {
   403: PermissionDeniedError,
   404: NotFoundError,
   409: ConflictError,
+  410: GoneError,
   413: PayloadTooLargeError,
   415: UnsupportedMediaTypeError,
   422: UnprocessableEntityError,
@@ -120,6 +137,9 @@ const BY_CODE: Record<string, APIErrorClass> = {
   concurrency_limit_exceeded: ConcurrencyLimitError,
   cost_cap_exceeded: CostCapExceededError,
   idempotency_key_reused: IdempotencyKeyReusedError,
+  input_not_requested: InputNotRequestedError,
+  input_already_received: InputAlreadyReceivedError,
+  input_expired: InputExpiredError,
 };
 
 /** No answer came back: the network failed, or the request or stream was cut off. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { characterCount, MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../../../contracts/conversation-limits';
 import type { FindingSeriesResponse } from '../../../contracts/finding-series';
+import type { InputReceived } from '../../../contracts/interaction';
 import type { createTurnRequestSchema, listTurnsQuerySchema, Turn } from '../../../contracts/turn';
 import { ConversationTooLongError } from '../core/errors';
 import type { HttpClient, RequestOptions } from '../core/http';
@@ -9,8 +10,14 @@ import { listPages, type PagePromise } from '../core/pagination';
 import type { StreamTransport } from '../streaming/transport';
 import { TurnStream, type StreamSettings, type TurnStreamOptions } from '../streaming/turn-stream';
 
-/** `POST /v1/turns`'s body: `messages`, and optionally `stream` (default true) and `context`. */
+/** `POST /v1/turns`'s body: `messages`, and optionally `stream` (default true), `context` and `interaction`. */
 export type TurnCreateParams = z.input<typeof createTurnRequestSchema>;
+
+/**
+ * Lets the turn ask back and wait for the answer: `accepts` (`confirmation`, `clarification`), and optionally
+ * `timeout_seconds` (default 900) and `on_expiry` (`continue` with the default option, or `fail`).
+ */
+export type TurnInteraction = NonNullable<TurnCreateParams['interaction']>;
 
 /** `status` to list only turns in that state, page size (1–100, default 20); `cursor` starts from a page you already have. */
 export type TurnListParams = Omit<z.input<typeof listTurnsQuerySchema>, 'cursor' | 'limit'> & {
@@ -22,6 +29,20 @@ export interface TurnCreateOptions extends RequestOptions {
   /**
    * Sent as `Idempotency-Key`; a fresh one is made for every `create` call. The same key is sent
    * on every retry of that call, so a response lost on the way back never starts a second turn.
+   */
+  idempotencyKey?: string;
+}
+
+/**
+ * The answer to a turn's question (`turn.input_required`): its `request_id` and one of its options' ids, or, when
+ * the request allows `free_text`, text of the user's own.
+ */
+export type TurnInputAnswer = { request_id: string; option_id: string } | { request_id: string; text: string };
+
+export interface TurnRespondOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key`; a fresh one is made for every `respond` call and sent on each of its retries, so
+   * an answer whose response was lost is applied once.
    */
   idempotencyKey?: string;
 }
@@ -72,6 +93,23 @@ export class Turns {
       ...options,
       idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
       timeoutMs: options.timeoutMs ?? (params.stream === false ? BLOCKING_CREATE_TIMEOUT_MS : undefined),
+    });
+    return body;
+  }
+
+  /**
+   * Answers the question a turn waits on (`turn.input_required`). Returns what the turn goes on with;
+   * `turn.input_received` follows on its stream. Throws `InputNotRequestedError` (409: not this request, or
+   * the turn has ended), `InputAlreadyReceivedError` (409), `InputExpiredError` (410: the deadline passed and
+   * the turn went on without it), `NotFoundError` (404) or `BadRequestError` (an option it did not offer).
+   */
+  async respond(turnId: string, answer: TurnInputAnswer, options: TurnRespondOptions = {}): Promise<InputReceived> {
+    const { body } = await this.http.request<InputReceived>({
+      method: 'POST',
+      path: `/v1/turns/${encodeURIComponent(turnId)}/input`,
+      body: answer,
+      ...options,
+      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
     });
     return body;
   }
