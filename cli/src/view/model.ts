@@ -75,6 +75,8 @@ export class TurnView {
   private readonly running = new Map<StreamAgent, { question: string; startedAt: number; textStart: number }>();
   private readonly checking = new Map<string, FindingCheck>();
   private validatorSeen = false;
+  /** The options of each question the turn asked, for the line that says what it went on with. */
+  private readonly questions = new Map<string, Array<{ id: string; label: string }>>();
   /** The outcome of the last terminal event; a `turn.retried` after it reopens the turn. */
   ended: 'completed' | 'failed' | null = null;
 
@@ -153,6 +155,18 @@ export class TurnView {
             fromSnapshot: event.snapshot === true,
           },
         ];
+      case 'turn.input_required':
+        this.questions.set(event.request_id, event.options);
+        return [];
+      case 'turn.input_received': {
+        const option = this.questions.get(event.request_id)?.find((o) => o.id === event.option_id);
+        const chosen = event.text !== null ? `"${event.text}"` : `"${option?.label ?? event.option_id}"`;
+        const text =
+          event.source === 'expiry'
+            ? `No answer in time: the turn went on with the default, ${chosen}.`
+            : `Answered ${chosen}: the turn goes on.`;
+        return [{ kind: 'notice', text }];
+      }
       case 'turn.retried':
         this.ended = null;
         return [{ kind: 'retried', attempt: event.attempt }];

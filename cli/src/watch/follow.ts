@@ -15,6 +15,7 @@ import { EXIT, exitCodeFor, networkReason, StreamGaveUpError } from '../errors';
 import { terminalLine } from '../terminal-text';
 import { CANCEL_WINDOW_MS, CtrlC, type SignalSource } from './ctrl-c';
 import type { Outcome, TurnPresenter } from './presenter';
+import { OpenQuestion, type AskQuestion } from './questions';
 
 const TICK_MS = 125;
 
@@ -31,6 +32,8 @@ export interface FollowOptions {
   exitNow: () => void;
   /** The command that picks up after `lastEventId`, for the detach message. */
   resumeCommand(lastEventId: number): string;
+  /** Answers the turn's questions (`turn.input_required`); without it they are shown as events only. */
+  askQuestion?: AskQuestion;
 }
 
 export async function followTurn(options: FollowOptions): Promise<number> {
@@ -45,8 +48,9 @@ export async function followTurn(options: FollowOptions): Promise<number> {
     signal: ctrlC.detach.signal,
     onReconnect,
   });
+  const question = options.askQuestion && new OpenQuestion(amy, turnId, options.askQuestion, presenter);
   try {
-    return await present(stream, presenter);
+    return await present(stream, presenter, question);
   } catch (err) {
     if (!(err instanceof APIUserAbortError && ctrlC.detach.signal.aborted)) throw gaveUp(turnId, err, options);
     presenter.pause();
@@ -70,17 +74,27 @@ export async function followTurn(options: FollowOptions): Promise<number> {
   }
 }
 
-async function present(stream: TurnStream, presenter: TurnPresenter): Promise<number> {
-  const ticker = setInterval(() => presenter.tick(), TICK_MS);
+async function present(stream: TurnStream, presenter: TurnPresenter, question?: OpenQuestion): Promise<number> {
+  const ticker = setInterval(() => {
+    if (!question?.asking) presenter.tick();
+  }, TICK_MS);
   let sawEnd = false;
   try {
     for await (const event of stream) {
+      // The turn went on (answered, the deadline passed, it ended): a question still open is moot.
+      if (event.type === 'turn.input_received' || event.type === 'turn.completed' || event.type === 'turn.failed') {
+        question?.close();
+        await question?.settled();
+      }
       presenter.event(event, stream);
+      if (event.type === 'turn.input_required') question?.start(event);
       if (event.type === 'turn.completed' || event.type === 'turn.failed') sawEnd = true;
       else if (event.type === 'turn.retried') sawEnd = false;
     }
   } finally {
     clearInterval(ticker);
+    question?.close();
+    await question?.settled();
     presenter.pause();
   }
   const outcome = await outcomeOf(stream, sawEnd);

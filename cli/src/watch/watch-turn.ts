@@ -2,6 +2,7 @@
 import type { CommandContext } from '../context';
 import { followTurn } from './follow';
 import type { TurnPresenter } from './presenter';
+import type { AskQuestion } from './questions';
 
 const resumeWatch = (turnId: string) => (lastEventId: number) => `amy watch ${turnId} --after ${lastEventId}`;
 
@@ -9,7 +10,7 @@ export function watchTurn(
   ctx: CommandContext,
   turnId: string,
   presenter: TurnPresenter,
-  options: { afterEventId?: number; resumeCommand?: (lastEventId: number) => string } = {},
+  options: { afterEventId?: number; resumeCommand?: (lastEventId: number) => string; askQuestion?: AskQuestion } = {},
 ): Promise<number> {
   return followTurn({
     amy: ctx.amy(),
@@ -20,5 +21,6 @@ export function watchTurn(
     signals: ctx.signals,
     exitNow: () => ctx.exit(130),
     resumeCommand: options.resumeCommand ?? resumeWatch(turnId),
+    askQuestion: options.askQuestion,
   });
 }
