@@ -33,7 +33,8 @@ export interface QuestionDraft {
   options: InputOption[];
   freeText: boolean;
   defaultOptionId: string;
-  estimate?: InputRequest['estimate'];
+  /** A confirmation's estimate, which the asking activity reads: of the Investigator's scan. */
+  estimate?: 'investigator_scan';
 }
 
 export interface InputDesk {
@@ -116,11 +117,14 @@ export function openInputDesk(turnId: string, interaction: Interaction | undefin
         free_text: draft.freeText,
         default_option_id: draft.defaultOptionId,
         expires_at: new Date(expiresAtMs).toISOString(),
-        ...(draft.estimate ? { estimate: draft.estimate } : {}),
       };
       const waiting: Pending = { request, expiresAtMs, answer: null };
       pending = waiting;
-      await bookkeeping.requestInput({ turnId, request });
+      waiting.request = await bookkeeping.requestInput({
+        turnId,
+        request,
+        ...(draft.estimate ? { estimate: draft.estimate } : {}),
+      });
       const answered = await condition(() => waiting.answer !== null, timeoutMs);
       const received: InputReceived = answered
         ? waiting.answer!

@@ -5,12 +5,6 @@
  */
 import type { InputDesk, QuestionDraft } from './ask-user';
 
-/**
- * What a scan usually costs and takes. Placeholder figures until the estimate is read from the ledger of past
- * scans; the duration is the Investigator's measured time under a real model's pacing (docs/benchmarks.md).
- */
-const SCAN_ESTIMATE = { cost_usd: 0.25, duration_seconds: 50 };
-
 const SCAN_QUESTION: QuestionDraft = {
   kind: 'confirmation',
   question:
@@ -22,7 +16,7 @@ const SCAN_QUESTION: QuestionDraft = {
   ],
   freeText: false,
   defaultOptionId: 'quick',
-  estimate: SCAN_ESTIMATE,
+  estimate: 'investigator_scan',
 };
 
 /** Whether the Investigator may scan: yes when the turn cannot ask, else as the user (or the deadline) says. */

@@ -7,11 +7,26 @@
 import type { InputReceived, InputRequest } from '../../contracts/interaction';
 import { recordWebhookEvents, turnInputRequiredEvent } from '../../platform/webhooks/outbox';
 import type { StepDeps } from '../runtime/step-deps';
+import { estimateInvestigatorScan } from './scan-estimate';
 
 type Deps = Pick<StepDeps, 'pool' | 'events' | 'clock'>;
 
 export function createTurnInput({ pool, events, clock }: Deps) {
-  async function requestInput({ turnId, request }: { turnId: string; request: InputRequest }): Promise<void> {
+  /**
+   * Puts the question to the user; returns it as asked. A confirmation of the Investigator's scan (`estimate:
+   * 'investigator_scan'`) is given its estimate here, from the recent scans (./scan-estimate.ts).
+   */
+  async function requestInput({
+    turnId,
+    request: drafted,
+    estimate,
+  }: {
+    turnId: string;
+    request: InputRequest;
+    estimate?: 'investigator_scan';
+  }): Promise<InputRequest> {
+    const request: InputRequest =
+      estimate === 'investigator_scan' ? { ...drafted, estimate: await estimateInvestigatorScan(pool) } : drafted;
     // The row first, with its webhook in the same transaction (the outbox: the event exists iff the wait does), so
     // a client that sees the stream's event and reads the turn finds it waiting.
     const client = await pool.connect();
@@ -47,6 +62,7 @@ export function createTurnInput({ pool, events, clock }: Deps) {
         dedupeKey: `input_required:${request.request_id}`,
       },
     ]);
+    return request;
   }
 
   async function receiveInput({ turnId, received }: { turnId: string; received: InputReceived }): Promise<void> {

@@ -62,8 +62,9 @@ test('asked to confirm the scan, "yes" runs the Investigator; the question carri
     options: [{ id: 'scan' }, { id: 'quick' }],
     default_option_id: 'quick',
     free_text: false,
-    estimate: { cost_usd: expect.any(Number), duration_seconds: expect.any(Number) },
   });
+  // The estimate is the asking activity's to read (from the recent scans): the workflow asks for it by name.
+  expect(run.calls.only('requestInput').estimate).toBe('investigator_scan');
   expect(request!.request_id).toMatch(/^inq_[0-9a-f]{32}$/);
   expect(run.calls.only('receiveInput').received).toMatchObject({ option_id: 'scan', source: 'user' });
   expect(run.calls.names).toContain('proposeHypotheses');

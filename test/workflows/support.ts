@@ -339,7 +339,8 @@ function baseFakes(): Fakes {
       duration_ms: 0,
     }),
     failTurn: async () => undefined,
-    requestInput: async () => undefined,
+    requestInput: async ({ request, estimate }) =>
+      estimate ? { ...request, estimate: { cost_usd: 0.2, duration_seconds: 40 } } : request,
     receiveInput: async () => undefined,
     purgeExpiredTurnEvents: async () => 0,
     reconcileAbandonedTurns: async () => [],
