@@ -212,3 +212,47 @@ test('v2 with a breaking workflow change is promoted while v1 turns run: they fi
   release2.child.kill('SIGTERM');
   expect(await release2.exited).toEqual({ code: 0, signal: null });
 });
+
+test('a turn waiting for its user’s answer when v2 is promoted resumes on v1, the version it started on', async () => {
+  const name = `amy-test-ask-${Math.random().toString(36).slice(2, 8)}`;
+  const first: DeploymentVersion = { deploymentName: name, buildId: 'v1' };
+  const next: DeploymentVersion = { deploymentName: name, buildId: 'v2' };
+  const release1 = await startRelease(first);
+  await promoteVersion(svc.temporal, first, { identity: 'versioning test' });
+
+  const user = await svc.createUser();
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: user.apiKey,
+    body: {
+      messages: [{ role: 'user', content: 'Is there anything in my numbers worth knowing?' }],
+      interaction: { accepts: ['confirmation'], timeout_seconds: 600 },
+    },
+  });
+  expect(created.status).toBe(201);
+  const turnId = created.body.id as string;
+  const stream = openEventStream(`${svc.url}/v1/turns/${turnId}/events`, { apiKey: user.apiKey });
+  const asked = await stream.waitFor((e) => e.type === 'turn.input_required');
+
+  // While it waits, v2's breaking workflow code is deployed and promoted.
+  const release2 = await startRelease(next, nextReleaseBundle);
+  await promoteVersion(svc.temporal, next, { identity: 'versioning test' });
+  expect((await describeDeployment(svc.temporal, name))?.currentBuildId).toBe('v2');
+
+  const answered = await api(svc.url, 'POST', `/v1/turns/${turnId}/input`, {
+    key: user.apiKey,
+    body: { request_id: asked.data.request_id, option_id: 'scan' },
+  });
+  expect(answered.status).toBe(200);
+  await stream.closedByServer;
+  expectWholeLog(stream.events);
+  const run = await runOf(turnId);
+  expect(run.pinnedTo).toBe('v1');
+  expect(run.tasksBy).toEqual(['v1']);
+  // Its wait is its own timer, not v2's: v2's code never ran it.
+  expect(run.timers).toBe(1);
+
+  for (const release of [release1, release2]) {
+    release.child.kill('SIGTERM');
+    expect(await release.exited).toEqual({ code: 0, signal: null });
+  }
+});
