@@ -92,7 +92,6 @@ export default tseslint.config(
           'setInterval',
           'clearInterval',
           'AbortController',
-          'fetch',
           'IntersectionObserver',
         ].map((name) => [name, 'readonly']),
       ),

@@ -14,7 +14,6 @@
  */
 import {
   Amy,
-  APIError,
   AuthenticationError,
   ConcurrencyLimitError,
   NotFoundError,
@@ -66,8 +65,6 @@ const recent = new RecentTurns(reportError);
 const memory = new MemoryList(reportError);
 
 let amy = null;
-/** The key `amy` was made with: the answer to a question is posted with it (the SDK has no call for that). */
-let apiKey = null;
 /** The turn on screen: its id and the controller that stops watching it. */
 let watching = null;
 
@@ -82,7 +79,6 @@ async function signIn(key) {
   const client = new Amy({ apiKey: key, baseUrl: location.origin });
   await client.turns.list({ limit: 1 });
   amy = client;
-  apiKey = key;
   sessionStorage.setItem(KEY_STORAGE, key);
   els.keyPanel.hidden = true;
   els.workspace.hidden = false;
@@ -104,7 +100,6 @@ function showKeyPanel(message) {
   watching = null;
   view.hide();
   amy = null;
-  apiKey = null;
   recent.clear();
   memory.clear();
   showNotice('');
@@ -114,21 +109,6 @@ function showKeyPanel(message) {
   els.keyError.textContent = message;
   els.keyInput.value = '';
   els.keyInput.focus();
-}
-
-/**
- * Answers the question a turn waits on: POST /v1/turns/:id/input, with the key as the SDK sends it. Resolves to what
- * the turn went on with; an error answer rejects as the SDK's error for it (its `status`, `code` and the API's message).
- */
-async function postAnswer(turnId, answer) {
-  const res = await fetch(`/v1/turns/${encodeURIComponent(turnId)}/input`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${apiKey}`, Accept: 'application/json', 'Content-Type': 'application/json' },
-    body: JSON.stringify(answer),
-  });
-  const body = await res.json().catch(() => undefined);
-  if (!res.ok) throw APIError.from(res.status, body?.error, res.headers);
-  return body;
 }
 
 /** Shows a turn from its first event on, until it ends or another turn is opened. */
@@ -146,7 +126,7 @@ async function openTurn(turnId) {
     stream,
     (findingId) => amy.turns.findingSeries(turnId, findingId, { signal: controller.signal }),
     (answer) =>
-      postAnswer(turnId, answer).catch((err) => {
+      amy.turns.respond(turnId, answer, { signal: controller.signal }).catch((err) => {
         // The view shows why an answer was refused; a key no longer accepted signs the page out.
         if (err instanceof AuthenticationError) reportError(err);
         throw err;
