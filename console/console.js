@@ -12,13 +12,7 @@
  * The console can answer questions (docs/api.md#asking-back): it asks with `interaction`, so a turn may pause
  * for a confirmation or a clarification, which the turn view shows with its options as buttons.
  */
-import {
-  Amy,
-  AuthenticationError,
-  ConcurrencyLimitError,
-  NotFoundError,
-  StreamDisconnectedError,
-} from './amy-sdk.js';
+import { Amy, AuthenticationError, ConcurrencyLimitError, NotFoundError, StreamDisconnectedError } from './amy-sdk.js';
 import { byId } from './dom.js';
 import { MemoryList, RecentTurns } from './lists.js';
 import { TurnView } from './turn-view.js';
