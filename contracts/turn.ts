@@ -258,7 +258,10 @@ export type TurnList = z.infer<typeof turnListSchema>;
 
 export const listTurnsQuerySchema = z
   .object({
-    status: z.enum(TURN_API_STATUSES).optional().describe('Only turns with this status.'),
+    status: z
+      .enum(TURN_STATUSES)
+      .optional()
+      .describe('Only turns with this status (`running` includes those waiting for input, which are running).'),
     limit: pageLimitSchema,
     cursor: pageCursorSchema,
   })

@@ -259,10 +259,8 @@ export async function listTurnsForUser(pool: Pool, userId: string, query: ListTu
   const params: unknown[] = [userId];
   const param = (value: unknown) => params.push(value);
   const where = ['user_id = $1'];
-  // A turn waiting for input is stored as running: the two are told apart by its pending question.
-  if (query.status === 'waiting_for_input') where.push(`status = 'running' AND pending_input IS NOT NULL`);
-  else if (query.status === 'running') where.push(`status = 'running' AND pending_input IS NULL`);
-  else if (query.status) where.push(`status = $${param(query.status)}`);
+  // A turn waiting for input is stored, and filtered, as running.
+  if (query.status) where.push(`status = $${param(query.status)}`);
   if (query.cursor) {
     const [position, id] = decodeTurnCursor(query.cursor);
     where.push(`(created_at, id) < ($${param(position)}::timestamp AT TIME ZONE 'UTC', $${param(id)})`);

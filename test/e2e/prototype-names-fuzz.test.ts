@@ -82,6 +82,8 @@ const EXAMPLE_BODIES: Record<string, Json> = {
   },
   'upsertLabs application/fhir+json': fhirBundle,
   'putProfile application/json': { sex: 'female', birth_year: 1990, height_cm: 170, weight_kg: 65 },
+  // Its request id is replaced by that of a turn waiting for an answer when the example is sent (waitingTurn).
+  'answerTurnInput application/json': { request_id: 'inq_0123456789abcdef0123456789abcdef', option_id: 'scan' },
   // Terra's own example of a daily event (test/fixtures/terra), sent signed as Terra signs it.
   'receiveTerraEvent application/json': terraExample('daily'),
 };
@@ -147,6 +149,24 @@ afterAll(async () => {
 });
 
 /** The operation's path with `values` for its parameters; the others as a real turn, finding and record name them. */
+/** A turn that asked its user a question (docs/api.md#asking-back) and waits for the answer. */
+async function waitingTurn(): Promise<{ turnId: string; requestId: string }> {
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: apiKey,
+    body: {
+      messages: [{ role: 'user', content: 'Is there anything in my numbers worth knowing?' }],
+      interaction: { accepts: ['confirmation'] },
+    },
+  });
+  const id = created.body.id as string;
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+    const turn = await api(svc.url, 'GET', `/v1/turns/${id}`, { key: apiKey });
+    if (turn.body.pending_input) return { turnId: id, requestId: turn.body.pending_input.request_id as string };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the turn never asked');
+}
+
 function pathOf(template: string, values: Record<string, string> = {}): string {
   const real: Record<string, string> = { id: turnId, finding_id: 'ds-001', external_id: 'w-1' };
   return template.replace(/\{(\w+)\}/g, (_, param: string) =>
@@ -279,12 +299,16 @@ test('the document’s operations are all covered, and every example body is acc
   );
   const upsertLabs = operations.find((op) => op.operationId === 'upsertLabs')!;
   examples.push({ op: upsertLabs, type: 'application/json', body: fhirBundle });
-  for (const { op, type, body } of examples) {
+  for (const { op, type, body: example } of examples) {
+    // An answer is only taken by a turn waiting for one: the example goes to such a turn, with its request id.
+    const waiting = op.operationId === 'answerTurnInput' ? await waitingTurn() : null;
+    const body = waiting ? { ...(example as object), request_id: waiting.requestId } : example;
     const rawBody = JSON.stringify(body);
     // Terra's receiver takes no key but Terra's signature: the example is signed, every probe of it is not (401).
     const signed: Record<string, string> =
       op.operationId === 'receiveTerraEvent' ? { 'terra-signature': terraSignature(rawBody, nowSeconds()) } : {};
-    const res = await api(svc.url, op.method, withQuery(pathOf(op.template), baseQuery(op)), {
+    const path = waiting ? op.template.replace('{id}', waiting.turnId) : pathOf(op.template);
+    const res = await api(svc.url, op.method, withQuery(path, baseQuery(op)), {
       key: apiKey,
       rawBody,
       headers: { 'content-type': type, ...signed },
