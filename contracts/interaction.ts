@@ -65,18 +65,25 @@ export const inputRequestSchema = z.object({
 });
 export type InputRequest = z.infer<typeof inputRequestSchema>;
 
-/** The body of POST /v1/turns/:id/input: the request answered, and an option or (when it allows) text. */
-export const inputAnswerSchema = z
-  .object({
-    request_id: z.string().min(1),
-    option_id: z.string().min(1).optional(),
-    text: z.string().trim().min(1).max(2000).optional(),
-  })
-  .strict()
-  .refine((answer) => (answer.option_id === undefined) !== (answer.text === undefined), {
-    message: 'give exactly one of option_id and text',
-  });
+/**
+ * The body of POST /v1/turns/:id/input: the request answered, and one of its options or (when it allows) text. Two
+ * shapes rather than one with a rule, so that the OpenAPI document says exactly what is accepted.
+ */
+const requestIdField = z.string().min(1).describe('The `request_id` of the question answered.');
+export const inputAnswerSchema = z.union([
+  z.object({ request_id: requestIdField, option_id: z.string().min(1).describe('One of its options’ ids.') }).strict(),
+  z
+    .object({
+      request_id: requestIdField,
+      text: z.string().trim().min(1).max(2000).describe('An answer in the user’s words, when the question allows it.'),
+    })
+    .strict(),
+]);
 export type InputAnswer = z.infer<typeof inputAnswerSchema>;
+
+/** An answer's choice, both fields present: the option chosen or the text given, the other null. */
+export const choiceOf = (answer: InputAnswer): { option_id: string | null; text: string | null } =>
+  'option_id' in answer ? { option_id: answer.option_id, text: null } : { option_id: null, text: answer.text };
 
 /** What the turn went on with: the user's answer, or at the deadline the default. */
 export const inputReceivedSchema = z.object({

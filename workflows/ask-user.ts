@@ -15,6 +15,7 @@
  */
 import { ApplicationFailure, condition, setHandler, uuid4 } from '@temporalio/workflow';
 import {
+  choiceOf,
   INPUT_EXPIRED_TYPE,
   INPUT_REFUSALS,
   type InputKind,
@@ -67,8 +68,7 @@ export function openInputDesk(turnId: string, interaction: Interaction | undefin
     (answer) => {
       const taken: InputReceived = {
         request_id: answer.request_id,
-        option_id: answer.option_id ?? null,
-        text: answer.text ?? null,
+        ...choiceOf(answer),
         source: 'user',
         at: new Date(Date.now()).toISOString(),
       };
@@ -87,13 +87,14 @@ export function openInputDesk(turnId: string, interaction: Interaction | undefin
           throw refuse('This request has already been answered.', INPUT_REFUSALS.alreadyReceived);
         }
         const { request } = pending;
-        if (answer.option_id !== undefined && !request.options.some((option) => option.id === answer.option_id)) {
+        const choice = choiceOf(answer);
+        if (choice.option_id !== null && !request.options.some((option) => option.id === choice.option_id)) {
           throw refuse(
             `option_id must be one of ${request.options.map((o) => o.id).join(', ')}.`,
             INPUT_REFUSALS.invalidOption,
           );
         }
-        if (answer.text !== undefined && !request.free_text) {
+        if (choice.text !== null && !request.free_text) {
           throw refuse('This request takes one of its options, not text.', INPUT_REFUSALS.invalidOption);
         }
       },

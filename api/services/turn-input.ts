@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { INPUT_REFUSALS, type InputAnswer, type InputReceived } from '../../contracts/interaction';
+import { choiceOf, INPUT_REFUSALS, type InputAnswer, type InputReceived } from '../../contracts/interaction';
 import { provideInputUpdate } from '../../workflows/definitions';
 import { ApiError } from '../errors';
 
@@ -26,10 +26,10 @@ const turnEnded = () => new ApiError('input_not_requested', 'The turn has ended;
 const updateIdOf = (userId: string, key: string) =>
   `input-${createHash('sha256').update(`${userId}\n${key}`).digest('hex').slice(0, 32)}`;
 
-const sameAnswer = (answer: InputAnswer, taken: InputReceived) =>
-  taken.request_id === answer.request_id &&
-  taken.option_id === (answer.option_id ?? null) &&
-  taken.text === (answer.text ?? null);
+const sameAnswer = (answer: InputAnswer, taken: InputReceived) => {
+  const choice = choiceOf(answer);
+  return taken.request_id === answer.request_id && taken.option_id === choice.option_id && taken.text === choice.text;
+};
 
 export async function answerTurnInput(
   temporal: Client,

@@ -107,6 +107,12 @@ beforeAll(async () => {
       '[[operations]]',
       'include-path = "/webhooks/terra"',
       'warnings = { display = [] }',
+      // An answer is taken only by a turn waiting for one, to the request it asked, once: a fuzzer's answers are
+      // refused (404, 409), which is the point here (test/e2e/asking-back.test.ts answers for real).
+      '[[operations]]',
+      'include-path = "/v1/turns/{id}/input"',
+      'parameters = { "path.id" = { dictionary = "turn_ids", probability = 0.5 } }',
+      'warnings = { display = [] }',
       '',
     ].join('\n'),
   );
