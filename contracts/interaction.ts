@@ -6,6 +6,8 @@
  * Two kinds of question: a `clarification` when the question can be read in ways that give different answers, and
  * a `confirmation` before expensive work, with its estimated cost and duration. Each has options (an id and a
  * label), one of which is what the turn goes on with if the request expires (`default_option_id`).
+ *
+ * What workflow code needs at run time is in ./interaction-codes.ts, free of zod (the workflow bundle leaves it out).
  */
 import { z } from 'zod';
 
@@ -16,9 +18,6 @@ export type InputKind = (typeof INPUT_KINDS)[number];
 const DEFAULT_INPUT_TIMEOUT_SECONDS = 900;
 const MAX_INPUT_TIMEOUT_SECONDS = 86_400;
 const MIN_INPUT_TIMEOUT_SECONDS = 10;
-
-/** The most questions one turn asks: the run timeout grows by this many waits (api/services/turn-workflows.ts). */
-export const MAX_INPUT_REQUESTS_PER_TURN = 2;
 
 export const interactionSchema = z
   .object({
@@ -81,10 +80,6 @@ export const inputAnswerSchema = z.union([
 ]);
 export type InputAnswer = z.infer<typeof inputAnswerSchema>;
 
-/** An answer's choice, both fields present: the option chosen or the text given, the other null. */
-export const choiceOf = (answer: InputAnswer): { option_id: string | null; text: string | null } =>
-  'option_id' in answer ? { option_id: answer.option_id, text: null } : { option_id: null, text: answer.text };
-
 /** What the turn went on with: the user's answer, or at the deadline the default. */
 export const inputReceivedSchema = z.object({
   request_id: z.string(),
@@ -94,14 +89,3 @@ export const inputReceivedSchema = z.object({
   at: z.string(),
 });
 export type InputReceived = z.infer<typeof inputReceivedSchema>;
-
-/** The type of the failure a turn ends with when its question expired and its request said `on_expiry: fail`. */
-export const INPUT_EXPIRED_TYPE = 'InputExpired';
-
-/** The `provideInput` Update's refusals, by failure type: the API gives each its error code (api/services/turn-input.ts). */
-export const INPUT_REFUSALS = {
-  notRequested: 'InputNotRequested',
-  alreadyReceived: 'InputAlreadyReceived',
-  expired: 'InputExpiredRefusal',
-  invalidOption: 'InputOptionInvalid',
-} as const;

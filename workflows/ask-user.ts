@@ -14,16 +14,8 @@
  * sees `turn.input_required`, then `turn.input_received`.
  */
 import { ApplicationFailure, condition, setHandler, uuid4 } from '@temporalio/workflow';
-import {
-  choiceOf,
-  INPUT_EXPIRED_TYPE,
-  INPUT_REFUSALS,
-  type InputKind,
-  type InputOption,
-  type InputReceived,
-  type InputRequest,
-  type Interaction,
-} from '../contracts/interaction';
+import { choiceOf, INPUT_EXPIRED_TYPE, INPUT_REFUSALS } from '../contracts/interaction-codes';
+import type { InputKind, InputOption, InputReceived, InputRequest, Interaction } from '../contracts/interaction';
 import { bookkeeping } from './activities';
 import { provideInputUpdate } from './definitions';
 

@@ -9,7 +9,7 @@ import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } f
 import { docsUrl } from '../contracts/docs-url';
 import type { TurnErrorBody, TurnErrorCode } from '../contracts/errors';
 import { COST_CAP_EXCEEDED_TYPE } from './turn-stoppers';
-import { INPUT_EXPIRED_TYPE } from '../contracts/interaction';
+import { INPUT_EXPIRED_TYPE } from '../contracts/interaction-codes';
 
 const FAILURE_CODES: Record<string, TurnErrorCode> = {
   UpstreamUnavailableError: 'upstream_unavailable',

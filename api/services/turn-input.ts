@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { choiceOf, INPUT_REFUSALS, type InputAnswer, type InputReceived } from '../../contracts/interaction';
+import type { InputAnswer, InputReceived } from '../../contracts/interaction';
+import { choiceOf, INPUT_REFUSALS } from '../../contracts/interaction-codes';
 import { provideInputUpdate } from '../../workflows/definitions';
 import { ApiError } from '../errors';
 

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import { WorkflowNotFoundError, type Client as TemporalClient, type WorkflowHandle } from '@temporalio/client';
 import type { TurnProgress } from '../../contracts/turn';
-import { MAX_INPUT_REQUESTS_PER_TURN } from '../../contracts/interaction';
+import { MAX_INPUT_REQUESTS_PER_TURN } from '../../contracts/interaction-codes';
 import { TURN_WORKFLOW_TYPE, progressQuery, type TurnWorkflowInput } from '../../workflows/definitions';
 import type { Logger } from '../../platform/logger';
 import type { WorkflowOwners } from '../../platform/temporal/workflow-owner';

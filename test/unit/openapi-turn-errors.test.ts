@@ -8,7 +8,7 @@
  *   with: what the workflow makes of every kind of failure, and the abandoned turn's. A code nothing
  *   emits (`agent_not_available` once was) is not documented.
  */
-import { INPUT_EXPIRED_TYPE } from '../../contracts/interaction';
+import { INPUT_EXPIRED_TYPE } from '../../contracts/interaction-codes';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure } from '@temporalio/common';
 import { buildOpenApiDocument } from '../../api/openapi';
 import { TURN_EVENT_TYPES } from '../../contracts/events';
