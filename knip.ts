@@ -45,7 +45,7 @@ const config: KnipConfig = {
         'dts-bundle-generator',
       ],
       // System tools, not npm packages.
-      ignoreBinaries: ['useradd', 'flock'],
+      ignoreBinaries: ['useradd', 'flock', 'mvn'],
     },
     sdk: {},
     cli: {

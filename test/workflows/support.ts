@@ -22,6 +22,7 @@ import type { Hypothesis } from '../../activities/agents/investigator';
 import type { TurnWorkflowInput } from '../../workflows/definitions';
 import type { TurnWorkflow } from '../../workflows';
 import { temporalCliPath } from '../../dev/stack/local-temporal';
+import { createTimeSkippingTestEnvironment } from '../support/time-skipping-server';
 
 export type ActivityName = keyof TurnActivities;
 type ActivityInput<N extends ActivityName> = Parameters<TurnActivities[N]>[0];
@@ -439,7 +440,12 @@ export function createLocalTestEnvironment(): Promise<TestWorkflowEnvironment> {
  * beforeAll), and stops them after it. The worker's activities look up the running turn's fakes by
  * workflow id, so turns share the worker (creating and shutting down one per turn took ~0.3 s).
  */
-export function useWorkflowEnvironment(): WorkflowTestEnvironment {
+export function useWorkflowEnvironment(
+  options: {
+    /** On Temporal's time-skipping test server (../support/time-skipping-server.ts): a turn's timers fire at once. */
+    timeSkipping?: boolean;
+  } = {},
+): WorkflowTestEnvironment {
   const turns = new Map<string, RunningTurn>();
   let env: TestWorkflowEnvironment | undefined;
   let worker: Worker | undefined;
@@ -468,7 +474,7 @@ export function useWorkflowEnvironment(): WorkflowTestEnvironment {
   beforeAll(async () => {
     let code: string;
     [env, { code }] = await Promise.all([
-      createLocalTestEnvironment(),
+      options.timeSkipping ? createTimeSkippingTestEnvironment() : createLocalTestEnvironment(),
       bundleWorkflowCode({
         workflowsPath: require.resolve('../../workflows'),
         logger: quietBundlerLogger,
