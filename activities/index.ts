@@ -1,5 +1,6 @@
 import { createAssessFinding } from './steps/assessment';
 import { createClassifyVagueness } from './steps/classify-vagueness';
+import { createClarify } from './steps/clarify';
 import { createCritiqueFinding, createRecordCriticFallback } from './steps/critic';
 import { createDataScienceActivities } from './agents/data-science';
 import { createConsultDomainExpert } from './agents/domain-expert';
@@ -27,6 +28,7 @@ export function createActivities(deps: StepDeps) {
     ...createTurnLifecycle(deps),
     ...createTurnInput(deps),
     classifyVagueness: createClassifyVagueness(deps),
+    clarify: createClarify(deps),
     route: createRoute(deps),
     rephraseQuestions: createRephraseQuestions(deps),
     replyConversationally: createReplyConversationally(deps),

@@ -67,6 +67,8 @@ interface StepDefinition {
 export const STEPS = {
   start_turn: { label: 'Start the turn', number: null, agent: null },
   classify_vagueness: { label: 'Classify vagueness', number: '0', agent: null, modelCalls: true },
+  // Only in a turn whose request accepts clarification questions (docs/api.md#asking-back), beside step 0.
+  clarify: { label: 'Ask what an ambiguous question means', number: '0', agent: null, modelCalls: true },
   investigator_hypotheses: {
     label: 'Investigator · propose hypotheses',
     number: '1a',

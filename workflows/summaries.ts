@@ -28,6 +28,7 @@ type Input = Record<string, unknown> | undefined;
 export const ACTIVITY_STEPS: Record<ActivityName, StepId> = {
   startTurn: 'start_turn',
   classifyVagueness: 'classify_vagueness',
+  clarify: 'clarify',
   route: 'route',
   replyConversationally: 'fallback_reply',
   rephraseQuestions: 'rephrase',

@@ -26,6 +26,7 @@ import { validateFindings, validatorCounts } from './validate-findings';
 import { endsTheTurn } from './turn-stoppers';
 import { openInputDesk } from './ask-user';
 import { scanConfirmed } from './investigator-confirmation';
+import { askWhatItMeans, type ClarifiedConversation } from './clarification';
 import { publicTurnError, turnError } from './turn-errors';
 
 /** Returns the turn's result, so the Web UI shows the answer, its cost and the agents that ran. */
@@ -41,9 +42,11 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
     // Read once, before the first model call: every agent of the turn, the Critic and the extractor
     // included, is given this same snapshot (docs/design.md#injection).
     const memory = await recallMemoryAtTurnStart(step, input);
-    const { vagueness } = await step('classify_vagueness', () =>
-      modelSteps.classifyVagueness({ turnId, messages, memory }),
-    );
+    // Side by side: whether the question needs asking back does not wait for how vague it is.
+    const [{ vagueness }, ambiguity] = await Promise.all([
+      step('classify_vagueness', () => modelSteps.classifyVagueness({ turnId, messages, memory })),
+      desk.accepts('clarification') ? step('clarify', () => modelSteps.clarify({ turnId, messages, memory })) : null,
+    ]);
     if (vagueness === 'high' && (await scanConfirmed(desk))) {
       path = 'investigator';
       return await investigatorTurn(step, input, memory, (answer, validated, snapshot) =>
@@ -58,11 +61,15 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
         }),
       );
     }
-    const routing = withAgentIds(await step('route', () => modelSteps.route({ turnId, messages, memory })));
+    const clarified = await askWhatItMeans(desk, messages, ambiguity);
+    const conversation = clarified.messages;
+    const routing = withAgentIds(
+      await step('route', () => modelSteps.route({ turnId, messages: conversation, memory })),
+    );
     path = routing.main_agent === '' ? 'conversation' : (routing.main_agent as RoutableAgent);
     if (routing.main_agent === '') {
       const { answer, factCheck } = await step('fallback_reply', () =>
-        modelSteps.replyConversationally({ turnId, messages, memory }),
+        modelSteps.replyConversationally({ turnId, messages: conversation, memory }),
       );
       const userMessage = lastUserMessage(messages);
       await step('memory', () =>
@@ -89,7 +96,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
         }),
       );
     }
-    return await specialistTurn(step, input, routing, memory);
+    return await specialistTurn(step, input, clarified, routing, memory);
   } catch (err) {
     const error = turnError(err);
     // Recording the failure must survive the cancellation that may have caused it.
@@ -137,13 +144,15 @@ function questionsWithAgentIds(questions: AgentQuestions): AgentQuestions {
 async function specialistTurn(
   step: StepRunner,
   input: TurnWorkflowInput,
+  { messages, clarification }: ClarifiedConversation,
   routing: Routing,
   recalled: string | undefined,
 ): Promise<TurnResult> {
-  const { turnId, userId, messages } = input;
+  const { turnId, userId } = input;
   const mainAgent = routing.main_agent as RoutableAgent;
   const supporting = routing.supporting_agents;
-  const userMessage = lastUserMessage(messages);
+  // What the user asked: with a clarification, the answer to Amy's question is the conversation's last message.
+  const userMessage = lastUserMessage(input.messages);
   const questions = questionsWithAgentIds(
     await step('rephrase', () => modelSteps.rephraseQuestions({ turnId, messages, routing, memory: recalled })),
   );
@@ -269,6 +278,7 @@ async function specialistTurn(
       anchors: coaching?.anchors ?? [],
       // The warning applies when Data Science was asked and no run of it produced a result.
       dataScienceFailed: dataScienceRuns.length > 0 && dataScienceRuns.every((run) => run.status === 'failed'),
+      ...(clarification ? { clarification } : {}),
       memory,
     }),
   );

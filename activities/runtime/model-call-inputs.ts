@@ -28,10 +28,12 @@ import type { ReflectionPromptInputs } from '../steps/reflection/prompt';
 import type { RephrasePromptInputs } from '../steps/rephrase/prompt';
 import type { RoutingPromptInputs } from '../steps/route/prompt';
 import type { VaguenessPromptInputs } from '../steps/classify-vagueness/prompt';
+import type { ClarifyPromptInputs } from '../steps/clarify/prompt';
 import type { SynthesisPromptInputs } from '../steps/synthesis/prompt';
 
 export interface ModelCallInputs extends Record<ModelCallId, object> {
   classify_vagueness: VaguenessPromptInputs;
+  clarify: ClarifyPromptInputs;
   investigator_hypotheses: HypothesesPromptInputs;
   investigator_briefing: BriefingPromptInputs;
   route: RoutingPromptInputs;

@@ -39,6 +39,7 @@ export interface Pacing {
 
 const REALISTIC_OUTPUT_TOKENS: Record<ModelCallId, number> = {
   classify_vagueness: 5,
+  clarify: 60,
   investigator_hypotheses: 400,
   investigator_briefing: 600,
   route: 40,

@@ -107,6 +107,7 @@ const coachClosing = conversation.extend({ reply: z.string() });
 
 const STEP_INPUT_SCHEMAS = {
   classify_vagueness: conversation,
+  clarify: conversation,
   investigator_hypotheses: z.object({
     question: z.string(),
     digest: healthDigest,
@@ -168,6 +169,7 @@ const STEP_INPUT_SCHEMAS = {
         untraced: z.array(z.object({ value: z.number(), text: z.string() })),
       })
       .optional(),
+    clarification: z.object({ question: z.string(), answer: z.string(), assumed: z.boolean() }).optional(),
   }),
   memory: z.object({ userMessage: z.string(), answer: z.string(), remembered: z.string() }),
 } satisfies { [Call in ModelCallId]: z.ZodType<ModelCallInputs[Call]> };

@@ -43,6 +43,7 @@ const PIPELINE: Record<StepNumber, string> = {
 const EXPECTED_STEP_NUMBER: Record<StepId, StepNumber | 'invocation' | null> = {
   start_turn: null,
   classify_vagueness: '0',
+  clarify: '0',
   investigator_hypotheses: '1a',
   investigator_test: '1a',
   investigator_briefing: '1a',

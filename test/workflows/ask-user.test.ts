@@ -1,6 +1,6 @@
 /**
  * Asking the user back, in the workflow: a turn whose request carries `interaction` asks before the Investigator's
- * scan and waits; the answer arrives as the `provideInput` Update, whose validator refuses with nothing changed an
+ * scan, or what an ambiguous question means, and waits; the answer arrives as the `provideInput` Update, whose validator refuses with nothing changed an
  * answer to another request, an option not offered, a second answer, a late one; at the deadline the turn goes on
  * with the default (or fails, when asked to); a cancel during the wait ends the turn. Without `interaction` the
  * turn never asks.
@@ -21,6 +21,23 @@ const investigatorFakes = vague;
 const confirming = (overrides: Partial<Interaction> = {}): { interaction: Interaction } => ({
   interaction: { accepts: ['confirmation'], timeout_seconds: 60, on_expiry: 'continue', ...overrides },
 });
+const clarifying = (overrides: Partial<Interaction> = {}) => confirming({ accepts: ['clarification'], ...overrides });
+
+const WHICH_SLEEP = 'By your sleep, do you mean how long you sleep or your sleep score?';
+/** The clarify step finds "How has my sleep been?" ambiguous: two readings, the first the likelier. */
+const ambiguous = {
+  clarify: async (): Promise<ActivityOutput<'clarify'>> => ({
+    ambiguous: true,
+    about: 'metric',
+    question: WHICH_SLEEP,
+    options: [
+      { id: 'duration', label: 'How long I sleep' },
+      { id: 'score', label: 'My sleep score' },
+    ],
+    likelyOptionId: 'duration',
+    freeText: true,
+  }),
+};
 
 type Handle = WorkflowHandle<typeof TurnWorkflow>;
 const answer = (handle: Handle, body: InputAnswer) => handle.executeUpdate(provideInputUpdate, { args: [body] });
@@ -39,6 +56,7 @@ async function outcomeOf(update: Promise<unknown>): Promise<string> {
 test('without interaction, a vague question goes straight to the Investigator: nothing is asked', async () => {
   const run = await runTurn(investigatorFakes);
   expect(run.calls.names).not.toContain('requestInput');
+  expect(run.calls.names).not.toContain('clarify');
   expect(run.calls.names).toContain('proposeHypotheses');
   expect(run.result).not.toBeNull();
 });
@@ -159,4 +177,61 @@ test('a cancel during the wait ends the turn cleanly, as cancelled', async () =>
   });
   expect(run.calls.only('failTurn').error.code).toBe('cancelled');
   expect(run.calls.names).not.toContain('receiveInput');
+});
+
+test('a clarification: asked as the clarify step wrote it, the answer read by the rest of the turn as a follow-up', async () => {
+  const run = await runTurn(ambiguous, {
+    input: clarifying(),
+    whileRunning: async (handle, calls) => {
+      await calls.started('requestInput');
+      await answer(handle, { request_id: calls.only('requestInput').request.request_id, option_id: 'score' });
+    },
+  });
+  expect(run.calls.only('requestInput').request).toMatchObject({
+    kind: 'clarification',
+    question: WHICH_SLEEP,
+    default_option_id: 'duration',
+    free_text: true,
+  });
+  const exchange = [
+    { role: 'assistant', content: WHICH_SLEEP },
+    { role: 'user', content: 'My sleep score' },
+  ];
+  expect(run.calls.only('route').messages.slice(-2)).toEqual(exchange);
+  expect(run.calls.only('rephraseQuestions').messages.slice(-2)).toEqual(exchange);
+  // Synthesis and memory keep the user's own question, and synthesis is told what was asked and answered.
+  const synthesis = run.calls.only('synthesise');
+  expect(synthesis.userMessage).toBe(run.calls.only('classifyVagueness').messages.at(-1)!.content);
+  expect(synthesis.clarification).toEqual({ question: WHICH_SLEEP, answer: 'My sleep score', assumed: false });
+  expect(run.result).not.toBeNull();
+});
+
+test('a clarification that allows text takes the user’s own words', async () => {
+  const run = await runTurn(ambiguous, {
+    input: clarifying(),
+    whileRunning: async (handle, calls) => {
+      await calls.started('requestInput');
+      const { request_id } = calls.only('requestInput').request;
+      await answer(handle, { request_id, text: 'how rested I feel, really' });
+    },
+  });
+  expect(run.calls.only('route').messages.at(-1)).toEqual({ role: 'user', content: 'how rested I feel, really' });
+  expect(run.calls.only('receiveInput').received).toMatchObject({ option_id: null, text: 'how rested I feel, really' });
+});
+
+test('unanswered, a clarification goes on with the most likely reading, and synthesis is told it was assumed', async () => {
+  const run = await runTurn(ambiguous, { input: clarifying({ timeout_seconds: 1 }) });
+  expect(run.calls.only('receiveInput').received).toMatchObject({ option_id: 'duration', source: 'expiry' });
+  expect(run.calls.only('route').messages.at(-1)).toEqual({ role: 'user', content: 'How long I sleep' });
+  expect(run.calls.only('synthesise').clarification).toMatchObject({ answer: 'How long I sleep', assumed: true });
+});
+
+test('a question the clarify step finds clear is not asked about; a turn that accepts only confirmations never asks it', async () => {
+  const clear = await runTurn({}, { input: clarifying() });
+  expect(clear.calls.names).toContain('clarify');
+  expect(clear.calls.names).not.toContain('requestInput');
+  expect(clear.calls.only('synthesise')).not.toHaveProperty('clarification');
+  const confirmationsOnly = await runTurn(ambiguous, { input: confirming() });
+  expect(confirmationsOnly.calls.names).not.toContain('clarify');
+  expect(confirmationsOnly.calls.names).not.toContain('requestInput');
 });

@@ -238,6 +238,7 @@ function baseFakes(): Fakes {
   return {
     startTurn: async () => undefined,
     classifyVagueness: async () => ({ vagueness: 'low' }),
+    clarify: async () => ({ ambiguous: false }),
     route: async () => routing(DS),
     replyConversationally: async () => ({
       answer: 'Happy to chat! Ask me about your data any time.',

@@ -85,7 +85,8 @@ export function createSynthesise(deps: StepDeps) {
     // An answer's number traces to a fact sheet value or to an anchor; anchors are references, not entries.
     const references: FactCheckReferences = {
       sheet: { ...sheet, ...anchorReferences(personalAnchors) },
-      userMessage: input.userMessage,
+      // The reply to a clarification is the user's words too (or, at the deadline, the reading the answer names).
+      userMessage: input.clarification ? `${input.userMessage}\n${input.clarification.answer}` : input.userMessage,
       expertProse: input.expertProse,
     };
     const { userMessage, mainAgent, mainAgentDraft, supportingInsights, findings, dataScienceFailed } = input;
@@ -98,6 +99,7 @@ export function createSynthesise(deps: StepDeps) {
       dataScienceFailed,
       factSheet: entries,
       personalAnchors,
+      ...(input.clarification ? { clarification: input.clarification } : {}),
     };
     return runStepAttempt(deps.events, turnId, step, async (attempt) => {
       const { narration } = attempt;

@@ -88,6 +88,24 @@ export interface SynthesisPromptInputs {
   personalAnchors: PersonalAnchorEntry[];
   /** Only when synthesis writes the answer again after the fact-check: its first answer and the numbers that failed. */
   repair?: SynthesisRepair;
+  /** Only when the turn asked the user what the question meant (docs/api.md#asking-back): the exchange. */
+  clarification?: SynthesisClarification;
+}
+
+export interface SynthesisClarification {
+  question: string;
+  /** The reply the turn went on with: the user's, or the most likely reading's when none came. */
+  answer: string;
+  /** No answer came by the deadline: the answer took the most likely reading and must say so. */
+  assumed: boolean;
+}
+
+/** The exchange, and when nobody answered, the rule that the answer says which reading it took. */
+function clarificationBlock({ question, answer, assumed }: SynthesisClarification): string {
+  return assumed
+    ? `CLARIFICATION: you asked the user "${question}" and no answer came in time, so the analysis took the most ` +
+        `likely reading: "${answer}". Say so in one short sentence at the start of the answer.`
+    : `CLARIFICATION: you asked the user "${question}" and they answered "${answer}". Answer that reading.`;
 }
 
 interface SynthesisRepair {
@@ -100,6 +118,7 @@ function synthesisPrompt(inputs: SynthesisPromptInputs): string {
   return [
     inputs.dataScienceFailed ? `${DS_FAILED_WARNING}\n` : '',
     `USER QUESTION:\n${inputs.userMessage}`,
+    inputs.clarification ? clarificationBlock(inputs.clarification) : '',
     `MAIN AGENT: ${AGENT_LABELS[inputs.mainAgent]}`,
     `MAIN AGENT DRAFT:\n${inputs.mainAgentDraft || '(none)'}`,
     `SUPPORTING INSIGHTS:\n${inputs.supportingInsights || '(none)'}`,

@@ -168,6 +168,9 @@ function sinceDate(text: string): SpecWindow | null {
  * The window a normalised message names; null when it names none. A calendar window ("since March", "in
  * October", "this year") wins; of several counted in days, the longest ("last week's sleep … tonight" is the week).
  */
+/** Words that name a recent period without its length: read as 30 days, the likeliest of the readings. */
+export const VAGUE_WINDOW = / (?:lately|recently|recent|these days|nowadays|of late|this past while|the past while) /;
+
 export function timeWindow(text: string): SpecWindow | null {
   const since = sinceDate(text) ?? calendarWindow(text);
   if (since) return since;
@@ -195,8 +198,7 @@ export function timeWindow(text: string): SpecWindow | null {
   if (/ (?:this|last|past|previous|the last|the past) quarter /.test(text)) candidates.push({ days: 90 });
   if (/ (?:this|last|past|previous|the last|the past) month /.test(text)) candidates.push({ days: 30 });
   if (/ (?:this|last|past|previous|the last|the past) week /.test(text)) candidates.push({ days: 7 });
-  if (/ (?:lately|recently|recent|these days|nowadays|of late|this past while|the past while) /.test(text))
-    candidates.push({ days: 30 });
+  if (VAGUE_WINDOW.test(text)) candidates.push({ days: 30 });
   if (/ yesterday /.test(text)) candidates.push({ days: 1, offset: 1 });
   if (/ (?:last|past) night | tonight | this morning | today | overnight /.test(text)) candidates.push({ days: 1 });
   if (candidates.length === 0) return null;

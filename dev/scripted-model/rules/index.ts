@@ -2,6 +2,7 @@ import type { ModelCallId } from '../../../contracts/steps';
 import type { ScriptedRule } from '../types';
 import { assessment } from './assessment';
 import { classifyVagueness } from './classify-vagueness';
+import { clarify } from './clarify';
 import { critic } from './critic';
 import { dataScienceRules, type DataScienceRuleOptions } from './data-science';
 import { domainExpert } from './domain-expert';
@@ -29,6 +30,7 @@ export function scriptedRules(
 ): ScriptedRule[] {
   const table: ScriptedRuleTable = {
     classify_vagueness: classifyVagueness,
+    clarify,
     investigator_hypotheses: investigatorHypotheses,
     investigator_briefing: investigatorBriefing,
     route,

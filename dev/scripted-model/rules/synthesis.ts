@@ -52,7 +52,7 @@ const referencesOf = (inputs: SynthesisInputs) => ({
     ...Object.fromEntries(inputs.factSheet.map((entry) => [entry.claim, entry.value])),
     ...anchorReferences(inputs.personalAnchors),
   },
-  userMessage: inputs.userMessage,
+  userMessage: inputs.clarification ? `${inputs.userMessage}\n${inputs.clarification.answer}` : inputs.userMessage,
   expertProse: `${inputs.mainAgentDraft}\n${inputs.supportingInsights}`,
 });
 
@@ -84,6 +84,14 @@ function untracedSentence(inputs: SynthesisInputs): string {
   }
 }
 
+/** An answer that took the most likely reading because nobody said which they meant opens by saying so. */
+function sayingWhatItAssumed(inputs: SynthesisInputs, text: string): string {
+  if (!inputs.clarification?.assumed) return text;
+  const reading = inputs.clarification.answer.replace(/[.?!]+$/, '');
+  const asWords = /^[A-Z][a-z]/.test(reading) ? reading[0].toLowerCase() + reading.slice(1) : reading;
+  return `You didn't answer my question in time, so I went with the most likely reading: ${asWords}.\n\n${text}`;
+}
+
 function answer(inputs: SynthesisInputs): string {
   const draft = leadingDraft(inputs);
   if (inputs.dataScienceFailed) {
@@ -112,7 +120,7 @@ export function synthesisRule(untracedNumber: UntracedNumberMode = 'never'): Scr
   return {
     step: 'synthesis',
     respond({ inputs }) {
-      const text = answer(inputs);
+      const text = sayingWhatItAssumed(inputs, answer(inputs));
       const wrong = untracedNumber === 'always' || (untracedNumber === 'first' && !inputs.repair);
       if (!wrong) return { text };
       // Its own sentence at the end of the first paragraph, so removing it leaves the rest as it was.
