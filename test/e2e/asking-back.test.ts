@@ -12,6 +12,7 @@ import { startTestService, type TestService } from '../support/service';
 import { verifyWebhook } from '@amy/sdk';
 import { runCli } from '../support/cli';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 
 let svc: TestService;
 let receiver: WebhookReceiver;
@@ -26,6 +27,8 @@ beforeAll(async () => {
   ]);
   alice = await svc.createUser('alice');
   bob = await svc.createUser('bob');
+  // The clarification questions are about Alice's own numbers: the demo history gives her some.
+  await seedDemoHealthData(svc.database.pool, alice.userId);
   const added = await runCli(
     'scripts/webhooks.ts',
     ['add', '--url', `${receiver.url}/questions`, '--events', 'turn.input_required'],
@@ -156,4 +159,60 @@ test('without interaction the same question never asks', async () => {
   await svc.temporal.workflow.getHandle(created.body.id as string).result();
   const types = (await eventsOf(created.body.id as string)).map((e) => e.type);
   expect(types.some((t) => t.startsWith('turn.input'))).toBe(false);
+});
+
+/** Creates a turn that accepts clarification questions and returns its id. */
+async function clarifyingTurn(content: string, interaction: object = {}): Promise<string> {
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: alice.apiKey,
+    body: { messages: [{ role: 'user', content }], interaction: { accepts: ['clarification'], ...interaction } },
+  });
+  expect(created.status).toBe(201);
+  return created.body.id as string;
+}
+
+const resultOf = async (turnId: string) =>
+  expectSchema(turnSchema, (await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: alice.apiKey })).body).result!;
+
+test('a question that reads two ways asks which period; the answer is computed over the one chosen', async () => {
+  const turnId = await clarifyingTurn('What has my average resting heart rate been lately?');
+  const request = (await waitForEvent(turnId, 'turn.input_required')) as unknown as InputRequest;
+  expect(request).toMatchObject({ kind: 'clarification', default_option_id: 'last_30_days', free_text: true });
+  expect(request.options.map((o) => o.id)).toEqual(['last_2_weeks', 'last_30_days', 'last_90_days']);
+  const taken = await api(svc.url, 'POST', `/v1/turns/${turnId}/input`, {
+    key: alice.apiKey,
+    body: { request_id: request.request_id, option_id: 'last_2_weeks' },
+  });
+  expect(taken.status).toBe(200);
+  await svc.temporal.workflow.getHandle(turnId).result();
+  const result = await resultOf(turnId);
+  expect(result.fact_sheet.length).toBeGreaterThan(0);
+  expect(result.fact_sheet.every((fact) => fact.window === 'the last 14 days')).toBe(true);
+  expect(result.answer).not.toMatch(/didn't answer/);
+});
+
+test('unanswered, a clarification goes on with the likely reading, and the answer says which it took', async () => {
+  const turnId = await clarifyingTurn('How has my sleep been lately?', { timeout_seconds: 10 });
+  const request = (await waitForEvent(turnId, 'turn.input_required')) as unknown as InputRequest;
+  expect(request).toMatchObject({ kind: 'clarification', default_option_id: 'sleep_duration' });
+  await svc.temporal.workflow.getHandle(turnId).result();
+  const received = await waitForEvent(turnId, 'turn.input_received');
+  expect(received).toMatchObject({ option_id: 'sleep_duration', source: 'expiry' });
+  const result = await resultOf(turnId);
+  expect(result.answer).toMatch(
+    /^You didn't answer my question in time, so I went with the most likely reading: how long I sleep\./,
+  );
+  // The likely reading: how long, over the 30 days "lately" reads as.
+  expect(result.answer).toMatch(/sleep minutes/i);
+  expect(result.fact_sheet.every((fact) => fact.window === 'the last 30 days' && fact.unit !== 'points')).toBe(true);
+  expect(result.fact_check?.issues).toEqual([]);
+}, 60_000);
+
+test('a clear question is not asked about, though the turn could ask', async () => {
+  const turnId = await clarifyingTurn('What is my average resting heart rate over the last 90 days?');
+  await svc.temporal.workflow.getHandle(turnId).result();
+  const types = (await eventsOf(turnId)).map((e) => e.type);
+  expect(types.some((t) => t.startsWith('turn.input'))).toBe(false);
+  const calls = await svc.database.db.llmCall.findMany({ where: { turnId } });
+  expect(calls.map((c) => c.step)).toContain('clarify');
 });

@@ -47,7 +47,8 @@ const WINDOW: ScriptedAmbiguity = {
   about: 'window',
   question: 'Over which period should I look?',
   options: [
-    { id: 'last_7_days', label: 'The last 7 days' },
+    // Not a week: seven days are too few for the sample-size gate, so that reading could never be answered.
+    { id: 'last_2_weeks', label: 'The last 2 weeks' },
     { id: 'last_30_days', label: 'The last 30 days' },
     { id: 'last_90_days', label: 'The last 90 days' },
   ],
