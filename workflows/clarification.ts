@@ -9,21 +9,14 @@
 import type { Message } from '../contracts/turn';
 import type { InputReceived } from '../contracts/interaction';
 import type { Clarification } from '../activities/steps/clarify';
+import type { SynthesisClarification } from '../activities/steps/synthesis/prompt';
 import type { InputDesk } from './ask-user';
-
-/** What synthesis is told of the exchange: its answer may need to say that it assumed a reading. */
-export interface AskedClarification {
-  question: string;
-  /** The reply the turn went on with: the chosen option's label, the user's words, or the likely reading's label. */
-  answer: string;
-  /** No answer came by the deadline: the answer takes the most likely reading and says so. */
-  assumed: boolean;
-}
 
 export interface ClarifiedConversation {
   /** The conversation the rest of the turn reads. */
   messages: Message[];
-  clarification?: AskedClarification;
+  /** What synthesis is told of the exchange: its answer may need to say that it assumed a reading. */
+  clarification?: SynthesisClarification;
 }
 
 /** Asks when the `clarify` step found the question ambiguous; otherwise the conversation is the turn's own. */

@@ -1,8 +1,10 @@
 /**
  * Asking back through the API (docs/api.md#asking-back), over real HTTP, a real worker and a real Temporal server: a
- * vague question whose request accepts confirmations asks before the Investigator's scan; the question is on the
- * turn's stream and row; POST /v1/turns/:id/input answers it once, refusing another request's id, a second answer
- * and another user; the turn then goes on and completes with gapless events.
+ * vague question whose request accepts confirmations asks before the Investigator's scan, and one that reads two
+ * ways asks which reading; the question is on the turn's stream and row; POST /v1/turns/:id/input answers it once,
+ * refusing another request's id, a second answer, another user, and any answer once the turn has ended (completed
+ * on the default at the deadline, or cancelled during the wait); the turn goes on with what it was told and
+ * completes with gapless events.
  */
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { inputReceivedSchema, type InputRequest } from '../../contracts/interaction';
@@ -206,6 +208,12 @@ test('unanswered, a clarification goes on with the likely reading, and the answe
   expect(result.answer).toMatch(/sleep minutes/i);
   expect(result.fact_sheet.every((fact) => fact.window === 'the last 30 days' && fact.unit !== 'points')).toBe(true);
   expect(result.fact_check?.issues).toEqual([]);
+  // The turn has ended: the question waits for nothing now.
+  const late = await api(svc.url, 'POST', `/v1/turns/${turnId}/input`, {
+    key: alice.apiKey,
+    body: { request_id: request.request_id, option_id: 'sleep_score' },
+  });
+  expect([late.status, errorCode(late)]).toEqual([409, 'input_not_requested']);
 }, 60_000);
 
 test('a clear question is not asked about, though the turn could ask', async () => {
@@ -215,4 +223,32 @@ test('a clear question is not asked about, though the turn could ask', async () 
   expect(types.some((t) => t.startsWith('turn.input'))).toBe(false);
   const calls = await svc.database.db.llmCall.findMany({ where: { turnId } });
   expect(calls.map((c) => c.step)).toContain('clarify');
+});
+
+test('a cancel during the wait ends the turn as cancelled; an answer after it is refused, and the log stays gapless', async () => {
+  const created = await api(svc.url, 'POST', '/v1/turns', {
+    key: alice.apiKey,
+    body: { messages: [{ role: 'user', content: VAGUE }], interaction: { accepts: ['confirmation'] } },
+  });
+  const turnId = created.body.id as string;
+  const request = (await waitForEvent(turnId, 'turn.input_required')) as unknown as InputRequest;
+  // 202 while the cancellation is on its way, 200 if the turn had already recorded it.
+  expect([200, 202]).toContain(
+    (await api(svc.url, 'POST', `/v1/turns/${turnId}/cancel`, { key: alice.apiKey })).status,
+  );
+  await expect(svc.temporal.workflow.getHandle(turnId).result()).rejects.toThrow();
+  const late = await api(svc.url, 'POST', `/v1/turns/${turnId}/input`, {
+    key: alice.apiKey,
+    body: { request_id: request.request_id, option_id: 'scan' },
+  });
+  expect([late.status, errorCode(late)]).toEqual([409, 'input_not_requested']);
+  const ended = expectSchema(
+    turnSchema,
+    (await api(svc.url, 'GET', `/v1/turns/${turnId}`, { key: alice.apiKey })).body,
+  );
+  expect(ended).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
+  expect(ended).not.toHaveProperty('pending_input');
+  const events = await eventsOf(turnId);
+  expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+  expect(events.map((e) => e.type).filter((t) => t.startsWith('turn.input'))).toEqual(['turn.input_required']);
 });

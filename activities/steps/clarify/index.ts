@@ -14,7 +14,7 @@ import { completeStep } from '../../runtime/complete-step';
 import type { StepDeps } from '../../runtime/step-deps';
 import { CLARIFY_SYSTEM, clarifyUserPrompt } from './prompt';
 
-export const AMBIGUITIES = ['metric', 'window', 'comparison', 'markers'] as const;
+const AMBIGUITIES = ['metric', 'window', 'comparison', 'markers'] as const;
 export type Ambiguity = (typeof AMBIGUITIES)[number];
 
 /** At most this many readings are offered: a question with more is not one a person answers at a glance. */
