@@ -35,10 +35,13 @@ afterAll(async () => {
   await demo?.close();
 });
 
-async function ask(content: string, context?: { include_memory: boolean }): Promise<Turn> {
+/** What a turn's request may add: its context, or an `interaction` that lets it ask back. */
+type TurnOptions = { context?: { include_memory: boolean }; interaction?: { accepts: ['clarification'] } };
+
+async function ask(content: string, options: TurnOptions = {}): Promise<Turn> {
   const res = await api(demo.svc.url, 'POST', '/v1/turns', {
     key: demo.user.apiKey,
-    body: { messages: [{ role: 'user', content }], stream: false, ...(context ? { context } : {}) },
+    body: { messages: [{ role: 'user', content }], stream: false, ...options },
   });
   return expectSchema(turnSchema, res.body);
 }
@@ -46,11 +49,11 @@ async function ask(content: string, context?: { include_memory: boolean }): Prom
 /** Runs a turn and returns what the model was asked during it, with the memory summary as it stood before. */
 async function askLogged(
   content: string,
-  context?: { include_memory: boolean },
+  options: TurnOptions = {},
 ): Promise<{ turn: Turn; requests: LoggedRequest[]; before: string }> {
   const before = await memorySummary(demo.pool, demo.user.userId);
   demo.svc.scripted.requests.clear();
-  const turn = await ask(content, context);
+  const turn = await ask(content, options);
   expect(turn.status).toBe('completed');
   return { turn, requests: demo.svc.scripted.requests.entries(), before };
 }
@@ -62,8 +65,11 @@ const extractorPrompt = (requests: LoggedRequest[]) =>
 const planted = PLANTED_EFFECTS.find((e) => e.kind === 'association')!;
 const readable = (column: string) => column.replace(/_/g, ' ');
 
-/** One turn of each kind: the fallback, the six collaboration patterns, reflection, validation, the Investigator. */
-const TURNS: Array<[string, string]> = [
+/**
+ * One turn of each kind: the fallback, the six collaboration patterns, reflection, validation, the Investigator,
+ * and a turn that may ask back (its question is clear, so it asks nothing).
+ */
+const TURNS: Array<[string, string, TurnOptions?]> = [
   ['the conversational fallback', 'Thanks!'],
   ['1. the Domain Expert alone', 'What is heart rate variability?'],
   ['2. Data Science alone', 'What is my average resting heart rate over the last 90 days?'],
@@ -86,13 +92,19 @@ const TURNS: Array<[string, string]> = [
     `Are my ${readable(planted.feature)} related to my ${readable(planted.target!)}?`,
   ],
   ['the Investigator', 'Is anything interesting in my data?'],
+  [
+    'a turn that may ask what a question means',
+    'What is my average resting heart rate over the last 90 days?',
+    { interaction: { accepts: ['clarification'] } },
+  ],
 ];
 
 describe('every model call of a turn starts with the memory read at its start', () => {
   const seen = new Set<string>();
 
-  test.each(TURNS)('%s', async (_kind, question) => {
-    const { requests, before } = await askLogged(question);
+  // A rest parameter: rows without options must not make jest pass a `done` callback in their place.
+  test.each(TURNS)('%s', async (...[, question, options]) => {
+    const { requests, before } = await askLogged(question, options);
     expect(before).toContain('vegetarian');
     expect(requests.length).toBeGreaterThan(0);
     for (const request of requests) {
@@ -117,7 +129,7 @@ describe('every model call of a turn starts with the memory read at its start', 
 
 test('include_memory: false keeps memory out of every prompt of the turn, the extractor’s included', async () => {
   for (const question of [TURNS[0][1], TURNS[6][1], TURNS[8][1], TURNS[9][1]]) {
-    const { requests } = await askLogged(question, { include_memory: false });
+    const { requests } = await askLogged(question, { context: { include_memory: false } });
     expect(requests.length).toBeGreaterThan(0);
     for (const request of requests) {
       const prompt = JSON.stringify([request.system, request.messages]);
