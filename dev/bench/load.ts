@@ -52,7 +52,6 @@ import { useEphemeralMasterKey } from '../stack/dev-keys';
 import { createDataKeyStore } from '../../platform/crypto/data-keys';
 import { loadMasterKeyring } from '../../platform/crypto/master-key';
 import { createDataConverter } from '../../platform/temporal/data-converter';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,7 +66,7 @@ import { quietBundlerLogger, turnWorkflowBundleOptions } from '../../worker/crea
 import { startApiProcess, stopApiProcesses, type ApiProcess } from './api-process';
 import { newAgent } from './http-client';
 import { runPhase, type DriverOptions, type LoadUser, type PhaseResult, type TurnKind } from './load-driver';
-import { usageFromHeader, optionsOrUsage } from './command-line';
+import { codeVersion, commandLine, usageFromHeader, optionsOrUsage } from './command-line';
 import { startInfrastructure } from './infrastructure';
 import {
   startModelProcess,
@@ -439,7 +438,7 @@ async function run(opts: Options): Promise<number> {
         cpuAccounting: cgroups ? 'cgroup' : 'proc',
         code: codeVersion(),
         note: opts.note,
-        command: commandLine(process.argv.slice(2)),
+        command: commandLine('load', process.argv.slice(2)),
       },
       phases,
     );
@@ -449,26 +448,6 @@ async function run(opts: Options): Promise<number> {
   } finally {
     say('stopping');
     await stopAll();
-  }
-}
-
-/** The command as typed (shell-quoted), without the note, which the report shows on its own. */
-function commandLine(args: string[]): string {
-  const shown = args.filter((arg, i) => arg !== '--note' && args[i - 1] !== '--note' && !arg.startsWith('--note='));
-  const quote = (arg: string) => (/[\s'"]/.test(arg) ? `'${arg.replace(/'/g, `'\\''`)}'` : arg);
-  return ['npm run load --', ...shown.map(quote)].join(' ');
-}
-
-/** The commit measured, and whether the service's files had uncommitted changes (others work in this tree). */
-function codeVersion(): string {
-  try {
-    const git = (...args: string[]) =>
-      execFileSync('git', args, { cwd: path.resolve(__dirname, '..', '..') }).toString();
-    const head = git('rev-parse', '--short', 'HEAD').trim();
-    const dirty = git('status', '--porcelain', '--', '.', ':!dev/bench', ':!docs').split('\n').filter(Boolean).length;
-    return dirty ? `${head} + uncommitted changes to ${dirty} files outside dev/bench/ and docs/` : head;
-  } catch {
-    return 'unknown';
   }
 }
 
