@@ -30,10 +30,11 @@ const short = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 const dollars = (usd: number) => `$${usd.toFixed(4)}`;
 const metText = (met: boolean) => (met ? 'met' : '**not met**');
 
-/** `33.8 s (31.2–35.0)`: the median and, with more than one run, the range. */
+/** `33.8 s (31.2 s–35.0 s)`: the median and the range, unless the range shows as one value. */
 function spreadText(s: Spread | null, format: (v: number) => string = seconds): string {
   if (!s) return '—';
-  return s.min === s.max ? format(s.median) : `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
+  const [min, max] = [format(s.min), format(s.max)];
+  return min === max ? format(s.median) : `${format(s.median)} (${min}–${max})`;
 }
 
 const count = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1));

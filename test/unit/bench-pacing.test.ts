@@ -270,6 +270,20 @@ describe('the markdown', () => {
     }
   });
 
+  test('a median with its range, unless the range shows as one value', () => {
+    const calls: CallSpec[] = [['fallback_reply', 100, 1800]];
+    const section = renderDocSection(
+      info,
+      summarisePacing([
+        measurement('fallback', 1, { firstWord: 7200, ended: 14_600, calls }),
+        measurement('fallback', 2, { firstWord: 7600, ended: 14_640, calls }),
+      ]),
+      PACING_SHAPES,
+      ['2026-12-06T21-31-59Z.md'],
+    );
+    expect(section).toMatch(/\| fallback +\| 7\.4 s \(7\.2 s–7\.6 s\) +\| 2\.0 s: \*\*not met\*\* +\| 14\.6 s +\|/);
+  });
+
   test('the docs section: every shape’s targets, the latest verdicts and a link to each record', () => {
     const section = renderDocSection(info, summaries, PACING_SHAPES, [
       '2026-12-06T21-31-59Z.md',
