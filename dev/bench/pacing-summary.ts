@@ -76,7 +76,7 @@ export interface Spread {
 }
 
 /** Where the median turn's length falls against the contract's band. */
-export type BandPosition = 'below' | 'inside' | 'above';
+type BandPosition = 'below' | 'inside' | 'above';
 
 export interface ShapeSummary {
   shape: PacingShape;

@@ -10,7 +10,7 @@ import { writeGeneratedSection } from './report';
 const RECORDS_DIR = path.resolve(__dirname, '..', '..', 'docs', 'benchmarks', 'pacing');
 
 /** The record's file name for a run at `date` (ISO 8601, to the second). */
-export const recordFileName = (date: string) => `${date.replace(/:/g, '-')}.md`;
+const recordFileName = (date: string) => `${date.replace(/:/g, '-')}.md`;
 
 /** Writes the run's record; returns its path. */
 export function writeRunRecord(date: string, record: string): string {
