@@ -3,8 +3,11 @@ import { ulid } from 'ulid';
 import type { ScriptedCitedText, ScriptedResponse, ScriptedServerToolUse } from './types';
 import { firstSentence } from './web-tools';
 
+/** Roughly four characters of English to a token. */
+export const CHARS_PER_TOKEN = 4;
+
 /** The scripted model's token count: roughly four characters per token, never zero. */
-export const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+export const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN));
 
 /**
  * A `malformed` fault: the first half of what the rule would have said, as plain text. A JSON answer

@@ -3,11 +3,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { STEP_HEADER, isModelCallId, type ModelCallId } from '../../contracts/steps';
 import type { FaultController } from './faults';
 import { pause, readJsonBody, sendApiError, sendJson, writeChunk } from './http';
-import { buildMessage, estimateTokens, malformedVariant } from './message-response';
+import { buildMessage, CHARS_PER_TOKEN, estimateTokens, malformedVariant } from './message-response';
 import { parseMessagesRequest, requestText, toScriptedRequest } from './messages-request';
 import type { RequestLog } from './request-log';
 import { parseStepInputs } from './step-inputs';
-import { answerDueMs, deltaDueMs, paceAnswer, type PacedAnswer, type Pacing } from './pacing';
+import {
+  answerDueMs,
+  paceAnswer,
+  speedOf,
+  streamedDeltaDueMs,
+  type ModelSpeed,
+  type PacedAnswer,
+  type Pacing,
+} from './pacing';
 import { encodeSse, messageStreamEvents, streamableLength } from './sse';
 import type { ScriptedResponse, ScriptedRule } from './types';
 import { scriptedWeb } from './web-tools';
@@ -24,8 +32,8 @@ export interface MessagesEndpointDeps {
 
 interface StreamOptions {
   chunkDelayMs: number;
-  /** A paced answer's schedule, timed from `arrivedAt` (performance.now()). */
-  paced: { answer: PacedAnswer; arrivedAt: number } | null;
+  /** A paced answer's schedule at its model's `speed`, timed from `arrivedAt` (performance.now()). */
+  paced: { answer: PacedAnswer; speed: ModelSpeed; arrivedAt: number } | null;
   /** `stream_cut`: send half of the deltas, then drop the connection. */
   cutHalfway: boolean;
   closed: AbortSignal;
@@ -63,6 +71,12 @@ function continueAfter(prefill: string | null, answer: ScriptedResponse): Script
 const pauseUntil = (arrivedAt: number, dueMs: number, closed: AbortSignal) =>
   pause(Math.max(0, arrivedAt + dueMs - performance.now()), closed);
 
+/** The characters a content delta carries: text, or a tool input's JSON. */
+function deltaLength(event: { data: unknown }): number {
+  const { delta } = event.data as { delta: { text?: string; partial_json?: string } };
+  return Array.from(delta.text ?? delta.partial_json ?? '').length;
+}
+
 async function streamMessage(res: ServerResponse, message: Anthropic.Message, options: StreamOptions): Promise<void> {
   const { paced } = options;
   const events = messageStreamEvents(message, paced?.answer.deltas);
@@ -70,14 +84,22 @@ async function streamMessage(res: ServerResponse, message: Anthropic.Message, op
   const cutAfter = options.cutHalfway ? Math.floor(deltaCount / 2) : Infinity;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   let deltasSent = 0;
+  let charsSent = 0;
   for (const event of events) {
     if (event.event === 'content_block_delta') {
       if (deltasSent === cutAfter) {
         res.socket?.destroy();
         return;
       }
-      if (paced) await pauseUntil(paced.arrivedAt, deltaDueMs(paced.answer, deltasSent, deltaCount), options.closed);
+      if (paced) {
+        await pauseUntil(
+          paced.arrivedAt,
+          streamedDeltaDueMs(paced.answer, paced.speed, charsSent / CHARS_PER_TOKEN, deltasSent, deltaCount),
+          options.closed,
+        );
+      }
       deltasSent++;
+      charsSent += deltaLength(event);
       if (options.chunkDelayMs > 0) await pause(options.chunkDelayMs, options.closed);
     } else if (paced && event.event === 'message_delta') {
       await pauseUntil(paced.arrivedAt, answerDueMs(paced.answer), options.closed);
@@ -174,7 +196,14 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
       response: fault?.kind === 'malformed' ? malformedVariant(answer) : answer,
     });
     const paced = pacing
-      ? paceAnswer(pacing, call, request.model, message.usage.output_tokens, streamableLength(message))
+      ? paceAnswer(
+          pacing,
+          call,
+          request.model,
+          message.usage.output_tokens,
+          streamableLength(message),
+          message.stop_reason === 'tool_use',
+        )
       : null;
     if (!request.stream) {
       if (paced) await pauseUntil(arrivedAt, answerDueMs(paced), closed);
@@ -183,7 +212,7 @@ export function createMessagesEndpoint({ rules, faults, requests, streamChunkDel
     }
     await streamMessage(res, message, {
       chunkDelayMs: streamChunkDelayMs,
-      paced: paced && { answer: paced, arrivedAt },
+      paced: pacing && paced && { answer: paced, speed: speedOf(pacing, request.model), arrivedAt },
       cutHalfway: fault?.kind === 'stream_cut',
       closed,
     });
