@@ -16,6 +16,8 @@ export interface LedgerCall {
   startEpochMs: number;
   durationMs: number;
   costUsd: number;
+  /** The prompt's length (`input_tokens`): what prompt caching could save on, had it a long stable prefix. */
+  inputTokens?: number;
 }
 
 export async function readLedgerCalls(pool: Pool, turnId: string): Promise<LedgerCall[]> {
@@ -27,8 +29,9 @@ export async function readLedgerCalls(pool: Pool, turnId: string): Promise<Ledge
     duration_ms: number;
     ended_ms: number;
     cost_usd: number;
+    input_tokens: number;
   }>(
-    `SELECT step, model, attempt, outcome, duration_ms, cost_usd::float8 AS cost_usd,
+    `SELECT step, model, attempt, outcome, duration_ms, cost_usd::float8 AS cost_usd, input_tokens,
             (extract(epoch from created_at) * 1000)::float8 AS ended_ms
        FROM llm_calls WHERE turn_id = $1`,
     [turnId],
@@ -42,6 +45,7 @@ export async function readLedgerCalls(pool: Pool, turnId: string): Promise<Ledge
       startEpochMs: row.ended_ms - row.duration_ms,
       durationMs: row.duration_ms,
       costUsd: row.cost_usd,
+      inputTokens: row.input_tokens,
     }))
     .sort((a, b) => a.startEpochMs - b.startEpochMs);
 }

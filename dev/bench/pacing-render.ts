@@ -210,13 +210,14 @@ function callTables(summaries: readonly ShapeSummary[]): string[] {
               .map((other) => other.step)
               .join(', ')
           : '',
+        call.inputTokens === undefined ? '' : String(call.inputTokens),
         call.outcome,
       ]),
     );
     return [
       `### ${s.shape.label}, run ${t.run}`,
       '',
-      table(['Call', 'Model', 'Starts', 'Lasts', 'Ends', 'Beside', 'Outcome'], rows),
+      table(['Call', 'Model', 'Starts', 'Lasts', 'Ends', 'Beside', 'Prompt tokens', 'Outcome'], rows),
       '',
     ];
   });

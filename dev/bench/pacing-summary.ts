@@ -25,6 +25,8 @@ export interface PathCall {
   outcome: string;
   startMs: number;
   durationMs: number;
+  /** The prompt's length, from the ledger. */
+  inputTokens?: number;
 }
 
 /**
@@ -147,6 +149,7 @@ function turnNumbers(m: TurnMeasurement, shape: PacingShape): TurnNumbers {
     outcome: call.outcome,
     startMs: call.startEpochMs - client.postAtEpochMs,
     durationMs: call.durationMs,
+    ...(call.inputTokens === undefined ? {} : { inputTokens: call.inputTokens }),
   }));
   const stages = pathStages(calls);
   const modelWallMs = stages.reduce((sum, stage) => sum + stage.endMs - stage.startMs, 0);

@@ -71,24 +71,22 @@ describe('a paced server through the SDK', () => {
   afterAll(() => server.close());
 
   test('the whole text has streamed before the stream ends, which waits for the modelled length', async () => {
-    const stream = client.messages.stream(
-      {
-        model: 'claude-opus-4-7',
-        max_tokens: 1024,
-        messages: [{ role: 'user', content: 'hi' }],
-        [STEP_INPUTS_FIELD]: {
-          userMessage: 'hi',
-          mainAgent: 'domain_expert',
-          mainAgentDraft: '',
-          supportingInsights: '',
-          findings: [],
-          factSheet: [],
-          personalAnchors: [],
-          dataScienceFailed: false,
-        },
+    const params = {
+      model: 'claude-opus-4-7',
+      max_tokens: 1024,
+      messages: [{ role: 'user' as const, content: 'hi' }],
+      [STEP_INPUTS_FIELD]: {
+        userMessage: 'hi',
+        mainAgent: 'domain_expert',
+        mainAgentDraft: '',
+        supportingInsights: '',
+        findings: [],
+        factSheet: [],
+        personalAnchors: [],
+        dataScienceFailed: false,
       },
-      { headers: { 'x-amy-step': 'synthesis' } },
-    );
+    };
+    const stream = client.messages.stream(params, { headers: { 'x-amy-step': 'synthesis' } });
     let text = '';
     let textCompleteAt = 0;
     stream.on('text', (delta) => {
