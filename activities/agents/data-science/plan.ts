@@ -12,7 +12,7 @@ import {
   type DataTable,
   type FindingKind,
 } from '../../../contracts/findings';
-import { WORKOUT_TYPES } from '../../../platform/health-data/records';
+import { WORKOUT_TYPES } from '../../../contracts/health-records';
 import type { AnalysisSpec } from './analysis-spec';
 import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
