@@ -16,7 +16,7 @@ import { WORKOUT_TYPES } from '../../../contracts/health-records';
 import type { AnalysisSpec } from './analysis-spec';
 import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
-import { withMemory } from '../../steps/memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import { dataDateRange, readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';

@@ -15,7 +15,7 @@
  * completed in step 4 with the cost of both model calls.
  */
 import { log } from '@temporalio/activity';
-import { withMemory } from '../../steps/memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import type { AgentFinding } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
 import {

@@ -15,7 +15,7 @@ import { checkNumbers, type FactCheckReferences, type NumberCheck } from '../../
 import { endCheckedAnswer, factCheckOutcome, writeCheckedAnswer } from '../check-answer';
 import { buildFactSheet } from '../../../checks/fact-sheet';
 import { anchorReferences, personalAnchorEntries } from '../../../checks/personal-anchors';
-import { withMemory } from '../memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import { FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
