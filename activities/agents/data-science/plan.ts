@@ -20,7 +20,7 @@ import { withMemory } from '../../runtime/memory-injection';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import { dataDateRange, readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, lacksData } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData } from '../../runtime/no-data-reply';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 

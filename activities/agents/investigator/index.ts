@@ -27,7 +27,7 @@ import {
   type HypothesesPromptInputs,
 } from './prompt';
 import { readTurnDataCounts, readTurnHealthData } from '../../../platform/health-data/snapshot';
-import { INVESTIGATED_TABLES, lacksData, noDataReply } from '../../steps/no-data-reply';
+import { INVESTIGATED_TABLES, lacksData, noDataReply } from '../../runtime/no-data-reply';
 import { factCheckOutcome, writeCheckedAnswer } from '../../steps/check-answer';
 import { buildFactSheet } from '../../../checks/fact-sheet';
 import { SentenceRelease } from '../../../checks/sentence-release';

@@ -21,7 +21,7 @@ import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted } from '../../runtime/stream-agent-reply';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, asksAboutOwnLabs, lacksData, noDataReply, ownLabsNote } from '../no-data-reply';
+import { ANALYSED_TABLES, asksAboutOwnLabs, lacksData, noDataReply, ownLabsNote } from '../../runtime/no-data-reply';
 
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 interface SynthesisAnchor {
