@@ -135,14 +135,32 @@ export default tseslint.config(
     },
   },
   {
-    files: [
-      'activities/**/*.ts',
-      'checks/**/*.ts',
-      'platform/**/*.ts',
-      'worker/**/*.ts',
-      'contracts/**/*.ts',
-      'scripts/**/*.ts',
-    ],
+    files: ['activities/**/*.ts', 'checks/**/*.ts', 'platform/**/*.ts', 'worker/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [devToolingOnly] }] },
+  },
+  {
+    // contracts/ is the ground floor: the API, the workflows, the SDK and the CLI's bundle all import it, so it
+    // takes nothing from above (platform/, activities/, dev/, ...) and no package but zod. What it shares with
+    // the platform code lives here and the platform imports it, never the reverse.
+    files: ['contracts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\.|zod$)', message: 'contracts/ may import only contracts/ and zod' }] },
+      ],
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './contracts',
+              from: './',
+              except: ['./contracts', './node_modules'],
+              message: 'contracts/ may import only contracts/ and zod',
+            },
+          ],
+        },
+      ],
+    },
   },
 );

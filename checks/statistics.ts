@@ -4,7 +4,7 @@
  * (checks/reproduction.ts). No model and no sandbox, so every number is real. Conventions match the Python gates (gates-py/gates): the SD is the sample
  * SD (ddof = 1), Spearman ranks ties by their average rank, and an undefined statistic is null.
  */
-import type { DailyMetric, DailyRow } from '../platform/health-data/records';
+import type { DailyMetric, DailyRow } from '../contracts/health-records';
 
 const DAY_MS = 86_400_000;
 

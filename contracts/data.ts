@@ -4,8 +4,8 @@
  * unknown field is refused), describe the responses and generate the OpenAPI document. What a value may be
  * (ranges, whole numbers, sleep stages, days not in the future, one row per day, a lab unit that converts)
  * is checked after them by the one validator the CSV import shares, platform/health-data/validate.ts; the
- * document states its ranges from the same tables (platform/health-data/records.ts, and for labs
- * platform/health-data/labs/biomarkers.ts), as descriptions and as minimum, maximum and integer.
+ * document states its ranges from the same tables (./health-records.ts, and for labs ./lab-biomarkers.ts),
+ * as descriptions and as minimum, maximum and integer.
  */
 import { z } from 'zod';
 import {
@@ -18,10 +18,8 @@ import {
   parseIsoDate,
   type DailyMetric,
   type FieldSpec,
-} from '../platform/health-data/records';
-// The biomarker table alone, not the labs module's index: that brings the UCUM library, which has no place
-// in what imports the contracts (the CLI's bundle).
-import { LAB_BIOMARKER_NAMES } from '../platform/health-data/labs/biomarkers';
+} from './health-records';
+import { LAB_BIOMARKER_NAMES } from './lab-biomarkers';
 import { pageCursorSchema, pageSchema } from './pagination';
 
 /**

@@ -33,7 +33,7 @@ import {
   type FindingSeries,
   type GatesOutcome,
 } from '../contracts/findings';
-import type { BiomarkerRow, DailyRow, WorkoutRow } from './health-data/records';
+import type { BiomarkerRow, DailyRow, WorkoutRow } from '../contracts/health-records';
 import { traceGates } from './gates-tracing';
 import { metrics } from './metrics';
 import { PROJECT_ROOT } from './project-root';

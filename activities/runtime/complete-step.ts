@@ -1,6 +1,6 @@
 import type { SingleCallStep } from '../../contracts/steps';
 import type { LlmResponse } from '../../platform/llm';
-import { withMemory } from '../steps/memory/prompt';
+import { withMemory } from './memory-injection';
 import type { ModelCallInputs } from './model-call-inputs';
 import type { StepDeps } from './step-deps';
 import { runStepAttempt } from './step-attempt';

@@ -26,7 +26,7 @@ import {
   type UpsertWorkoutsRequest,
   type WorkoutList,
 } from '../../contracts/data';
-import { DAILY_METRICS, parseIsoDate, type DailyRow, type WorkoutRecord } from '../../platform/health-data/records';
+import { DAILY_METRICS, parseIsoDate, type DailyRow, type WorkoutRecord } from '../../contracts/health-records';
 import { deleteDailyRange, listDailyPage, upsertDailyRows } from '../../platform/health-data/daily-summaries';
 import { deleteWorkout, listWorkoutsPage, upsertWorkouts } from '../../platform/health-data/workouts';
 import { readHealthProfile, writeHealthProfile } from '../../platform/health-data/store';

@@ -10,7 +10,7 @@
  */
 import type { FindingKind, FindingSeries, GatesOutcome } from '../../contracts/findings';
 import { createGatesRunner } from '../../platform/gates';
-import type { DailyMetric, DailyRow } from '../../platform/health-data/records';
+import type { DailyMetric, DailyRow } from '../../contracts/health-records';
 import { generateHealthData, PLANTED_EFFECTS } from '../synthetic-data/generate';
 import { nowMs, summarize, type Summary } from './stats';
 

@@ -8,7 +8,7 @@
  * INDEPENDENT_PAIR, never from running the questions: a phrasing that routes elsewhere is a finding.
  */
 import type { AgentName } from '../../contracts/steps';
-import type { DailyMetric } from '../../platform/health-data/records';
+import type { DailyMetric } from '../../contracts/health-records';
 import { INDEPENDENT_PAIR, PLANTED_EFFECTS, type PlantedEffect } from '../synthetic-data/generate';
 
 export type Pattern =

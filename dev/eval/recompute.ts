@@ -13,7 +13,7 @@
  * both values are present, ties ranked by their average rank; a standard deviation is the sample one.
  */
 import type { Pool } from 'pg';
-import { DAILY_METRICS, type DailyMetric } from '../../platform/health-data/records';
+import { DAILY_METRICS, type DailyMetric } from '../../contracts/health-records';
 
 const DAY_MS = 86_400_000;
 const DAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];

@@ -8,7 +8,7 @@ import type { Pool } from 'pg';
 import { createUserWithApiKey } from '../../platform/users';
 import { importDailySummary } from '../../platform/health-data/csv-import';
 import { replaceUserHealthData } from '../../platform/health-data/store';
-import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../platform/health-data/records';
+import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../contracts/health-records';
 import { generateHealthData } from '../synthetic-data/generate';
 
 const HISTORY_DAYS = 400;
@@ -42,7 +42,7 @@ export interface ImportedDamage {
 /**
  * Days counted back from the last day (0 = the last day). The hole sits inside every "last 30/60/90
  * days" window; the outliers inside the last week and the last month. Every value is inside what the
- * import accepts (platform/health-data/records.ts `accepted`), far outside what the person ever does.
+ * import accepts (contracts/health-records.ts `accepted`), far outside what the person ever does.
  */
 const GAP_DAYS_BACK = { from: 34, to: 21 };
 const OUTLIERS: Array<{ daysBack: number; metric: keyof DailyRow; value: number }> = [

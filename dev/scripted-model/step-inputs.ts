@@ -19,7 +19,7 @@ import { factEntrySchema, messageSchema, personalAnchorEntrySchema } from '../..
 import { literaturePriorSchema } from '../../activities/data/literature-priors';
 import { criticVerdictSchema } from '../../activities/steps/critic/verdict';
 import { WEEKDAYS } from '../../activities/agents/investigator/digest';
-import { DAILY_METRICS } from '../../platform/health-data/records';
+import { DAILY_METRICS } from '../../contracts/health-records';
 import type { ModelCallInputs } from '../../activities/runtime/model-call-inputs';
 
 const conversation = z.object({ messages: z.array(messageSchema).min(1) });

@@ -37,7 +37,7 @@ import {
   type HealthProfileRow,
   type WorkoutRow,
   type WorkoutType,
-} from '../../platform/health-data/records';
+} from '../../contracts/health-records';
 
 export interface PlantedEffect {
   feature: DailyMetric;

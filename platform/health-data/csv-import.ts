@@ -6,7 +6,13 @@
  */
 import type { Pool } from 'pg';
 import { upsertDailyRows } from './daily-summaries';
-import { DAILY_METRICS, DAILY_SUMMARY_COLUMNS, METRIC_SPECS, type DailyMetric, type DailyRow } from './records';
+import {
+  DAILY_METRICS,
+  DAILY_SUMMARY_COLUMNS,
+  METRIC_SPECS,
+  type DailyMetric,
+  type DailyRow,
+} from '../../contracts/health-records';
 import { dateProblem, firstPositions, numberProblem, sleepStagesOverrun, utcToday } from './validate';
 
 export const MAX_CSV_BYTES = 5 * 1024 * 1024;

@@ -4,7 +4,7 @@
  * Calendar days cross the SQL boundary as `YYYY-MM-DD` text both ways, as in ./store.ts.
  */
 import type { Pool } from 'pg';
-import { DAILY_METRICS, METRIC_SPECS, type DailyRow } from './records';
+import { DAILY_METRICS, METRIC_SPECS, type DailyRow } from '../../contracts/health-records';
 
 /** An inclusive range of days; either end may be open. */
 export interface DayRange {

@@ -16,7 +16,13 @@
  * to the model, the sandbox or the gates.
  */
 import type { Pool } from 'pg';
-import { DAILY_METRICS, type BiomarkerRow, type DailyRow, type HealthProfileRow, type WorkoutRow } from './records';
+import {
+  DAILY_METRICS,
+  type BiomarkerRow,
+  type DailyRow,
+  type HealthProfileRow,
+  type WorkoutRow,
+} from '../../contracts/health-records';
 import type { UserHealthData } from './store';
 
 /** The turn whose snapshot is read, and its user: a snapshot is only ever of the turn's own user's data. */

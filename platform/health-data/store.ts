@@ -1,6 +1,6 @@
 /**
  * A user's health data in Postgres (profile, daily summaries, workouts, lab results), written and read as
- * the rows of ./records.ts. The read functions give the rows as they are now; a turn's activities read its
+ * the rows of contracts/health-records.ts. The read functions give the rows as they are now; a turn's activities read its
  * snapshot instead (./snapshot.ts), so that every step of a turn sees the same rows. Calendar days cross the SQL boundary as `YYYY-MM-DD` text both ways (`::date`
  * in, `to_char` out): node-pg would turn a `date` into local midnight, a day off east of UTC.
  */
@@ -15,7 +15,7 @@ import {
   type HealthData,
   type HealthProfileRow,
   type WorkoutRow,
-} from './records';
+} from '../../contracts/health-records';
 
 // Lab results need ids of their own; this prefix belongs in contracts/ids.ts (ID_PREFIXES), as the workouts' does.
 const LAB_RESULT_ID_PREFIX = 'lab_';

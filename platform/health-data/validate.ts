@@ -2,8 +2,9 @@
  * The one gate every health number passes before it is stored, whether it comes through the API
  * (api/services/data.ts) or a CSV import (./csv-import.ts): values in their accepted ranges, whole numbers
  * where the column is Int, sleep stages that fit in the night, real calendar days that are not in the
- * future, and each day (or workout) once per request. The rules are the ranges of ./records.ts; a lab
- * value's, its biomarker's accepted range in its canonical unit (./labs/biomarkers.ts), after conversion.
+ * future, and each day (or workout) once per request. The rules are the ranges of contracts/health-records.ts;
+ * a lab value's, its biomarker's accepted range in its canonical unit (contracts/lab-biomarkers.ts), after
+ * conversion.
  *
  * Messages never quote a value: a caller that may show the value (the CSV import, to the file's own
  * user) adds it itself; the API names the row and field only.
@@ -22,7 +23,7 @@ import {
   type ProfileNumberField,
   type WorkoutNumberField,
   type WorkoutRecord,
-} from './records';
+} from '../../contracts/health-records';
 import { labBiomarker, normaliseLabValue, type FhirLabRow, type LabRow, type LabUnitRefusalReason } from './labs';
 
 /** Devices round each stage separately, so the stages may overshoot the total by a few minutes. */

@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { newId } from '../ids';
-import type { WorkoutRecord, WorkoutType } from './records';
+import type { WorkoutRecord, WorkoutType } from '../../contracts/health-records';
 import type { DayRange } from './daily-summaries';
 
 const FIELDS = 'date, type, duration_minutes, distance_km, calories, avg_heart_rate';

@@ -30,7 +30,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import type { BiomarkerRow, DailyRow, HealthProfileRow, WorkoutRow } from '../health-data/records';
+import type { BiomarkerRow, DailyRow, HealthProfileRow, WorkoutRow } from '../../contracts/health-records';
 import {
   bwrapArgs,
   MAX_SANDBOX_SLOTS,

@@ -14,7 +14,7 @@ import type { DataTable } from '../../contracts/webhooks';
 import type { MasterKeyring } from '../crypto/master-key';
 import { upsertLabResults } from '../health-data/lab-results';
 import type { LabRow } from '../health-data/labs';
-import { DAILY_METRICS, METRIC_SPECS, formatIsoDate, type DailyRow } from '../health-data/records';
+import { DAILY_METRICS, METRIC_SPECS, formatIsoDate, type DailyRow } from '../../contracts/health-records';
 import { dailyRowsProblem, labRowsFromInput } from '../health-data/validate';
 import { upsertWorkouts } from '../health-data/workouts';
 import { inTransaction } from '../pg-pool';

@@ -12,7 +12,7 @@ import { Amy, type Turn } from '@amy/sdk';
 import { testedHypothesis } from '../../activities/steps/memory';
 import type { ValidatedFinding } from '../../activities/steps/run-gates';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
-import { formatIsoDate } from '../../platform/health-data/records';
+import { formatIsoDate } from '../../contracts/health-records';
 import { newId } from '../../platform/ids';
 import { memorySummary, recordTestedHypotheses } from '../../platform/memory';
 import { startTestService, type TestService } from '../support/service';

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Amy, type DailySummary, type LabResult, type Workout } from '@amy/sdk';
-import { formatIsoDate } from '../../platform/health-data/records';
+import { formatIsoDate } from '../../contracts/health-records';
 import { AMY_BIN, ensureCliBuilt } from '../support/workspace-build';
 import { runAmy, startAmy } from '../support/cli/run-amy';
 import { startTestService, type TestService } from '../support/service';

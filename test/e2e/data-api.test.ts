@@ -6,7 +6,7 @@
 import { Amy, APIError, NotFoundError, type DailySummary, type DailySummaryInput } from '@amy/sdk';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { MAX_DATA_ROWS_PER_REQUEST, dailyListSchema, workoutListSchema } from '../../contracts/data';
-import { DAILY_METRICS, formatIsoDate } from '../../platform/health-data/records';
+import { DAILY_METRICS, formatIsoDate } from '../../contracts/health-records';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 

@@ -8,7 +8,7 @@
 import { Amy, APIError, type FhirBundle, type LabResult, type LabResultInput } from '@amy/sdk';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { MAX_DATA_ROWS_PER_REQUEST, labResultListSchema, upsertResultSchema } from '../../contracts/data';
-import { formatIsoDate } from '../../platform/health-data/records';
+import { formatIsoDate } from '../../contracts/health-records';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 

@@ -10,7 +10,7 @@ import { Pool } from 'pg';
 import { GATE_NAMES } from '../../contracts/findings';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
-import { formatIsoDate, type DailyRow } from '../../platform/health-data/records';
+import { formatIsoDate, type DailyRow } from '../../contracts/health-records';
 import { readUserHealthData } from '../../platform/health-data/store';
 import { computeAnchors } from '../../activities/agents/health-coach/anchors';
 import { runCli } from '../support/cli';

@@ -11,7 +11,7 @@ import { turnSchema, type Turn } from '../../contracts/turn';
 import { PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { scriptedRules } from '../../dev/scripted-model/rules';
 import type { LoggedRequest } from '../../dev/scripted-model/request-log';
-import { MEMORY_HEADING } from '../../activities/steps/memory/prompt';
+import { MEMORY_HEADING } from '../../activities/runtime/memory-injection';
 import { memorySummary } from '../../platform/memory';
 import { newId } from '../../platform/ids';
 import { api, expectSchema } from '../support/http';

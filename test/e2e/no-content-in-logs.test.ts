@@ -32,7 +32,7 @@ import { startLocalPostgres, throwawayClusterDir, type LocalPostgres } from '../
 import { temporalCliPath } from '../../dev/stack/local-temporal';
 import { freePort, isListening } from '../../dev/stack/ports';
 import { loadConfig } from '../../platform/config';
-import { formatIsoDate } from '../../platform/health-data/records';
+import { formatIsoDate } from '../../contracts/health-records';
 import { createUserWithApiKey } from '../../platform/users';
 import { spawnApiProcess, type ApiProcess } from '../support/api-process';
 import { spawnWorkerProcess } from '../support/worker-process';

@@ -7,7 +7,7 @@
  * next turn's number. Real Temporal, Postgres, sandbox and gates, the scripted model and the built SDK.
  */
 import { Amy, type TurnStreamEvent, type Turn } from '@amy/sdk';
-import { formatIsoDate } from '../../platform/health-data/records';
+import { formatIsoDate } from '../../contracts/health-records';
 import { withinTolerance } from '../../contracts/fact-tolerance';
 import { startTestService, type TestService } from '../support/service';
 

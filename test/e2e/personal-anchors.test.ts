@@ -10,7 +10,7 @@ import { Amy, type Turn, type TurnStreamEvent } from '@amy/sdk';
 import { computeAnchors } from '../../activities/agents/health-coach/anchors';
 import { checkNumbers } from '../../checks/fact-check';
 import { windowEntries, type FactSheet } from '../../checks/fact-sheet';
-import type { DailyRow } from '../../platform/health-data/records';
+import type { DailyRow } from '../../contracts/health-records';
 import { api } from '../support/http';
 import { startDemoService, type DemoService } from '../support/service';
 

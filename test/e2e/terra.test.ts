@@ -8,7 +8,7 @@
 import { Amy, type Turn, type TurnStreamEvent } from '@amy/sdk';
 import { verifyTerraWebhookSignature, type Terra } from 'terra-api';
 import { withinTolerance } from '../../contracts/fact-tolerance';
-import { formatIsoDate } from '../../platform/health-data/records';
+import { formatIsoDate } from '../../contracts/health-records';
 import { runCli } from '../support/cli';
 import { api } from '../support/http';
 import { startTestService, type TestService } from '../support/service';

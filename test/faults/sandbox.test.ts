@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
-import type { DailyRow, DailyMetric } from '../../platform/health-data/records';
+import type { DailyRow, DailyMetric } from '../../contracts/health-records';
 import {
   createSandbox,
   defaultSandboxDir,

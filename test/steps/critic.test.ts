@@ -31,7 +31,7 @@ import { defaultRules } from '../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { startScriptedModelServer } from '../../dev/scripted-model/server';
 import { CRITIC_SYSTEM } from '../../activities/steps/critic/prompt';
-import { MEMORY_HEADING } from '../../activities/steps/memory/prompt';
+import { MEMORY_HEADING } from '../../activities/runtime/memory-injection';
 import { expectSchema } from '../support/http';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 

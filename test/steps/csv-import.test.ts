@@ -8,7 +8,7 @@ import {
   parseDailySummaryCsv,
   type CsvError,
 } from '../../platform/health-data/csv-import';
-import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../platform/health-data/records';
+import { DAILY_SUMMARY_COLUMNS, type DailyRow } from '../../contracts/health-records';
 import { readUserHealthData } from '../../platform/health-data/store';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { createUserWithApiKey } from '../../platform/users';

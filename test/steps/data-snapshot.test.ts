@@ -9,7 +9,7 @@ import { Pool } from 'pg';
 import { readUserProfile } from '../../activities/agents/domain-expert/user-profile';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { deleteDailyRange, upsertDailyRows } from '../../platform/health-data/daily-summaries';
-import type { DailyRow } from '../../platform/health-data/records';
+import type { DailyRow } from '../../contracts/health-records';
 import { readTurnHealthData, TurnDataSnapshotError } from '../../platform/health-data/snapshot';
 import {
   readLabResults,

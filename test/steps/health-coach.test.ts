@@ -23,7 +23,7 @@ import {
   type CoachUserOutput,
   type PersonalAnchor,
 } from '../../activities/agents/health-coach';
-import { DAILY_METRICS, type DailyRow } from '../../platform/health-data/records';
+import { DAILY_METRICS, type DailyRow } from '../../contracts/health-records';
 import { readUserHealthData } from '../../platform/health-data/store';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import {

@@ -1,4 +1,4 @@
-import { DAILY_METRICS, METRIC_SPECS, WORKOUT_TYPES, type DailyRow } from '../../platform/health-data/records';
+import { DAILY_METRICS, METRIC_SPECS, WORKOUT_TYPES, type DailyRow } from '../../contracts/health-records';
 import { DEMO_HISTORY_DAYS, seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { generateHealthData, INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';
 import { createUserWithApiKey } from '../../platform/users';

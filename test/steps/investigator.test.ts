@@ -24,7 +24,7 @@ import {
   type Hypothesis,
 } from '../../activities/agents/investigator';
 import { recordTestedHypotheses } from '../../platform/memory';
-import { DAILY_METRICS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../platform/health-data/records';
+import { DAILY_METRICS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../contracts/health-records';
 import { readUserHealthData } from '../../platform/health-data/store';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';
 import { INDEPENDENT_PAIR, PLANTED_EFFECTS } from '../../dev/synthetic-data/generate';

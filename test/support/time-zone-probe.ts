@@ -7,7 +7,7 @@
  */
 import { listTurnsForUser } from '../../api/services/turns';
 import { readLabResults, readUserHealthData, replaceUserHealthData } from '../../platform/health-data/store';
-import type { HealthData } from '../../platform/health-data/records';
+import type { HealthData } from '../../contracts/health-records';
 import { createUserMemory, listMemoryPage, memorySummary, recordExtractedMemories } from '../../platform/memory';
 import { createPgPool } from '../../platform/pg-pool';
 

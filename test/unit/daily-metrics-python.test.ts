@@ -1,6 +1,6 @@
 /**
  * The daily metrics exist twice, on either side of a process boundary: in TypeScript
- * (platform/health-data/records.ts `DAILY_METRICS`, the columns the importer stores and the sandbox's
+ * (contracts/health-records.ts `DAILY_METRICS`, the columns the importer stores and the sandbox's
  * input files carry) and in Python (gates-py/sandbox/frames.py `DAILY_METRICS`, the columns of the
  * `summary` frame the generated analysis code is handed). The sandbox runs confined, seeing only its
  * own directory and the run's input (platform/sandbox/bwrap.ts), so frames.py keeps its own list; this
@@ -9,7 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { defaultPythonPath } from '../../platform/gates';
-import { DAILY_METRICS, DAILY_SUMMARY_COLUMNS } from '../../platform/health-data/records';
+import { DAILY_METRICS, DAILY_SUMMARY_COLUMNS } from '../../contracts/health-records';
 
 const SANDBOX_DIR = path.resolve(__dirname, '..', '..', 'gates-py', 'sandbox');
 

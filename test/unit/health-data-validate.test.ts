@@ -3,7 +3,7 @@
  * API and the CSV import both use it: ranges, whole numbers, sleep stages, days, repeats, and messages that
  * never quote a value.
  */
-import { DAILY_METRICS, METRIC_SPECS, type DailyRow, type WorkoutRecord } from '../../platform/health-data/records';
+import { DAILY_METRICS, METRIC_SPECS, type DailyRow, type WorkoutRecord } from '../../contracts/health-records';
 import {
   STAGE_SUM_TOLERANCE_MINUTES,
   dailyRowsProblem,

@@ -1,9 +1,9 @@
 /**
  * The layout rules that lint enforces, each shown to bite on a probe: an import circle, a production
  * command-line tool importing dev/ tooling, shipped code importing dev/ (while dev/ may use what
- * ships), and an export nothing uses. The probes are real files (the circle rule follows imports on
- * disk, knip reads the tree), written where the rule applies, checked as `npm run lint` checks them,
- * and removed after.
+ * ships), contracts/ importing anything but contracts/ and zod, and an export nothing uses. The probes
+ * are real files (the circle rule follows imports on disk, knip reads the tree), written where the rule
+ * applies, checked as `npm run lint` checks them, and removed after.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +21,10 @@ const PROBES: Record<string, string> = {
   [`scripts/${PROBE_DIR}/tool.ts`]: importDemoDays,
   [`platform/${PROBE_DIR}/shipped.ts`]: importDemoDays,
   [`dev/${PROBE_DIR}/tooling.ts`]: "import { newId } from '../../platform/ids';\nexport const id = newId;\n",
+  [`contracts/${PROBE_DIR}/upward.ts`]: "import { newId } from '../../platform/ids';\nexport const id = newId;\n",
+  [`contracts/${PROBE_DIR}/package.ts`]: "import { Pool } from 'pg';\nexport const pool = Pool;\n",
+  [`contracts/${PROBE_DIR}/ground.ts`]:
+    "import { z } from 'zod';\nimport { MAX_MESSAGES } from '../conversation-limits';\nexport const messages = z.number().max(MAX_MESSAGES);\n",
 };
 
 interface LintResult {
@@ -77,6 +81,16 @@ test('shipped code importing dev/ tooling fails lint; dev/ importing shipped cod
     expect.stringContaining('shipped code may not import dev/ tooling'),
   ]);
   expect(messagesByProbe[`dev/${PROBE_DIR}/tooling.ts`]).toEqual([]);
+});
+
+test('contracts/ importing from above it or a package other than zod fails lint; contracts/ and zod do not', () => {
+  expect(messagesByProbe[`contracts/${PROBE_DIR}/upward.ts`]).toEqual([
+    expect.stringMatching(/^import-x\/no-restricted-paths: .*contracts\/ may import only contracts\/ and zod/),
+  ]);
+  expect(messagesByProbe[`contracts/${PROBE_DIR}/package.ts`]).toEqual([
+    expect.stringMatching(/^no-restricted-imports: .*contracts\/ may import only contracts\/ and zod/),
+  ]);
+  expect(messagesByProbe[`contracts/${PROBE_DIR}/ground.ts`]).toEqual([]);
 });
 
 test('an export that nothing uses fails lint (knip)', async () => {

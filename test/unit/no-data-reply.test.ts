@@ -11,7 +11,7 @@ import {
   lacksData,
   noDataReply,
   ownLabsNote,
-} from '../../activities/steps/no-data-reply';
+} from '../../activities/runtime/no-data-reply';
 
 const NONE = { daily: 0, workouts: 0, labs: 0, profile: false, labsWithheld: false };
 

@@ -21,7 +21,7 @@ import {
   type WorkoutContribution,
 } from '../../platform/terra/mapping';
 import { terraExternalId } from '../../platform/terra/mapping/workouts';
-import { DAILY_METRICS, type DailyRow } from '../../platform/health-data/records';
+import { DAILY_METRICS, type DailyRow } from '../../contracts/health-records';
 import {
   STAGE_SUM_TOLERANCE_MINUTES,
   dailyRowsProblem,

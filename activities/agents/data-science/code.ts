@@ -16,7 +16,7 @@ import type { StepDeps } from '../../runtime/step-deps';
 import type { Invocation } from '../../../contracts/steps';
 import type { AnalysisPlan } from './plan';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, lacksData, withheld } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData, withheld } from '../../runtime/no-data-reply';
 
 export interface AnalysisCode {
   code: string;

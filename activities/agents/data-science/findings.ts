@@ -15,7 +15,7 @@ import { findingSchema, type AgentFinding, type AnalysisStatistic, type Finding 
 import { completeStep } from '../../runtime/complete-step';
 import { withinTolerance } from '../../../checks/fact-check';
 import { EXTRACT_SYSTEM, extractUserPrompt } from './prompt';
-import { columnUnit } from '../../../platform/health-data/records';
+import { columnUnit } from '../../../contracts/health-records';
 import { labBiomarker } from '../../../platform/health-data/labs';
 import { parseModelJson } from '../../../platform/llm';
 import type { StepDeps } from '../../runtime/step-deps';

@@ -12,15 +12,15 @@ import {
   type DataTable,
   type FindingKind,
 } from '../../../contracts/findings';
-import { WORKOUT_TYPES } from '../../../platform/health-data/records';
+import { WORKOUT_TYPES } from '../../../contracts/health-records';
 import type { AnalysisSpec } from './analysis-spec';
 import type { Invocation } from '../../../contracts/steps';
 import { PLAN_SYSTEM, planUserPrompt } from './prompt';
-import { withMemory } from '../../steps/memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import { ModelOutputInvalidError } from '../../../platform/llm/errors';
 import type { StepDeps } from '../../runtime/step-deps';
 import { dataDateRange, readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, lacksData } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData } from '../../runtime/no-data-reply';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted, streamThoughts } from '../../runtime/stream-agent-reply';
 

@@ -3,7 +3,7 @@
  * findings extraction. The code runs as the body of `analysis(...)` in the sandbox, so the prompts
  * describe exactly the frames and columns the sandbox wrapper provides (gates-py/sandbox/frames.py).
  */
-import { DAILY_METRICS, WORKOUT_TYPES } from '../../../platform/health-data/records';
+import { DAILY_METRICS, WORKOUT_TYPES } from '../../../contracts/health-records';
 import { LAB_BIOMARKER_NAMES } from '../../../platform/health-data/labs';
 import { ANALYSIS_STATISTICS, WORKOUT_FEATURES } from '../../../contracts/findings';
 import type { AnalysisSpec } from './analysis-spec';

@@ -4,7 +4,7 @@
  * not an exception: the workflow hands its error to the debug step, or gives up and marks the agent failed.
  */
 import { readTurnHealthData, turnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, lacksData, withheld } from '../../steps/no-data-reply';
+import { ANALYSED_TABLES, lacksData, withheld } from '../../runtime/no-data-reply';
 import { SandboxUnavailableError, type SandboxErrorKind } from '../../../platform/sandbox';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';

@@ -6,7 +6,7 @@
 import { SUMMARY_SYSTEM, summaryUserPrompt } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
-import { withMemory } from '../../steps/memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import type { Invocation } from '../../../contracts/steps';
 import { streamThoughts } from '../../runtime/stream-agent-reply';
 

@@ -9,7 +9,7 @@
  * consultation returned it (the stream is guarded as it goes, so the last turn's thoughts are the answer).
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { withMemory } from '../../steps/memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import { log } from '@temporalio/activity';
 import {
   DOMAIN_EXPERT_LAST_ROUND,

@@ -6,7 +6,7 @@
  */
 import type { Pool } from 'pg';
 import type { UserValue } from '../../../checks/outgoing-query-guard';
-import { DAILY_METRICS } from '../../../platform/health-data/records';
+import { DAILY_METRICS } from '../../../contracts/health-records';
 import { readTurnHealthData } from '../../../platform/health-data/snapshot';
 
 export interface OutgoingPrivacy {

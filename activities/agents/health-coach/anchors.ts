@@ -19,7 +19,7 @@
  */
 import { withinTolerance } from '../../../checks/fact-check';
 import { extractNumbers } from '../../../checks/numbers';
-import { columnUnit, parseIsoDate, type DailyMetric, type DailyRow } from '../../../platform/health-data/records';
+import { columnUnit, parseIsoDate, type DailyMetric, type DailyRow } from '../../../contracts/health-records';
 
 export interface PersonalAnchor {
   key: string;

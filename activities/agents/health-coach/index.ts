@@ -16,7 +16,7 @@
  * does this activity, whatever it is passed.
  */
 import { log } from '@temporalio/activity';
-import { withMemory } from '../../steps/memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import {
   HC_FINISH_GATE,
   HC_RECOMMEND_GATE,

@@ -4,7 +4,7 @@
  * moved (last 30 days vs the 30 before, in SD units), how sleep varies by weekday, how complete the
  * data is and what the user trains, in roughly 500–1500 tokens.
  */
-import { METRIC_SPECS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../../platform/health-data/records';
+import { METRIC_SPECS, type DailyMetric, type DailyRow, type WorkoutRow } from '../../../contracts/health-records';
 import { mean, observed, recentAndPrior, roundTo, sampleSd } from '../../../checks/statistics';
 
 const DIGEST_METRICS = [

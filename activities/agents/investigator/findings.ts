@@ -6,7 +6,7 @@
  * against the 30 before.
  */
 import { findingSchema, type AgentFinding, type Finding } from '../../../contracts/findings';
-import { columnUnit, type DailyRow } from '../../../platform/health-data/records';
+import { columnUnit, type DailyRow } from '../../../contracts/health-records';
 import { hypothesisKey, type Hypothesis } from './hypotheses';
 import { mean, observed, pairedValues, recentAndPrior, roundTo, sampleSd, spearman } from '../../../checks/statistics';
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { FINDING_KINDS, type FindingKind } from '../../../contracts/findings';
-import { DAILY_METRICS, type DailyMetric } from '../../../platform/health-data/records';
+import { DAILY_METRICS, type DailyMetric } from '../../../contracts/health-records';
 
 export interface Hypothesis {
   id: string;

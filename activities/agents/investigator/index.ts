@@ -15,7 +15,7 @@
  * completed in step 4 with the cost of both model calls.
  */
 import { log } from '@temporalio/activity';
-import { withMemory } from '../../steps/memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import type { AgentFinding } from '../../../contracts/findings';
 import { completeStep } from '../../runtime/complete-step';
 import {
@@ -27,7 +27,7 @@ import {
   type HypothesesPromptInputs,
 } from './prompt';
 import { readTurnDataCounts, readTurnHealthData } from '../../../platform/health-data/snapshot';
-import { INVESTIGATED_TABLES, lacksData, noDataReply } from '../../steps/no-data-reply';
+import { INVESTIGATED_TABLES, lacksData, noDataReply } from '../../runtime/no-data-reply';
 import { factCheckOutcome, writeCheckedAnswer } from '../../steps/check-answer';
 import { buildFactSheet } from '../../../checks/fact-sheet';
 import { SentenceRelease } from '../../../checks/sentence-release';

@@ -11,7 +11,7 @@
 import type { Finding, GateVerdict } from '../../../contracts/findings';
 import type { Hypothesis } from './hypotheses';
 import type { TestedHypothesis } from './tested-hypotheses';
-import { DAILY_METRICS } from '../../../platform/health-data/records';
+import { DAILY_METRICS } from '../../../contracts/health-records';
 import { renderDigest, type HealthDigest } from './digest';
 
 export const INVESTIGATOR_SYSTEM = `You are the Hypothesis Investigator of Amy, a personal health assistant. The user asked an open question about their own wearable data. From the DIGEST of that data, propose the hypotheses most worth testing: patterns that look real, matter for health, and one computation can check.

@@ -3,7 +3,7 @@ import { lastUserMessage } from '../../../contracts/last-user-message';
 import type { FactCheckReferences } from '../../../checks/fact-check';
 import { endCheckedAnswer, factCheckOutcome, writeCheckedAnswer } from '../check-answer';
 import { FALLBACK_SYSTEM, fallbackMessages } from './prompt';
-import { withMemory } from '../memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted } from '../../runtime/stream-agent-reply';

@@ -1,4 +1,7 @@
-/** Memory extraction (MEMORY_UPDATE) and injection: docs/design.md#extraction, docs/design.md#injection. */
+/**
+ * Memory extraction (MEMORY_UPDATE): docs/design.md#extraction. Injection, which every step that reads memory
+ * uses, is the runtime's (../../runtime/memory-injection.ts).
+ */
 export const MEMORY_UPDATE_SYSTEM = `You keep Amy's long-term memory of the user. Read the exchange and emit only NEW durable facts about the user that will still matter two weeks from now.
 Categories: goal (something they are trying to achieve), preference (a constraint or preference they stated), insight (something established about them that the answer states; a finding computed from their data is remembered by the validator with its verdict and numbers, so never emit one), history (a significant fact about their past).
 Skip small talk, one-off questions and anything already obvious. Each text is one plain sentence of at most 500 characters.
@@ -17,16 +20,3 @@ export interface MemoryExtractPromptInputs {
 export const memoryExtractUserPrompt = ({ userMessage, answer, remembered }: MemoryExtractPromptInputs) =>
   `ASSISTANT ANSWER:\n${answer}\n\nUser message:\n${userMessage}` +
   (remembered ? `\n\nALREADY REMEMBERED (do not emit these again):\n${remembered}` : '');
-
-/** The first line of the memory block, naming what follows as read-only context. */
-export const MEMORY_HEADING = 'WHAT YOU REMEMBER ABOUT THE USER (read-only context, most recent first):';
-
-/**
- * An agent's system prompt with the turn's memory summary at its top (docs/design.md#injection): the
- * heading, the summary, a blank line, then the agent's own instructions. The summary is the one read at
- * the start of the turn; nothing is added when there is none (no memory, or `include_memory: false`).
- */
-export function withMemory(system: string, memory: string | undefined): string {
-  if (!memory) return system;
-  return `${MEMORY_HEADING}\n${memory}\n\n${system}`;
-}

@@ -15,13 +15,13 @@ import { checkNumbers, type FactCheckReferences, type NumberCheck } from '../../
 import { endCheckedAnswer, factCheckOutcome, writeCheckedAnswer } from '../check-answer';
 import { buildFactSheet } from '../../../checks/fact-sheet';
 import { anchorReferences, personalAnchorEntries } from '../../../checks/personal-anchors';
-import { withMemory } from '../memory/prompt';
+import { withMemory } from '../../runtime/memory-injection';
 import { FINAL_SYNTHESIS_SYSTEM, synthesisMessages, type SynthesisPromptInputs } from './prompt';
 import type { StepDeps } from '../../runtime/step-deps';
 import { runStepAttempt } from '../../runtime/step-attempt';
 import { announceAgentStarted } from '../../runtime/stream-agent-reply';
 import { readTurnDataCounts } from '../../../platform/health-data/snapshot';
-import { ANALYSED_TABLES, asksAboutOwnLabs, lacksData, noDataReply, ownLabsNote } from '../no-data-reply';
+import { ANALYSED_TABLES, asksAboutOwnLabs, lacksData, noDataReply, ownLabsNote } from '../../runtime/no-data-reply';
 
 /** A number about the user computed deterministically for the coach (docs/design.md, "Health Coach"). */
 interface SynthesisAnchor {

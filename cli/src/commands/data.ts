@@ -8,7 +8,7 @@ import {
   type Profile,
   type Workout,
 } from '@amy/sdk';
-import { PROFILE_SPECS, WORKOUT_TYPES, type FieldSpec } from '../../../platform/health-data/records';
+import { PROFILE_SPECS, WORKOUT_TYPES, type FieldSpec } from '../../../contracts/health-records';
 import { parseCommandLine } from '../args';
 import type { Command, CommandContext } from '../context';
 import { UsageError } from '../errors';

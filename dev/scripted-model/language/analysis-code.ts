@@ -5,7 +5,7 @@
  * without daily rows the latest workout or panel), as the spec's conventions say; a calendar window runs
  * from its first to its last day. Every frame's `date` is a datetime column.
  */
-import { LAB_BIOMARKER_NAMES } from '../../../platform/health-data/labs/biomarkers';
+import { LAB_BIOMARKER_NAMES } from '../../../contracts/lab-biomarkers';
 import type { DataSpec, SpecWindow } from './understanding';
 
 const q = (value: string) => JSON.stringify(value);

@@ -6,7 +6,7 @@
  */
 import type { Bundle, Observation, Quantity } from '@medplum/fhirtypes';
 import { z } from 'zod';
-import { labBiomarkerForLoinc, type LabBiomarker, type LabBiomarkerSpec } from './biomarkers';
+import { labBiomarkerForLoinc, type LabBiomarker, type LabBiomarkerSpec } from '../../../contracts/lab-biomarkers';
 import { normaliseLabValue, type LabUnitRefusalReason } from './units';
 
 const LOINC_SYSTEM = 'http://loinc.org';

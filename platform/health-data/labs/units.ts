@@ -20,7 +20,7 @@
  */
 import { UcumLhcUtils } from '@lhncbc/ucum-lhc';
 import { isOwnKey, ownValue } from '../../../contracts/own-keys';
-import { labBiomarker, type LabBiomarker, type LabBiomarkerSpec } from './biomarkers';
+import { labBiomarker, type LabBiomarker, type LabBiomarkerSpec } from '../../../contracts/lab-biomarkers';
 
 export type LabUnitRefusalReason = 'unknown_biomarker' | 'unknown_unit' | 'inconvertible_unit' | 'invalid_value';
 

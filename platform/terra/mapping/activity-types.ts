@@ -4,7 +4,7 @@
  * skiing, an e-bike ride, "Other") is left out rather than stored under a type it is not, since a workout's
  * type is what the analysis groups by.
  */
-import type { WorkoutType } from '../../health-data/records';
+import type { WorkoutType } from '../../../contracts/health-records';
 
 export const TERRA_ACTIVITY_TYPES: ReadonlyMap<number, WorkoutType> = new Map<number, WorkoutType>([
   [8, 'running'], // Running

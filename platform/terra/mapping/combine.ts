@@ -3,7 +3,7 @@
  * Apple Health copying it). Their values are never summed or averaged across providers: per metric, the
  * highest-priority provider that has it wins (./providers.ts). docs/terra-mapping.md#combining-providers.
  */
-import { DAILY_METRICS, SLEEP_STAGES, type DailyMetric } from '../../health-data/records';
+import { DAILY_METRICS, SLEEP_STAGES, type DailyMetric } from '../../../contracts/health-records';
 import { stagesOverrun } from './days';
 import { compareProviders } from './providers';
 import type { DayContribution, WorkoutContribution } from './types';

@@ -3,7 +3,13 @@
  * profile). docs/terra-mapping.md has the same mapping as tables. Every usable record gives a contribution,
  * even one with no values, so that a provider's re-delivery of a day replaces what it said before.
  */
-import { METRIC_SPECS, PROFILE_SPECS, SLEEP_STAGES, type DailyMetric, type DailyRow } from '../../health-data/records';
+import {
+  METRIC_SPECS,
+  PROFILE_SPECS,
+  SLEEP_STAGES,
+  type DailyMetric,
+  type DailyRow,
+} from '../../../contracts/health-records';
 import { sleepStagesOverrun } from '../../health-data/validate';
 import { acceptedValue, dayOf, instantOf, type Key, type RecordReader } from './read';
 import type { DayContribution, ProfileContribution } from './types';

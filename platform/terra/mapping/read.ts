@@ -4,7 +4,7 @@
  * SkippedField naming its path. Nothing here ever puts a value in a reason.
  */
 import { numberProblem } from '../../health-data/validate';
-import { parseIsoDate, type FieldSpec } from '../../health-data/records';
+import { parseIsoDate, type FieldSpec } from '../../../contracts/health-records';
 import type { SkippedField } from './types';
 
 export type JsonObject = Record<string, unknown>;

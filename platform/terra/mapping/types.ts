@@ -4,7 +4,7 @@
  * The writer stores contributions as they come and combines them per day (./combine.ts), so a provider's
  * re-delivery replaces its own earlier word without touching another provider's.
  */
-import type { DailyMetric, WorkoutRecord } from '../../health-data/records';
+import type { DailyMetric, WorkoutRecord } from '../../../contracts/health-records';
 
 /** What one Terra record says about one day of daily_summaries, from one provider. */
 export interface DayContribution {

@@ -4,7 +4,7 @@
  * is left out; an optional number that is not acceptable (calories, distance, heart rate) is left out alone.
  */
 import { createHash } from 'node:crypto';
-import { WORKOUT_SPECS, type WorkoutRecord } from '../../health-data/records';
+import { WORKOUT_SPECS, type WorkoutRecord } from '../../../contracts/health-records';
 import { workoutRowsProblem } from '../../health-data/validate';
 import { TERRA_ACTIVITY_TYPES } from './activity-types';
 import { acceptedValue, dayOf, instantOf, type Key, type RecordReader } from './read';

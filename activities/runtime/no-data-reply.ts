@@ -109,7 +109,7 @@ export function noDataReply(counts: TurnDataCounts, needed: readonly DataTable[]
 
 /**
  * Words a user writes for their lab results or one of the biomarkers the service stores
- * (platform/health-data/labs/biomarkers.ts), after "my" ("my latest LDL", "my cholesterol", "my labs").
+ * (contracts/lab-biomarkers.ts), after "my" ("my latest LDL", "my cholesterol", "my labs").
  */
 const OWN_LABS =
   /\bmy\s+(?:\w+\s+){0,3}?(?:labs?\b|lab results?|blood (?:work|tests?|sugar)|ldl|hdl|cholesterol|triglycerides|glucose|hba1c|a1c|tsh|thyroid|vitamin d\b|ferritin|(?:hs-?)?crp\b)/i;

@@ -1,7 +1,9 @@
 /**
- * A user's health data as the pipeline reads it. Field names are the snake_case column names the synthetic
- * data, the statistical gates and the CSV import use; `store.ts` reads and writes them as the tables' rows.
- * Dates are `YYYY-MM-DD` strings (calendar days, no time zone).
+ * A user's health data as the pipeline reads it and clients send it. Field names are the snake_case column
+ * names the synthetic data, the statistical gates and the CSV import use; platform/health-data/store.ts reads
+ * and writes them as the tables' rows. Dates are `YYYY-MM-DD` strings (calendar days, no time zone). A
+ * contract: the API's schemas (./data.ts) and the CLI state the accepted ranges from these tables, so they
+ * sit here, below the platform code that stores and validates the rows.
  */
 
 export const DAILY_METRICS = [

@@ -3,7 +3,9 @@
  * synthetic generator (`dev/synthetic-data/generate.ts`) and `activities/data/reference-ranges.json` use,
  * in the unit they use. Each has its LOINC code (the serum/plasma code, or blood for HbA1c), the other
  * LOINC codes accepted for it, its canonical UCUM unit and, where a value may arrive in molar units, the
- * molar mass that converts it. docs/health-data.md has the same table for readers.
+ * molar mass that converts it. docs/health-data.md has the same table for readers. A contract: the API's
+ * schemas (./data.ts) name the biomarkers a client may send; the lab module (platform/health-data/labs/)
+ * converts and maps values with this table.
  *
  * LOINC codes were checked against the LOINC long common names (release 2.83). A code is accepted as an
  * alias only when it measures the same thing in the same specimen, in mass or molar units; codes for
