@@ -1,8 +1,8 @@
 /**
  * The project's root directory: the one holding package.json, next to gates-py/, console/, sdk/dist/,
  * node_modules/ and .venv/. Files that are not code are found from here, not relative to a module's own
- * `__dirname`, because a module runs from two depths: as TypeScript (`platform/gates.ts`, under tsx) and
- * compiled (`dist/platform/gates.js`, `npm run build`). dist/ holds no package.json, so the nearest
+ * `__dirname`, because a module runs from two depths: as TypeScript (`platform/gates/index.ts`, under tsx) and
+ * compiled (`dist/platform/gates/index.js`, `npm run build`). dist/ holds no package.json, so the nearest
  * ancestor with one is the root from both.
  */
 import fs from 'node:fs';

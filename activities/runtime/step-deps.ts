@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import type { NetworkTools } from '../agents/domain-expert/network-tools';
 import type { EventLog } from '../../platform/event-log';
 import type { GatesRunner } from '../../platform/gates';
+import type { NetworkTools } from '../../platform/literature/network-tools';
 import type { Llm } from '../../platform/llm';
 import type { Sandbox } from '../../platform/sandbox';
 

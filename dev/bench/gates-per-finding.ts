@@ -1,6 +1,6 @@
 /**
  * (d) What one finding's gates cost in the warm, long-lived Python process a worker keeps
- * (platform/gates.ts): interpreter start-up and the numpy/scipy import are paid by one
+ * (platform/gates/): interpreter start-up and the numpy/scipy import are paid by one
  * warm-up request, then each finding goes in a request of its own, as a turn sends it, and is timed
  * from `run([series])` to its outcome (both sides' contract checks, the pipe and the gates included).
  *

@@ -1,4 +1,4 @@
-"""The line protocol `python -m gates` speaks (the TypeScript side is platform/gates.ts).
+"""The line protocol `python -m gates` speaks (the TypeScript side is platform/gates/).
 
 One request per line on stdin, answered by one line on stdout, in order. The request's `op` says
 what it asks for:

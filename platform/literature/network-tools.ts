@@ -26,6 +26,18 @@ export interface WebToolSettings {
   circuit: CircuitBreaker;
 }
 
+/** The clients the Domain Expert's network tools call (activities/agents/domain-expert/network-tools.ts). */
+export interface NetworkTools {
+  pubmed: PubMedClient;
+  /** Null without a Data Commons key: the tool is then not offered. */
+  dataCommons: DataCommonsClient | null;
+  /**
+   * The Messages API's web search and fetch (activities/agents/domain-expert/web-tools.ts); null when
+   * AMY_DE_WEB_TOOLS names none.
+   */
+  web?: WebToolSettings | null;
+}
+
 export function createNetworkToolClients(
   pool: Pool,
   config: Pick<
@@ -40,7 +52,7 @@ export function createNetworkToolClients(
     | 'AMY_DE_WEB_TOOLS'
     | 'AMY_DE_WEB_DOMAINS'
   >,
-): { pubmed: PubMedClient; dataCommons: DataCommonsClient | null; web: WebToolSettings | null } {
+): Required<NetworkTools> {
   const limiter = createPgRateLimiter(pool);
   const cache = createPgToolResultCache(pool);
   const circuit = createCircuitBreaker(CIRCUIT);

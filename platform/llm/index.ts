@@ -6,7 +6,6 @@
  * cost warning fires once, and SDK errors reach the workflow as errors its retry policy understands.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { BetaWebFetchTool20250910 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { ulid } from '../ids';
 import type { ZodType } from 'zod';
 import { STEP_HEADER, STEP_INPUTS_FIELD, type ModelCallId } from '../../contracts/steps';
@@ -20,6 +19,9 @@ import type { CostCapGuard } from '../cost-caps';
 import { resolveModel, type ModelOverrides } from './models';
 import { costUsd } from './prices';
 import { traceModelCalls } from './tracing';
+import type { Llm, LlmCallContext, LlmRequest, LlmResponse } from './llm';
+
+export type { Llm, LlmRequest, LlmResponse, LlmTool } from './llm';
 
 const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -51,47 +53,10 @@ export function createAnthropicClient(config: Pick<Config, 'ANTHROPIC_API_KEY' |
  */
 export const isScriptedModel = (config: Pick<Config, 'ANTHROPIC_API_KEY'>): boolean => !config.ANTHROPIC_API_KEY;
 
-interface LlmCallContext {
-  turnId: string;
-  /** Which model call this is: its step's id, or `<step>.<call>` for a step with several kinds of call. */
-  step: ModelCallId;
-  /**
-   * What the call's prompt was rendered from (its type is next to the prompt builder; the map of them is
-   * activities/runtime/model-call-inputs.ts). Sent only to the scripted model, which answers from it.
-   */
-  inputs: object;
-  attempt: number;
-  /** Aborts the HTTP request, e.g. the activity's cancellation signal. */
-  signal?: AbortSignal;
-}
-
-/**
- * A tool a request offers: one the caller runs (`Tool`), or one the Messages API runs itself (web search, and web
- * fetch, which is still in beta: a request offering it carries the beta header, WEB_FETCH_BETA).
- */
-export type LlmTool = Anthropic.ToolUnion | BetaWebFetchTool20250910;
-
 /** The `anthropic-beta` flag that web fetch needs (the SDK's BetaWebFetchTool20250910). */
 const WEB_FETCH_BETA = 'web-fetch-2025-09-10';
 
 const offersWebFetch = (req: LlmRequest) => req.tools?.some((tool) => tool.type === 'web_fetch_20250910') ?? false;
-
-export interface LlmRequest {
-  /** An alias (`opus`, `sonnet`, `haiku`) or an exact model id (./models.ts). */
-  model: string;
-  system?: string;
-  messages: Anthropic.MessageParam[];
-  maxTokens: number;
-  tools?: LlmTool[];
-  temperature?: number;
-}
-
-export interface LlmResponse {
-  text: string;
-  message: Anthropic.Message;
-  costUsd: number;
-  requestId: string | null;
-}
 
 /**
  * Thrown by a stream's `onDelta` when the caller has all it will take of the reply (the fact-check stopped an
@@ -100,21 +65,6 @@ export interface LlmResponse {
  */
 export class ReplyStopped extends Error {
   override name = 'ReplyStopped';
-}
-
-export interface Llm {
-  complete(ctx: LlmCallContext, req: LlmRequest): Promise<LlmResponse>;
-  /**
-   * Streams text deltas; each chunk goes to onDelta as it arrives. The stream's block events (a block's start and
-   * stop, a tool's input, a citation) go to onEvent, in order with the text: a server tool's result arrives whole in
-   * its block's start, before the text that cites it.
-   */
-  stream(
-    ctx: LlmCallContext,
-    req: LlmRequest,
-    onDelta: (delta: string) => Promise<void>,
-    onEvent?: (event: Anthropic.MessageStreamEvent) => Promise<void>,
-  ): Promise<LlmResponse>;
 }
 
 /** A row of `llm_calls`, written through `pg`: the ledger is on every model call's path. */

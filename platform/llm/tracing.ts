@@ -7,10 +7,11 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { SpanKind, type Span } from '@opentelemetry/api';
+import { wrapMethods } from '../method-wrappers';
 import { ATTR_TURN_ID, capturingContent, inSpan } from '../spans';
 import { LlmError } from './errors';
+import type { Llm, LlmCallContext, LlmRequest, LlmResponse } from './llm';
 import { resolveModel, type ModelOverrides } from './models';
-import type { Llm, LlmRequest, LlmResponse } from './index';
 
 /**
  * The GenAI conventions' names, copied rather than imported: they are in the semantic conventions
@@ -107,12 +108,10 @@ function recordResponse(span: Span, response: LlmResponse): void {
   }
 }
 
-type CallContext = Parameters<Llm['complete']>[0];
-
 /** `call` in its span, named for the model it will be made with (resolved as the LLM layer resolves it). */
 function traced(
   overrides: ModelOverrides,
-  ctx: CallContext,
+  ctx: LlmCallContext,
   req: LlmRequest,
   call: () => Promise<LlmResponse>,
 ): Promise<LlmResponse> {
@@ -143,8 +142,8 @@ function traced(
 
 /** The LLM layer with each call in its span (see the module comment). */
 export function traceModelCalls(overrides: ModelOverrides, llm: Llm): Llm {
-  return {
-    complete: (ctx, req) => traced(overrides, ctx, req, () => llm.complete(ctx, req)),
-    stream: (ctx, req, onDelta, onEvent) => traced(overrides, ctx, req, () => llm.stream(ctx, req, onDelta, onEvent)),
-  };
+  return wrapMethods(llm, {
+    complete: (complete, ctx, req) => traced(overrides, ctx, req, complete),
+    stream: (stream, ctx, req) => traced(overrides, ctx, req, stream),
+  });
 }

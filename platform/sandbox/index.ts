@@ -30,7 +30,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import type { BiomarkerRow, DailyRow, HealthProfileRow, WorkoutRow } from '../../contracts/health-records';
 import {
   bwrapArgs,
   MAX_SANDBOX_SLOTS,
@@ -46,13 +45,16 @@ import { ForkServer } from './fork-server';
 import { SparePool } from './pool';
 import { runConfined, type ConfinedExit } from './process';
 import { createRunDir, preparePrivateDir, SandboxDirError, sweepStaleRunDirs } from './run-dir';
-import { Slots, type SlotsLoad } from './slots';
+import type { Sandbox, SandboxErrorKind, SandboxResult, WarmMode } from './sandbox';
+import { Slots } from './slots';
 import { traceSandbox } from './tracing';
 import { leaseSandboxUid } from './uids';
+import { wrapMethods } from '../method-wrappers';
 import { metrics } from '../metrics';
 import { PROJECT_ROOT } from '../project-root';
 
 export { sweepStaleRunDirs } from './run-dir';
+export { WARM_MODES, type Sandbox, type SandboxData, type SandboxErrorKind, type SandboxResult } from './sandbox';
 
 export interface SandboxLimits {
   /** Wall-clock time of one run, start-up included. */
@@ -91,15 +93,6 @@ export function defaultSandboxDir(): string {
   return path.join(os.tmpdir(), `amy-sandboxes-${process.getuid?.() ?? 'user'}`);
 }
 
-/**
- * How runs start (`AMY_SANDBOX_WARM`): `fork`, children of a fork server that imported pandas once
- * (fork-server.ts; root only); `pool`, pre-started one-shot interpreters that imported pandas while
- * waiting for their one run (pool.ts); `off`, a fresh interpreter per run. `fork` is asked of a
- * non-root worker in vain: it needs distinct host uids for its children, so such a worker uses `pool`.
- */
-export const WARM_MODES = ['fork', 'pool', 'off'] as const;
-type WarmMode = (typeof WARM_MODES)[number];
-
 /** `fork` as root, `pool` otherwise. */
 function defaultWarmMode(asRoot: boolean): WarmMode {
   return asRoot ? 'fork' : 'pool';
@@ -123,49 +116,6 @@ export interface SandboxOptions {
   runDirParent?: string;
   /** How runs start (`AMY_SANDBOX_WARM`); `fork` as root, `pool` otherwise, by default. */
   warm?: WarmMode;
-}
-
-export interface SandboxData {
-  summary: DailyRow[];
-  activities: WorkoutRow[];
-  /** The lab results (`labs_df`); absent: none. */
-  labs?: BiomarkerRow[];
-  /** null when the user has no profile: `profile_df` is then empty. */
-  profile: HealthProfileRow | null;
-}
-
-export type SandboxErrorKind =
-  'exception' | 'timeout' | 'cpu_limit' | 'memory_limit' | 'forbidden' | 'crashed' | 'output_too_large';
-
-export type SandboxResult =
-  | { status: 'ok'; result: unknown; stdout: string; durationMs: number }
-  | {
-      status: 'error';
-      kind: SandboxErrorKind;
-      message: string;
-      /** The generated code's own frames only, with its line numbers. */
-      traceback?: string;
-      /** The line of the generated code the error points at, when there is one. */
-      line?: number;
-      durationMs: number;
-    };
-
-type PreflightResult =
-  { ok: true; code: string; autoFixed: boolean } | { ok: false; error: { line: number; col: number; message: string } };
-
-export interface Sandbox {
-  /** Syntax check, repairing the commonest indentation slip; run `code` from the answer. */
-  preflight(code: string, options?: { signal?: AbortSignal }): Promise<PreflightResult>;
-  run(input: { code: string; data: SandboxData; signal?: AbortSignal }): Promise<SandboxResult>;
-  /** Runs in progress and waiting, against the bound, and the most at once so far (for logs and tests). */
-  readonly load: SlotsLoad;
-  /** How its runs start: the mode asked for, as this worker can have it (see WarmMode). */
-  readonly warm: WarmMode;
-  /**
-   * Stops what it keeps warm (the fork server, the pool's waiting interpreters), for a worker that stops or
-   * a caller done with it. A run after it starts them again.
-   */
-  close(): Promise<void>;
 }
 
 /** The sandbox cannot confine code on this machine, so no generated code is run at all. */
@@ -284,27 +234,11 @@ function measured<T>(
 
 /** The sandbox with each call measured: a run by its result's status or error kind, a syntax check by its verdict. */
 function measuredSandbox(sandbox: Sandbox): Sandbox {
-  return {
-    get load() {
-      return sandbox.load;
-    },
-    warm: sandbox.warm,
-    close: () => sandbox.close(),
-    preflight: (code, options) =>
-      measured(
-        'preflight',
-        options?.signal,
-        () => sandbox.preflight(code, options),
-        (result) => (result.ok ? 'ok' : 'syntax_error'),
-      ),
-    run: (input) =>
-      measured(
-        'run',
-        input.signal,
-        () => sandbox.run(input),
-        (result) => (result.status === 'ok' ? 'ok' : result.kind),
-      ),
-  };
+  return wrapMethods(sandbox, {
+    preflight: (preflight, _code, options) =>
+      measured('preflight', options?.signal, preflight, (result) => (result.ok ? 'ok' : 'syntax_error')),
+    run: (run, input) => measured('run', input.signal, run, (result) => (result.status === 'ok' ? 'ok' : result.kind)),
+  });
 }
 
 export function createSandbox(options: SandboxOptions): Sandbox {

@@ -3,33 +3,29 @@
  * it ended (`amy.sandbox.outcome`: `ok` or the error's kind, `timeout`, `memory_limit`, …) and how long
  * the code itself ran. Never the code, the data or the output: they are the user's (see ./index.ts).
  */
-import type { Sandbox } from './index';
+import { wrapMethods } from '../method-wrappers';
 import { failSpan, inSpan } from '../spans';
+import type { Sandbox } from './sandbox';
 
 const ATTR_OUTCOME = 'amy.sandbox.outcome';
 const ATTR_RUN_MS = 'amy.sandbox.duration_ms';
 
 /** The sandbox with each run and syntax check in its span. */
 export function traceSandbox(sandbox: Sandbox): Sandbox {
-  return {
-    get load() {
-      return sandbox.load;
-    },
-    warm: sandbox.warm,
-    close: () => sandbox.close(),
-    preflight: (code, options) =>
+  return wrapMethods(sandbox, {
+    preflight: (preflight) =>
       inSpan('sandbox preflight', {}, async (span) => {
-        const checked = await sandbox.preflight(code, options);
+        const checked = await preflight();
         span.setAttribute(ATTR_OUTCOME, checked.ok ? 'ok' : 'syntax_error');
         return checked;
       }),
-    run: (input) =>
+    run: (run) =>
       inSpan('sandbox run', {}, async (span) => {
-        const result = await sandbox.run(input);
+        const result = await run();
         span.setAttribute(ATTR_RUN_MS, result.durationMs);
         span.setAttribute(ATTR_OUTCOME, result.status === 'ok' ? 'ok' : result.kind);
         if (result.status === 'error') failSpan(span, result.kind);
         return result;
       }),
-  };
+  });
 }

@@ -5,7 +5,7 @@
  * be reached the consultation still answers, saying so.
  */
 import { consultWithNetworkTools, standInPubMed } from '../support/domain-expert-consult';
-import type { NetworkTools } from '../../activities/agents/domain-expert/network-tools';
+import type { NetworkTools } from '../../platform/literature/network-tools';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
 import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../dev/scripted-model/types';
 import { startEutilsStandIn } from '../../dev/stand-ins/eutils';

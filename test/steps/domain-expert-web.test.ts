@@ -6,13 +6,12 @@
  * failing server tool is the tool's, not the turn's, and is not offered again once its circuit opens.
  */
 import { consultWithNetworkTools, standInPubMed } from '../support/domain-expert-consult';
-import type { NetworkTools } from '../../activities/agents/domain-expert/network-tools';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';
 import { startEutilsStandIn } from '../../dev/stand-ins/eutils';
 import type { StandInServer } from '../../dev/stand-ins/http-knobs';
 import type { ScriptedRequest, ScriptedResponse, ScriptedRule } from '../../dev/scripted-model/types';
 import { createCircuitBreaker, type CircuitBreaker } from '../../platform/literature/circuit';
-import type { WebToolName } from '../../platform/literature/network-tools';
+import type { NetworkTools, WebToolName } from '../../platform/literature/network-tools';
 import { costUsd } from '../../platform/llm/prices';
 import { startStepHarness, type StepHarness } from '../support/step-harness';
 

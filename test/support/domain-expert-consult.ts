@@ -8,7 +8,7 @@ import {
   type ConsultDomainExpertInput,
   type ConsultDomainExpertOutput,
 } from '../../activities/agents/domain-expert';
-import type { NetworkTools } from '../../activities/agents/domain-expert/network-tools';
+import type { NetworkTools } from '../../platform/literature/network-tools';
 import { createMemoryToolResultCache } from '../../platform/literature/cache';
 import { createCircuitBreaker } from '../../platform/literature/circuit';
 import { createPubMedClient, type PubMedClient } from '../../platform/literature/pubmed';

@@ -8,19 +8,9 @@
  */
 import { z } from 'zod';
 import { guardOutgoingQuery } from '../../../checks/outgoing-query-guard';
-import type { DataCommonsClient } from '../../../platform/literature/data-commons';
 import { NetworkToolError } from '../../../platform/literature/errors';
-import type { WebToolSettings } from '../../../platform/literature/network-tools';
-import { PUBMED_MAX_ARTICLES, type PubMedClient } from '../../../platform/literature/pubmed';
+import { PUBMED_MAX_ARTICLES } from '../../../platform/literature/pubmed';
 import { defineTool, ToolRequestError, type ToolContext } from './tool-contract';
-
-export interface NetworkTools {
-  pubmed: PubMedClient;
-  /** Null without a Data Commons key: the tool is then not offered. */
-  dataCommons: DataCommonsClient | null;
-  /** The Messages API's web search and fetch (./web-tools.ts); null when AMY_DE_WEB_TOOLS names none. */
-  web?: WebToolSettings | null;
-}
 
 function networkOf(ctx: ToolContext) {
   if (!ctx.network) throw new ToolRequestError('network tools are off in this service');

@@ -3,10 +3,11 @@
  * (./network-tools.ts). The dispatch turns every call into a tool_result.
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import type { NetworkTools } from '../../../platform/literature/network-tools';
 import { metrics } from '../../../platform/metrics';
 import { ATTR_TURN_ID, failSpan, inSpan } from '../../../platform/spans';
 import { literaturePriorsTool } from './literature-lookup';
-import { populationStatisticTool, pubmedSearchTool, type NetworkTools } from './network-tools';
+import { populationStatisticTool, pubmedSearchTool } from './network-tools';
 import { rangeCompareTool } from './range-compare';
 import type { DomainExpertTool, ToolContext, ToolOutcome } from './tool-contract';
 import { userProfileTool } from './user-profile';

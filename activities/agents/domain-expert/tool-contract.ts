@@ -8,7 +8,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import type { NetworkTools } from './network-tools';
+import type { NetworkTools } from '../../../platform/literature/network-tools';
 import type { OutgoingPrivacy } from './outgoing-privacy';
 
 export interface ToolContext {
