@@ -1,8 +1,7 @@
 /** The activity proxies the turn workflow schedules, grouped by how they fail and are retried. */
 import { ActivityCancellationType, patched, type RetryPolicy } from '@temporalio/workflow';
+import { NAMED_NON_RETRYABLE } from '../contracts/failure-types';
 import { proxyActivitiesWithSummaries, proxyLocalActivitiesWithSummaries } from './summaries';
-
-const NON_RETRYABLE = ['UpstreamRequestError', 'TurnNotFoundError'];
 
 const BOOKKEEPING_RETRY: RetryPolicy = {
   initialInterval: '500 ms',
@@ -74,7 +73,7 @@ export const modelSteps = proxyActivitiesWithSummaries({
     backoffCoefficient: 2,
     maximumInterval: '10 seconds',
     maximumAttempts: 4,
-    nonRetryableErrorTypes: NON_RETRYABLE,
+    nonRetryableErrorTypes: NAMED_NON_RETRYABLE,
   },
 });
 
@@ -100,6 +99,6 @@ export const agentSteps = proxyActivitiesWithSummaries({
     backoffCoefficient: 2,
     maximumInterval: '10 seconds',
     maximumAttempts: 3,
-    nonRetryableErrorTypes: NON_RETRYABLE,
+    nonRetryableErrorTypes: NAMED_NON_RETRYABLE,
   },
 });
