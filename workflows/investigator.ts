@@ -6,7 +6,7 @@
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
-import { bookkeeping, bookkeepingSteps, modelSteps } from './activities';
+import { bookkeepingSteps, deterministicSteps, modelSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
 import { recallMemory } from './memory';
 import type { StepRunner } from './progress';
@@ -33,7 +33,7 @@ export async function investigatorTurn(
     }),
   );
   const { findings } = await step('investigator_test', () =>
-    bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
+    deterministicSteps.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
   );
   const validated = await step('validation', () => validateFindings(step, { turnId, userId, memory }, findings));
   const written = await step('investigator_briefing', () =>
@@ -52,7 +52,7 @@ export async function investigatorTurn(
   // Checked as it was written; its record and Fact Sheet are step 7b's. Histories recorded before the briefing
   // was checked as it streamed replay a result without the outcome, and their check did it all.
   const checked = await step('fact_check', () =>
-    bookkeeping.checkAnswer({
+    deterministicSteps.checkAnswer({
       turnId,
       answer: briefing,
       userMessage: question,
