@@ -6,18 +6,18 @@
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
-import { bookkeepingSteps, deterministicSteps, modelSteps } from './activities';
+import { deterministicSteps, modelSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
 import { recallMemory } from './memory';
 import type { StepRunner } from './progress';
-import { validateFindings, validatorCounts } from './validate-findings';
+import { validateFindings } from './validate-findings';
+import { finishTurn } from './finish-turn';
 
 export async function investigatorTurn(
   step: StepRunner,
   input: TurnWorkflowInput,
   /** The memory read at the start of the turn; undefined for a turn started before it was read there. */
   recalled: string | undefined,
-  remember: (answer: string, validated: Awaited<ReturnType<typeof validateFindings>>, memory: string) => Promise<void>,
 ): Promise<TurnResult> {
   const { turnId, userId, messages } = input;
   const question = lastUserMessage(messages);
@@ -63,16 +63,15 @@ export async function investigatorTurn(
   // The briefing as checked, with any number that traces to nothing removed. Histories recorded before the
   // check was binding replay a result without it: their answer is the briefing, as it was then.
   const answer = (checked as Partial<typeof checked>).answer ?? briefing;
-  await step('memory', () => remember(answer, validated, memory));
-  return await step('complete_turn', () =>
-    bookkeepingSteps().completeTurn({
-      turnId,
-      answer,
+  return await finishTurn(step, input, {
+    answer,
+    validated,
+    memory,
+    record: {
       factSheet: checked.factSheet,
       agentsUsed: ['investigator'],
-      validator: validatorCounts(validated),
       factCheck: checked.factCheck,
       path: 'investigator',
-    }),
-  );
+    },
+  });
 }
