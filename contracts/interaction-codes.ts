@@ -3,13 +3,17 @@
  * and ./event-types.ts: the workflow bundle leaves zod out (test/e2e/history-replay.test.ts). The schemas are in
  * ./interaction.ts.
  */
+import type { FailureType } from './failure-types';
 import type { InputAnswer } from './interaction';
 
 /** The most questions one turn asks: the run timeout grows by this many waits (api/services/turn-workflows.ts). */
 export const MAX_INPUT_REQUESTS_PER_TURN = 2;
 
-/** The type of the failure a turn ends with when its question expired and its request said `on_expiry: fail`. */
-export const INPUT_EXPIRED_TYPE = 'InputExpired';
+/**
+ * The type of the failure a turn ends with when its question expired and its request said `on_expiry: fail`; its
+ * treatment is ./failure-types.ts's.
+ */
+export const INPUT_EXPIRED_TYPE = 'InputExpired' satisfies FailureType;
 
 /** The `provideInput` Update's refusals, by failure type: the API gives each its error code (api/services/turn-input.ts). */
 export const INPUT_REFUSALS = {

@@ -10,6 +10,7 @@
  * it. Calls already in flight finish, so spend can pass a cap by what they cost.
  */
 import type { Pool } from 'pg';
+import type { FailureType } from '../contracts/failure-types';
 import { LlmError } from './llm/errors';
 import { inTransaction } from './pg-pool';
 
@@ -168,7 +169,7 @@ export function describeCostCapReached({ window, limitUsd, spentUsd, resetsAt }:
  * `cost_cap_exceeded` (never retried: the cap holds until its window ends).
  */
 export class CostCapExceededError extends LlmError {
-  override name = 'CostCapExceededError';
+  override name: FailureType = 'CostCapExceededError';
 }
 
 /** Called before each model call of a turn: throws CostCapExceededError once the turn's user reached a cap. */

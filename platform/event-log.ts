@@ -14,6 +14,7 @@
  * (./event-notification.ts); API processes LISTEN and fan out.
  */
 import type { Pool, PoolClient } from 'pg';
+import type { FailureType } from '../contracts/failure-types';
 import { metrics } from './metrics';
 import { TERMINAL_EVENTS, type TurnEvent, type TurnEventData, type TurnEventType } from '../contracts/events';
 
@@ -33,7 +34,7 @@ export type NewTurnEvent<T extends TurnEventType = TurnEventType> = {
 }[T];
 
 export class TurnNotFoundError extends Error {
-  override name = 'TurnNotFoundError';
+  override name: FailureType = 'TurnNotFoundError';
 }
 
 export interface EventLog {

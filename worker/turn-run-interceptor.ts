@@ -20,6 +20,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { FailureType } from '../contracts/failure-types';
 import { TurnNotFoundError } from '../platform/event-log';
 import { workflowIdFitsType } from '../platform/temporal/service-workflows';
 import type { WorkflowOwners } from '../platform/temporal/workflow-owner';
@@ -81,5 +82,6 @@ export function turnRunInterceptors(
   });
 }
 
-const turnNotFound = (message: string) => ApplicationFailure.nonRetryable(message, 'TurnNotFoundError');
+const turnNotFound = (message: string) =>
+  ApplicationFailure.nonRetryable(message, 'TurnNotFoundError' satisfies FailureType);
 const refused = (message: string, type: string) => ApplicationFailure.nonRetryable(message, type);

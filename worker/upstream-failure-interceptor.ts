@@ -4,12 +4,13 @@
  * The workflow puts that id in the failed turn's `error.request_id`: the id of the very call that
  * failed the turn, which support can look up, rather than a guess from the ledger.
  *
- * A call refused by a cost cap leaves it non-retryable: the cap holds until its window ends, so the turn
- * fails at once (`cost_cap_exceeded`) rather than after the step's retry budget.
+ * A failure that ends the turn wherever it happens (contracts/failure-types.ts: a call refused by a cost cap, which
+ * holds until its window ends) leaves it non-retryable, so the turn fails at once (`cost_cap_exceeded`) rather than
+ * after the step's retry budget.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { CostCapExceededError } from '../platform/cost-caps';
+import { failureTreatment } from '../contracts/failure-types';
 import { LlmError } from '../platform/llm/errors';
 
 /** What the workflow reads from `ApplicationFailure.details[0]` (see workflows/turn-workflow.ts). */
@@ -31,7 +32,7 @@ export const upstreamFailureInterceptors: ActivityInterceptorsFactory = () => ({
           message: err.message,
           details: [details],
           cause: err,
-          nonRetryable: err instanceof CostCapExceededError,
+          nonRetryable: failureTreatment(err.name)?.endsTheTurn === true,
         });
       }
     },

@@ -1,20 +1,35 @@
 /** The activity proxies the turn workflow schedules, grouped by how they fail and are retried. */
-import { ActivityCancellationType, patched, type RetryPolicy } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, type ActivityOptions } from '@temporalio/workflow';
+import { NAMED_NON_RETRYABLE } from '../contracts/failure-types';
 import { proxyActivitiesWithSummaries, proxyLocalActivitiesWithSummaries } from './summaries';
 
-const NON_RETRYABLE = ['UpstreamRequestError', 'TurnNotFoundError'];
-
-const BOOKKEEPING_RETRY: RetryPolicy = {
-  initialInterval: '500 ms',
-  backoffCoefficient: 2,
-  maximumInterval: '10 seconds',
-};
-
-/** Bookkeeping against our own Postgres: quick, retried until Postgres is back. */
-export const bookkeeping = proxyActivitiesWithSummaries({
+/** Work against our own Postgres: quick, retried until Postgres is back. */
+const UNTIL_POSTGRES_IS_BACK = {
   startToCloseTimeout: '30 seconds',
-  retry: BOOKKEEPING_RETRY,
-});
+  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+} satisfies ActivityOptions;
+
+/** The quick bookkeeping steps on every turn's path; local activities once `bookkeepingSteps` says so. */
+const LOCAL_BOOKKEEPING_STEPS = ['startTurn', 'recallMemory', 'completeTurn', 'finishDataScience'] as const;
+
+/** Bookkeeping against our own Postgres: a turn's row, its question and answer, a Critic's fallback. */
+export const bookkeeping = proxyActivitiesWithSummaries(UNTIL_POSTGRES_IS_BACK, [
+  ...LOCAL_BOOKKEEPING_STEPS,
+  'failTurn',
+  'recordCriticFallback',
+  'requestInput',
+  'receiveInput',
+]);
+
+/**
+ * Deterministic work of our own over the turn's rows and answer, neither a model call nor Python: the
+ * Investigator's test of its hypotheses on the user's rows and the check of its briefing against the Fact Sheet.
+ * What can fail is Postgres, so they are retried as bookkeeping is, until it is back.
+ */
+export const deterministicSteps = proxyActivitiesWithSummaries(UNTIL_POSTGRES_IS_BACK, [
+  'testHypotheses',
+  'checkAnswer',
+]);
 
 /**
  * The bookkeeping steps on every turn's path, run as local activities: in the worker that runs the
@@ -42,12 +57,8 @@ export const bookkeeping = proxyActivitiesWithSummaries({
  * `turn:retry` stops looking for the failed step.
  */
 const localBookkeeping = proxyLocalActivitiesWithSummaries(
-  {
-    startToCloseTimeout: '30 seconds',
-    retry: BOOKKEEPING_RETRY,
-    cancellationType: ActivityCancellationType.TRY_CANCEL,
-  },
-  ['startTurn', 'recallMemory', 'completeTurn', 'finishDataScience'] as const,
+  { ...UNTIL_POSTGRES_IS_BACK, cancellationType: ActivityCancellationType.TRY_CANCEL },
+  LOCAL_BOOKKEEPING_STEPS,
 );
 
 /**
@@ -66,40 +77,67 @@ export function bookkeepingSteps(): typeof localBookkeeping {
 }
 
 /** Model calls: retried with backoff on 529/5xx/timeouts and malformed output, up to a budget. */
-export const modelSteps = proxyActivitiesWithSummaries({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 4,
-    nonRetryableErrorTypes: NON_RETRYABLE,
+export const modelSteps = proxyActivitiesWithSummaries(
+  {
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
+      maximumAttempts: 4,
+      nonRetryableErrorTypes: NAMED_NON_RETRYABLE,
+    },
   },
-});
+  [
+    'classifyVagueness',
+    'clarify',
+    'route',
+    'replyConversationally',
+    'rephraseQuestions',
+    'planAnalysis',
+    'writeAnalysisCode',
+    'debugAnalysisCode',
+    'summariseAnalysis',
+    'extractFindings',
+    'reflect',
+    'critiqueFinding',
+    'assessFinding',
+    'proposeHypotheses',
+    'writeBriefing',
+    'synthesise',
+    'rememberTurn',
+  ],
+);
 
 /**
  * Python work (a sandbox run, the gates): a failed analysis is a returned value, not an error, so a
  * retry here only covers infrastructure (a crashed gates process, Postgres); a few attempts suffice.
  */
-export const computeSteps = proxyActivitiesWithSummaries({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
-});
+export const computeSteps = proxyActivitiesWithSummaries(
+  {
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
+  },
+  ['runAnalysis', 'runGates'],
+);
 
 /**
  * Multi-call agents (the Domain Expert's tool loop of up to 10 model turns, the coach's three
  * modules): one activity each, heartbeating, so the budget is the whole conversation's.
  */
-export const agentSteps = proxyActivitiesWithSummaries({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: NON_RETRYABLE,
+export const agentSteps = proxyActivitiesWithSummaries(
+  {
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: NAMED_NON_RETRYABLE,
+    },
   },
-});
+  ['consultDomainExpert', 'coachUser'],
+);

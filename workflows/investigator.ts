@@ -6,18 +6,18 @@
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
-import { bookkeeping, bookkeepingSteps, modelSteps } from './activities';
+import { deterministicSteps, modelSteps } from './activities';
 import type { TurnWorkflowInput } from './definitions';
 import { recallMemory } from './memory';
 import type { StepRunner } from './progress';
-import { validateFindings, validatorCounts } from './validate-findings';
+import { validateFindings } from './validate-findings';
+import { finishTurn } from './finish-turn';
 
 export async function investigatorTurn(
   step: StepRunner,
   input: TurnWorkflowInput,
   /** The memory read at the start of the turn; undefined for a turn started before it was read there. */
   recalled: string | undefined,
-  remember: (answer: string, validated: Awaited<ReturnType<typeof validateFindings>>, memory: string) => Promise<void>,
 ): Promise<TurnResult> {
   const { turnId, userId, messages } = input;
   const question = lastUserMessage(messages);
@@ -33,7 +33,7 @@ export async function investigatorTurn(
     }),
   );
   const { findings } = await step('investigator_test', () =>
-    bookkeeping.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
+    deterministicSteps.testHypotheses({ turnId, userId, hypotheses: proposed.hypotheses }),
   );
   const validated = await step('validation', () => validateFindings(step, { turnId, userId, memory }, findings));
   const written = await step('investigator_briefing', () =>
@@ -52,7 +52,7 @@ export async function investigatorTurn(
   // Checked as it was written; its record and Fact Sheet are step 7b's. Histories recorded before the briefing
   // was checked as it streamed replay a result without the outcome, and their check did it all.
   const checked = await step('fact_check', () =>
-    bookkeeping.checkAnswer({
+    deterministicSteps.checkAnswer({
       turnId,
       answer: briefing,
       userMessage: question,
@@ -63,16 +63,15 @@ export async function investigatorTurn(
   // The briefing as checked, with any number that traces to nothing removed. Histories recorded before the
   // check was binding replay a result without it: their answer is the briefing, as it was then.
   const answer = (checked as Partial<typeof checked>).answer ?? briefing;
-  await step('memory', () => remember(answer, validated, memory));
-  return await step('complete_turn', () =>
-    bookkeepingSteps().completeTurn({
-      turnId,
-      answer,
+  return await finishTurn(step, input, {
+    answer,
+    validated,
+    memory,
+    record: {
       factSheet: checked.factSheet,
       agentsUsed: ['investigator'],
-      validator: validatorCounts(validated),
       factCheck: checked.factCheck,
       path: 'investigator',
-    }),
-  );
+    },
+  });
 }

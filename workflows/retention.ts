@@ -2,11 +2,14 @@
 import { patched } from '@temporalio/workflow';
 import { proxyActivitiesWithSummaries } from './summaries';
 
-const { purgeExpiredTurnEvents, reconcileAbandonedTurns } = proxyActivitiesWithSummaries({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
-});
+const { purgeExpiredTurnEvents, reconcileAbandonedTurns } = proxyActivitiesWithSummaries(
+  {
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
+  },
+  ['purgeExpiredTurnEvents', 'reconcileAbandonedTurns'],
+);
 
 /** Far longer than starting a workflow takes, far shorter than a user's slot should stay taken. */
 const DEFAULT_ABANDONED_AFTER_SECONDS = 300;

@@ -99,11 +99,25 @@ const summaryOf = (activityType: string, args: unknown[]) =>
     ? activitySummary(activityType as ActivityName, args[0] as Input)
     : activityType;
 
-/** Like proxyActivities, with each call's summary naming its step (activitySummary). */
-export function proxyActivitiesWithSummaries(options: ActivityOptions): ActivityInterfaceFor<TurnActivities> {
-  return new Proxy({} as ActivityInterfaceFor<TurnActivities>, {
-    get(_, activityType) {
-      if (typeof activityType !== 'string') throw new TypeError('activity types are strings');
+/** The activity `activityType` names, when it is one of `names`: a proxy group runs its own activities only. */
+function listedActivity<N extends ActivityName>(names: readonly N[], activityType: string | symbol, group: string): N {
+  if (typeof activityType !== 'string' || !names.includes(activityType as N)) {
+    throw new TypeError(`${String(activityType)} is not run ${group}`);
+  }
+  return activityType as N;
+}
+
+/**
+ * Like proxyActivities, with each call's summary naming its step (activitySummary). Typed to the activities
+ * `names` lists, so a step cannot be run with another group's timeouts and retries by mistake.
+ */
+export function proxyActivitiesWithSummaries<N extends ActivityName>(
+  options: ActivityOptions,
+  names: readonly N[],
+): ActivityInterfaceFor<Pick<TurnActivities, N>> {
+  return new Proxy({} as ActivityInterfaceFor<Pick<TurnActivities, N>>, {
+    get(_, property) {
+      const activityType = listedActivity(names, property, 'with these options');
       return (...args: unknown[]) =>
         scheduleActivity(activityType, args, { ...options, summary: summaryOf(activityType, args) });
     },
@@ -120,10 +134,8 @@ export function proxyLocalActivitiesWithSummaries<N extends ActivityName>(
   names: readonly N[],
 ): ActivityInterfaceFor<Pick<TurnActivities, N>> {
   return new Proxy({} as ActivityInterfaceFor<Pick<TurnActivities, N>>, {
-    get(_, activityType) {
-      if (typeof activityType !== 'string' || !names.includes(activityType as N)) {
-        throw new TypeError(`${String(activityType)} is not run as a local activity`);
-      }
+    get(_, property) {
+      const activityType = listedActivity(names, property, 'as a local activity');
       return async (...args: unknown[]) => {
         try {
           return await scheduleLocalActivity(activityType, args, {

@@ -1,21 +1,16 @@
 /**
  * What a failed turn tells its client: the workflow turns whatever ended the turn into one of the turn error
  * codes (contracts/errors.ts `TURN_ERROR_CODES`), every one of them but `turn_abandoned`, which the
- * reconciler and the API's start of a turn write (platform/turn-ending.ts). Apart from the workflow so that a
+ * reconciler and the API's start of a turn write (platform/turn-ending.ts). A failure of a type the workflow
+ * tells apart gets its type's code (contracts/failure-types.ts). Apart from the workflow so that a
  * unit test can run each kind of failure through it and hold the OpenAPI document's enum to what comes out
  * (test/unit/openapi-turn-errors.test.ts).
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
 import { docsUrl } from '../contracts/docs-url';
 import type { TurnErrorBody, TurnErrorCode } from '../contracts/errors';
-import { COST_CAP_EXCEEDED_TYPE } from './turn-stoppers';
+import { FAILURE_TYPES, failureTreatment } from '../contracts/failure-types';
 import { INPUT_EXPIRED_TYPE } from '../contracts/interaction-codes';
-
-const FAILURE_CODES: Record<string, TurnErrorCode> = {
-  UpstreamUnavailableError: 'upstream_unavailable',
-  ModelOutputInvalidError: 'model_output_invalid',
-  [COST_CAP_EXCEEDED_TYPE]: 'cost_cap_exceeded',
-};
 
 export function turnError(err: unknown): TurnErrorBody {
   let code: TurnErrorCode = 'internal_error';
@@ -26,12 +21,12 @@ export function turnError(err: unknown): TurnErrorBody {
     message = 'The turn was cancelled.';
   } else if (err instanceof ApplicationFailure && err.type === INPUT_EXPIRED_TYPE) {
     // The turn asked, its request said to fail at the deadline, and no answer came.
-    code = 'input_expired';
+    code = FAILURE_TYPES[INPUT_EXPIRED_TYPE].turnError;
     message = err.message;
   } else if (err instanceof ActivityFailure) {
     const cause = err.cause;
     if (cause instanceof ApplicationFailure) {
-      code = FAILURE_CODES[cause.type ?? ''] ?? 'internal_error';
+      code = failureTreatment(cause.type)?.turnError ?? 'internal_error';
       message = `Step ${err.activityType} failed: ${cause.message}`;
       requestId = requestIdOf(cause.details?.[0]);
     } else if (cause instanceof TimeoutFailure) {

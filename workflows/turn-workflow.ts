@@ -3,7 +3,7 @@
  * on their results; every side effect lives in activities/. It must stay deterministic: no I/O,
  * clocks, randomness or Node built-ins here (enforced by lint).
  */
-import { ApplicationFailure, CancellationScope, log } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope } from '@temporalio/workflow';
 import { lastUserMessage } from '../contracts/last-user-message';
 import {
   ROUTABLE_AGENTS,
@@ -14,16 +14,15 @@ import {
   type TurnPath,
 } from '../contracts/steps';
 import type { TurnResult } from '../contracts/turn';
-import type { RememberTurnInput } from '../activities/steps/memory';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
 import { agentSteps, bookkeeping, bookkeepingSteps, modelSteps } from './activities';
+import { finishTurn } from './finish-turn';
 import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
 import { investigatorTurn } from './investigator';
 import type { TurnWorkflowInput } from './definitions';
 import { recallMemory, recallMemoryAtTurnStart } from './memory';
 import { trackProgress, type StepRunner } from './progress';
-import { validateFindings, validatorCounts } from './validate-findings';
-import { endsTheTurn } from './turn-stoppers';
+import { validateFindings } from './validate-findings';
 import { openInputDesk } from './ask-user';
 import { scanConfirmed } from './investigator-confirmation';
 import { askWhatItMeans, type ClarifiedConversation } from './clarification';
@@ -49,17 +48,7 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
     ]);
     if (vagueness === 'high' && (await scanConfirmed(desk))) {
       path = 'investigator';
-      return await investigatorTurn(step, input, memory, (answer, validated, snapshot) =>
-        rememberTurn({
-          turnId,
-          userId: input.userId,
-          includeMemory: input.context.include_memory,
-          userMessage: lastUserMessage(messages),
-          answer,
-          validated,
-          memory: snapshot,
-        }),
-      );
+      return await investigatorTurn(step, input, memory);
     }
     const clarified = await askWhatItMeans(desk, messages, ambiguity);
     const conversation = clarified.messages;
@@ -71,30 +60,12 @@ export async function TurnWorkflow(input: TurnWorkflowInput): Promise<TurnResult
       const { answer, factCheck } = await step('fallback_reply', () =>
         modelSteps.replyConversationally({ turnId, messages: conversation, memory }),
       );
-      const userMessage = lastUserMessage(messages);
-      await step('memory', () =>
-        rememberTurn({
-          turnId,
-          userId: input.userId,
-          includeMemory: input.context.include_memory,
-          userMessage,
-          answer,
-          validated: [],
-          // Undefined for a fallback turn started before memory was read at the start: the extractor reads it.
-          ...(memory === undefined ? {} : { memory }),
-        }),
-      );
-      return await step('complete_turn', () =>
-        bookkeepingSteps().completeTurn({
-          turnId,
-          answer,
-          factSheet: [],
-          agentsUsed: [],
-          validator: validatorCounts([]),
-          factCheck,
-          path: 'conversation',
-        }),
-      );
+      return await finishTurn(step, input, {
+        answer,
+        validated: [],
+        memory,
+        record: { factSheet: [], agentsUsed: [], factCheck, path: 'conversation' },
+      });
     }
     return await specialistTurn(step, input, clarified, routing, memory);
   } catch (err) {
@@ -282,29 +253,18 @@ async function specialistTurn(
       memory,
     }),
   );
-  await step('memory', () =>
-    rememberTurn({
-      turnId,
-      userId,
-      includeMemory: input.context.include_memory,
-      userMessage,
-      answer: synthesis.answer,
-      validated,
-      memory,
-    }),
-  );
-  return await step('complete_turn', () =>
-    bookkeepingSteps().completeTurn({
-      turnId,
-      answer: synthesis.answer,
+  return await finishTurn(step, input, {
+    answer: synthesis.answer,
+    validated,
+    memory,
+    record: {
       factSheet: synthesis.factSheet,
       personalAnchors: synthesis.personalAnchors,
       agentsUsed: AGENT_ORDER.filter((agent) => agentsUsed.has(agent)),
-      validator: validatorCounts(validated),
       factCheck: synthesis.factCheck,
       path: mainAgent,
-    }),
-  );
+    },
+  });
 }
 
 const AGENT_ORDER: AgentName[] = ['data_science', 'domain_expert', 'health_coach'];
@@ -314,16 +274,3 @@ const coachFinding = ({ finding, verdict, assessment }: ValidatedFinding) => ({
   verdict,
   assessment: assessment && { mechanism: assessment.mechanism, strategy: assessment.strategy },
 });
-
-/**
- * Memory is best-effort (docs/design.md#step-8-memory): a turn that answered is not failed by its memory
- * step, except by what ends any turn (a cost cap reached stops it at this step boundary too).
- */
-async function rememberTurn(input: RememberTurnInput): Promise<void> {
-  try {
-    await modelSteps.rememberTurn(input);
-  } catch (err) {
-    if (endsTheTurn(err)) throw err;
-    log.warn('the memory step failed; the turn completes without it', { turnId: input.turnId, error: String(err) });
-  }
-}

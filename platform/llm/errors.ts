@@ -1,6 +1,7 @@
 /**
- * What can go wrong with an LLM call, as errors the workflow's retry policy can tell apart by
- * `name` (Temporal matches `nonRetryableErrorTypes` against it).
+ * What can go wrong with an LLM call, as errors the workflow can tell apart by `name` (Temporal matches
+ * `nonRetryableErrorTypes` against it): each name is a failure type, whose treatment by the workflow is
+ * contracts/failure-types.ts's.
  */
 import {
   AnthropicError,
@@ -9,6 +10,7 @@ import {
   APIError,
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
+import type { FailureType } from '../../contracts/failure-types';
 
 /** How a call ended, as recorded in `llm_calls.outcome`. */
 export type LlmCallOutcome =
@@ -45,22 +47,22 @@ export abstract class LlmError extends Error {
 
 /** The model API is overloaded, failing, rate limiting or unreachable: worth retrying later. */
 export class UpstreamUnavailableError extends LlmError {
-  override name = 'UpstreamUnavailableError';
+  override name: FailureType = 'UpstreamUnavailableError';
 }
 
 /** The model API refused the request itself (a 4xx other than 408/409/429): a retry would be refused too. */
 export class UpstreamRequestError extends LlmError {
-  override name = 'UpstreamRequestError';
+  override name: FailureType = 'UpstreamRequestError';
 }
 
 /** The model answered, but not in the shape the step needs. The calling step decides whether to retry. */
 export class ModelOutputInvalidError extends LlmError {
-  override name = 'ModelOutputInvalidError';
+  override name: FailureType = 'ModelOutputInvalidError';
 }
 
 /** The caller aborted the call (activity cancellation); nothing upstream went wrong. */
 export class LlmCallAbortedError extends LlmError {
-  override name = 'LlmCallAbortedError';
+  override name: FailureType = 'LlmCallAbortedError';
 }
 
 export interface MappedLlmFailure {
