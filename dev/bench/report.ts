@@ -1,10 +1,11 @@
 /**
- * Turns the measurements into one table (targets and whether they were met), prints it and writes it
- * into docs/benchmarks.md between the generated-section markers, leaving the hand-written rest alone.
+ * Turns the measurements into one table (targets and whether they were met) and renders it twice: the run's
+ * record (the machine, the table and every measurement's details; a file of its own under
+ * docs/benchmarks/bench/) and the part of docs/benchmarks.md the run rewrites (the table and the links to
+ * every record). Writing them is ./run-records.ts's job.
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import type { GatesPerFindingResult, GatesSeriesResult } from './gates-per-finding';
 import type { IdleSubscribersResult } from './idle-subscribers';
 import type { SandboxOverheadResult } from './sandbox-overhead';
@@ -13,6 +14,7 @@ import { formatMs, type Summary } from './stats';
 import type { TurnOverheadResult } from './turn-overhead';
 import { overlapInWords, shapeKey } from './history-shape';
 import type { CpuSeries, TurnCpuResult } from './turn-cpu';
+import { recordLink } from './run-records';
 
 export const TARGETS = {
   turnOverheadRatio: 1.5,
@@ -52,10 +54,6 @@ export interface MachineInfo {
   load: number[];
   date: string;
 }
-
-const BEGIN_MARKER = '<!-- BEGIN GENERATED: npm run bench -->';
-const END_MARKER = '<!-- END GENERATED -->';
-const docPath = path.resolve(__dirname, '..', '..', 'docs', 'benchmarks.md');
 
 export function machineInfo(postgres: string, temporal: string): MachineInfo {
   const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
@@ -475,10 +473,18 @@ export function machineRows(machine: MachineInfo): string[][] {
   ];
 }
 
-export function renderReport(machine: MachineInfo, sections: Section[], durationSeconds: number): string {
-  const rows = sections.flatMap((s) => s.rows);
+const resultsTable = (rows: readonly ResultRow[]) =>
+  table(
+    ['Measurement', 'Result', 'Target', 'Met'],
+    rows.map((r) => [r.measurement, r.result, r.target, metText(r.met)]),
+  );
+
+/** The run's record: a file of its own under docs/benchmarks/bench/. */
+export function renderRunRecord(machine: MachineInfo, sections: Section[], durationSeconds: number): string {
   return [
-    `### Run of ${machine.date}`,
+    `# Benchmarks (npm run bench): run of ${machine.date}`,
+    '',
+    'Written by `npm run bench` ([what each measurement is](../../benchmarks.md#benchmarks)).',
     '',
     table(
       ['Machine', ''],
@@ -488,47 +494,24 @@ export function renderReport(machine: MachineInfo, sections: Section[], duration
       ],
     ),
     '',
-    table(
-      ['Measurement', 'Result', 'Target', 'Met'],
-      rows.map((r) => [r.measurement, r.result, r.target, metText(r.met)]),
-    ),
+    resultsTable(sections.flatMap((s) => s.rows)),
     '',
     ...sections.flatMap((s) => s.details).map((d) => `- ${d}`),
     `- The whole run took ${durationSeconds.toFixed(0)} s.`,
+    '',
   ].join('\n');
 }
 
-/** Replaces the generated section of docs/benchmarks.md, creating the file (or the section) if missing. */
-export function writeBenchmarksDoc(generated: string): string {
-  const section = `${BEGIN_MARKER}\n\n${generated}\n\n${END_MARKER}`;
-  const existing = fs.existsSync(docPath) ? fs.readFileSync(docPath, 'utf8') : '# Benchmarks\n';
-  const begin = existing.indexOf(BEGIN_MARKER);
-  const end = existing.indexOf(END_MARKER);
-  const updated =
-    begin !== -1 && end > begin
-      ? existing.slice(0, begin) + section + existing.slice(end + END_MARKER.length)
-      : `${existing.trimEnd()}\n\n${section}\n`;
-  fs.mkdirSync(path.dirname(docPath), { recursive: true });
-  fs.writeFileSync(docPath, updated);
-  return docPath;
-}
-
 /**
- * Replaces the section of docs/benchmarks.md that another script (`command`) generates, between markers
- * of its own (`<!-- BEGIN GENERATED: <command> -->` … `<!-- END GENERATED: <command> -->`), which the
- * hand-written text places; appended at the end when they are missing.
+ * The generated part of docs/benchmarks.md's section: the latest run's table and the links to every record
+ * (`records`: file names under docs/benchmarks/bench/, newest first, the latest run's included).
  */
-export function writeGeneratedSection(command: string, generated: string): string {
-  const begin = `<!-- BEGIN GENERATED: ${command} -->`;
-  const end = `<!-- END GENERATED: ${command} -->`;
-  const section = `${begin}\n\n${generated}\n\n${end}`;
-  const existing = fs.readFileSync(docPath, 'utf8');
-  const from = existing.indexOf(begin);
-  const to = existing.indexOf(end);
-  const updated =
-    from !== -1 && to > from
-      ? existing.slice(0, from) + section + existing.slice(to + end.length)
-      : `${existing.trimEnd()}\n\n${section}\n`;
-  fs.writeFileSync(docPath, updated);
-  return docPath;
+export function renderDocSection(machine: MachineInfo, sections: Section[], records: readonly string[]): string {
+  return [
+    `Latest run: ${machine.date} (${recordLink('bench', records[0])}: the machine and every measurement's details).`,
+    '',
+    resultsTable(sections.flatMap((s) => s.rows)),
+    '',
+    `Every run's record: ${records.map((file) => recordLink('bench', file)).join(', ')}.`,
+  ].join('\n');
 }

@@ -1,6 +1,7 @@
 /**
  * `npm run bench:roles`: each role's resident memory run through tsx and compiled (`npm run build`),
- * side by side in one run, written to docs/benchmarks.md (its own generated section). Not a test.
+ * side by side in one run. The run's record goes to docs/benchmarks/roles/<time>.md and its table to
+ * docs/benchmarks.md's generated block (./run-records.ts). Not a test.
  *
  * Three ways of running the API and the worker, each as a pair of child processes on its own task queue:
  *   - tsx, as `npm run api` / `npm run worker` (the worker bundles workflows/ at start);
@@ -22,7 +23,8 @@ import { readProcStatusKb } from './api-process';
 import { DATA_QUESTION } from './data-turn-overhead';
 import { createBenchUser } from './fixtures';
 import { startInfrastructure } from './infrastructure';
-import { machineInfo, machineRows, table, writeGeneratedSection } from './report';
+import { machineInfo, machineRows, table, type MachineInfo } from './report';
+import { listRunRecords, recordLink, writeGeneratedSection, writeRunRecord } from './run-records';
 import { nowMs } from './stats';
 
 const ROUNDS = 3;
@@ -139,12 +141,25 @@ async function measure(
   }
 }
 
-function report(samples: Map<Way, Sample[]>, machine: ReturnType<typeof machineInfo>, seconds: number): string {
+/** Each role's memory, each way it runs: medians with the range over rounds. */
+function rolesTable(samples: Map<Way, Sample[]>): string {
   const med = (way: Way, key: keyof Sample) => median(samples.get(way)!.map((s) => s[key]));
   const cell = (way: Way, key: keyof Sample) => {
     const values = samples.get(way)!.map((s) => mb(s[key]));
     return `${mb(med(way, key)).toFixed(1)} MB (${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)})`;
   };
+  return table(
+    ['Role, run as', 'idle', `after ${FALLBACK_TURNS + DATA_TURNS} turns`, 'peak (VmHWM)'],
+    WAYS.flatMap((way) => [
+      [`API, ${way.name}`, cell(way, 'apiIdleKb'), cell(way, 'apiAfterKb'), cell(way, 'apiPeakKb')],
+      [`worker, ${way.name}`, cell(way, 'workerIdleKb'), cell(way, 'workerAfterKb'), cell(way, 'workerPeakKb')],
+    ]),
+  );
+}
+
+/** The run's record: a file of its own under docs/benchmarks/roles/. */
+function renderRunRecord(samples: Map<Way, Sample[]>, machine: MachineInfo, seconds: number): string {
+  const med = (way: Way, key: keyof Sample) => median(samples.get(way)!.map((s) => s[key]));
   const [tsx, tsxPrebuilt, compiled] = WAYS;
   const saving = (from: Way, key: keyof Sample) =>
     `${mb(med(from, key) - med(compiled, key)).toFixed(1)} MB (${((1 - med(compiled, key) / med(from, key)) * 100).toFixed(0)} %)`;
@@ -152,17 +167,13 @@ function report(samples: Map<Way, Sample[]>, machine: ReturnType<typeof machineI
     `the API ${saving(from, 'apiIdleKb')} idle and ${saving(from, 'apiAfterKb')} after the turns; ` +
     `the worker ${saving(from, 'workerIdleKb')} idle and ${saving(from, 'workerAfterKb')} after the turns`;
   return [
-    `### Run of ${machine.date}`,
+    `# Resident memory of the roles (npm run bench:roles): run of ${machine.date}`,
+    '',
+    'Written by `npm run bench:roles` ([the method](../../benchmarks.md#resident-memory-of-the-roles-npm-run-benchroles)).',
     '',
     table(['Machine', ''], machineRows(machine)),
     '',
-    table(
-      ['Role, run as', 'idle', `after ${FALLBACK_TURNS + DATA_TURNS} turns`, 'peak (VmHWM)'],
-      WAYS.flatMap((way) => [
-        [`API, ${way.name}`, cell(way, 'apiIdleKb'), cell(way, 'apiAfterKb'), cell(way, 'apiPeakKb')],
-        [`worker, ${way.name}`, cell(way, 'workerIdleKb'), cell(way, 'workerAfterKb'), cell(way, 'workerPeakKb')],
-      ]),
-    ),
+    rolesTable(samples),
     '',
     ...WAYS.map((way) => `- ${way.name}: ${way.how}.`),
     `- Compiled against tsx as \`npm run api\` / \`npm run worker\` run: ${savings(tsx)}.`,
@@ -174,6 +185,21 @@ function report(samples: Map<Way, Sample[]>, machine: ReturnType<typeof machineI
       'one at a time, `"stream": false`; then 2 s. Only the node process is counted: the worker’s Python gates ' +
       'processes and sandbox runs are processes of their own. MB = 10⁶ bytes.',
     `- Load average as the run ended: ${machine.load.map((l) => l.toFixed(2)).join(', ')} (1, 5, 15 min). The whole run took ${seconds.toFixed(0)} s.`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The generated part of docs/benchmarks.md's section: the latest run's table and the links to every record
+ * (`records`: file names under docs/benchmarks/roles/, newest first, the latest run's included).
+ */
+function renderDocSection(samples: Map<Way, Sample[]>, machine: MachineInfo, records: readonly string[]): string {
+  return [
+    `Latest run: ${machine.date}, medians of ${ROUNDS} rounds (${recordLink('roles', records[0])}: the machine, what each way is and what compiling saves).`,
+    '',
+    rolesTable(samples),
+    '',
+    `Every run's record: ${records.map((file) => recordLink('roles', file)).join(', ')}.`,
   ].join('\n');
 }
 
@@ -218,9 +244,11 @@ async function run(): Promise<void> {
     const temporalVersion = (await new Client({ connection }).workflowService.getSystemInfo({})).serverVersion;
     await connection.close();
     const machine = machineInfo(infra.postgresVersion, `server ${temporalVersion || 'unknown'}, dev server, in memory`);
-    const text = report(samples, machine, (nowMs() - startedAt) / 1000);
-    console.log(`\n${text}\n`);
-    say(`written to ${writeGeneratedSection('npm run bench:roles', text)}`);
+    const record = renderRunRecord(samples, machine, (nowMs() - startedAt) / 1000);
+    console.log(`\n${record}`);
+    say(`record written to ${writeRunRecord('roles', machine.date, record)}`);
+    const doc = renderDocSection(samples, machine, listRunRecords('roles'));
+    say(`latest figures written to ${writeGeneratedSection('npm run bench:roles', doc)}`);
   } finally {
     await stopAll();
   }

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the service's performance targets measured side by side in one run, against
- * throwaway Postgres and Temporal servers (or DATABASE_URL / TEMPORAL_ADDRESS), printed as a table and
- * written to docs/benchmarks.md. Not a test: a missed target is reported, not turned into an exit code;
+ * throwaway Postgres and Temporal servers (or DATABASE_URL / TEMPORAL_ADDRESS), printed as a table. The
+ * run's record goes to docs/benchmarks/bench/<time>.md and its table to docs/benchmarks.md's generated
+ * block (./run-records.ts). Not a test: a missed target is reported, not turned into an exit code;
  * only a benchmark that could not run exits non-zero.
  *
  *   (a) fallback turn vs. a bare workflow with the same activities     target: ≤ 1.5× (medians)
@@ -14,7 +15,7 @@
  *
  *   npm run bench -- [options]
  *     --only LETTERS   run only these sections, e.g. --only g or --only a,f; the table is printed and
- *                      docs/benchmarks.md is left alone (it holds the whole run's table)
+ *                      nothing is written (a record and the latest verdicts hold a whole run's table)
  *     --help
  */
 import { useEphemeralMasterKey } from '../stack/dev-keys';
@@ -50,15 +51,16 @@ import {
   gatesPerFindingSection,
   idleSubscribersSection,
   machineInfo,
-  renderReport,
+  renderDocSection,
+  renderRunRecord,
   sandboxOverheadSection,
   sseLatencySection,
   TARGETS,
   turnCpuSection,
   turnOverheadSection,
-  writeBenchmarksDoc,
   type Section,
 } from './report';
+import { listRunRecords, writeGeneratedSection, writeRunRecord } from './run-records';
 import { measureSandboxOverhead } from './sandbox-overhead';
 import { measureSseLatency } from './sse-latency';
 import { nowMs } from './stats';
@@ -350,10 +352,13 @@ async function run(only: Set<SectionLetter>): Promise<number> {
       infra.postgresVersion + (process.env.DATABASE_URL ? ' (DATABASE_URL)' : ', local, fsync off'),
       `server ${temporalVersion}` + (process.env.TEMPORAL_ADDRESS ? ' (TEMPORAL_ADDRESS)' : ', dev server, in memory'),
     );
-    const report = renderReport(machine, sections, (nowMs() - startedAt) / 1000);
-    console.log(`\n${report}\n`);
-    if (all) say(`written to ${writeBenchmarksDoc(report)}`);
-    else say(`only ${[...only].join(', ')}: docs/benchmarks.md left as it was`);
+    const record = renderRunRecord(machine, sections, (nowMs() - startedAt) / 1000);
+    console.log(`\n${record}`);
+    if (all) {
+      say(`record written to ${writeRunRecord('bench', machine.date, record)}`);
+      const doc = renderDocSection(machine, sections, listRunRecords('bench'));
+      say(`latest verdicts written to ${writeGeneratedSection('npm run bench', doc)}`);
+    } else say(`only ${[...only].join(', ')}: nothing written`);
     return anyFailed ? 1 : 0;
   } finally {
     say('stopping');

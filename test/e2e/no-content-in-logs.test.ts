@@ -1,5 +1,5 @@
 /**
- * No content in logs (issue 24, item 5): at `info`, the most verbose level below `debug` (the logger's
+ * No content in logs, the privacy rule for every process: at `info`, the most verbose level below `debug` (the logger's
  * levels are debug · info · warn · error, so `info` writes everything `warn` and `error` do too), no
  * message, answer, memory text or health-data value reaches a log line of any process of the service.
  *

@@ -1,7 +1,7 @@
 /**
  * The statements a knowledge turn's bookkeeping sends to Postgres, counted at the pool, against a real
- * Postgres: each one is a round trip for the worker and work for Postgres on every turn (issue 27, "nothing
- * on the per-turn path that can be done once"). The counts are of statements, not of time; the behaviour
+ * Postgres: each one is a round trip for the worker and work for Postgres on every turn (the CPU target's rule:
+ * nothing on the per-turn path that can be done once). The counts are of statements, not of time; the behaviour
  * each path had before is checked alongside (the start time a retry keeps, the result's cost and duration,
  * the terminal event and the webhook event, a cap that is reached).
  */

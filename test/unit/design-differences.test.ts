@@ -1,6 +1,6 @@
 /**
  * docs/design.md's list of where this service differs from the product contract names every difference a
- * client would trip over (issue 39's audit found these unrecorded), and its passages on whether workout
+ * client would trip over (an audit found these unrecorded once), and its passages on whether workout
  * findings are validated agree.
  */
 import { readFileSync } from 'node:fs';

@@ -1,8 +1,8 @@
 /**
- * The load script's accounting of an in-flight phase (dev/bench/load-report.ts): the memory a turn in
+ * The load script's accounting of an in-flight phase (dev/bench/load-numbers.ts): the memory a turn in
  * flight costs, from resident-memory samples, and each stream's events against the turn's log.
  */
-import { eventAccounting, inFlightMemory } from '../../dev/bench/load-report';
+import { eventAccounting, inFlightMemory } from '../../dev/bench/load-numbers';
 
 describe('inFlightMemory', () => {
   test('growth from the start to the last sample with the most turns in flight, per turn in flight then', () => {

@@ -44,3 +44,59 @@ test('the patterns catch what they are for', () => {
   expect(caught("the seed's seven gates")).toEqual(["the spec's own name for itself"]);
   expect(caught('a random seed of 42, seeds 11 and 23')).toEqual([]);
 });
+
+/** An issue named by its number (the word, then its number) means nothing to a reader without the tracker. */
+const ISSUE_NUMBER = /\bissues? #?\d+/i;
+
+test('no tracked file names an issue by its number: each says the thing itself', () => {
+  const found: string[] = [];
+  for (const file of trackedTextFiles()) {
+    const lines = fs.readFileSync(path.join(root, file), 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      if (ISSUE_NUMBER.test(line)) found.push(`${file}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  expect(found).toEqual([]);
+});
+
+test('the issue-number pattern catches what it is for', () => {
+  // Built from parts, so that a search of the repository for issue numbers does not find this test's examples.
+  const named = [`as ${'issue'} 27 says`, `${'Issue'} #4`, `(${'issues'} 12 and 13)`];
+  const unnamed = ['every transaction that issues `NOTIFY`', 'since the issue was filed', `${'tissue'} 5 g`];
+  expect([...named, ...unnamed].filter((line) => ISSUE_NUMBER.test(line))).toEqual(named);
+});
+
+/**
+ * docs/design.md says what the service does and why, in its own words: it neither names the pages of the
+ * product's first description nor the platform that description was written for, and its text does not
+ * compare itself with "the contract". Headings are left out of the last rule: they are kept stable for the
+ * links to them, the one that gathers the decisions a client would trip over included.
+ */
+const DESIGN_REFERENCES = [
+  {
+    what: 'a page of the first description by its name',
+    pattern: /\b(orchestration internals|turns overview|memory page)\b/i,
+  },
+  { what: 'the platform the first description was written for', pattern: /\b(Cloudflare|D1|KV)\b/ },
+  { what: 'a comparison with the contract', pattern: /\bthe (original )?(product )?contract\b/i, bodyOnly: true },
+];
+
+const designReferences = (line: string) =>
+  DESIGN_REFERENCES.filter(({ pattern, bodyOnly }) => pattern.test(line) && !(bodyOnly && /^#/.test(line)));
+
+test('docs/design.md states its decisions without describing itself against documents a clone lacks', () => {
+  const lines = fs.readFileSync(path.join(root, 'docs', 'design.md'), 'utf8').split('\n');
+  const found = lines.flatMap((line, i) =>
+    designReferences(line).map(({ what }) => `${i + 1} (${what}): ${line.trim()}`),
+  );
+  expect(found).toEqual([]);
+});
+
+test('the design patterns catch what they are for', () => {
+  const caught = (line: string) => designReferences(line).map(({ what }) => what);
+  expect(caught('as the orchestration internals say')).toEqual(['a page of the first description by its name']);
+  expect(caught('its D1 tables are Postgres tables')).toEqual(['the platform the first description was written for']);
+  expect(caught("where the contract's check only flags")).toEqual(['a comparison with the contract']);
+  expect(caught('## Where this service differs from or goes beyond the original product contract')).toEqual([]);
+  expect(caught("the tools' contract is `tool-contract.ts`; `contracts/steps.ts` lists the steps")).toEqual([]);
+});
