@@ -1,7 +1,10 @@
 /**
- * Test tiers, each a jest project (`npm run test:unit`, `test:workflows`; `npm test` runs them all):
+ * Test tiers, each a jest project (`npm run test:unit`, `test:toolchain`, `test:workflows`; `npm test` runs them all):
  *
- * - unit: pure modules, no Postgres and no Temporal (Python and built bundles at most);
+ * - unit: pure modules, no Postgres and no Temporal (Python and built bundles at most); the loop run after
+ *   every change, so it stays fast: a suite whose cost is a whole tool's run goes to toolchain;
+ * - toolchain: the repository's own tools run over its files and probes (tsc, ESLint, knip, hadolint,
+ *   docker-compose): that each check bites, and what the SDK package and the deploy files give a consumer;
  * - workflows: TurnWorkflow on a Temporal dev server with inline fake activities, no database;
  * - services: single steps against Postgres and the scripted model (steps), the whole service over
  *   HTTP, SSE, the SDK, the CLI and a browser (e2e), and real faults (faults). Only this project's
@@ -20,6 +23,7 @@ module.exports = {
   testTimeout: 60_000,
   projects: [
     { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    { ...shared, displayName: 'toolchain', roots: ['<rootDir>/test/toolchain'] },
     { ...shared, displayName: 'workflows', roots: ['<rootDir>/test/workflows'] },
     {
       ...shared,

@@ -1,7 +1,7 @@
 /**
  * Temporal server settings (dynamic config) a turn's latency depends on. The dev server that `npm start`,
  * the tests, `npm run bench` and `npm run load` run is started with them, and deploy/temporal/dynamicconfig.yaml
- * carries the same values for a real cluster (test/unit/deploy-files.test.ts checks that they agree).
+ * carries the same values for a real cluster (test/toolchain/deploy-files.test.ts checks that they agree).
  */
 export const TEMPORAL_SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
   /**

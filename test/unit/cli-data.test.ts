@@ -188,8 +188,17 @@ async function amyOn(amy: Amy | null, argv: string[], cwd = os.tmpdir()) {
   return { code, ...run.out };
 }
 
-/** A response that never comes: the process ends (a Ctrl-C) while the request is in flight. */
-const never = () => new Promise<never>(() => {});
+/**
+ * A response that never comes: the process ends (a Ctrl-C) while the request is in flight. Here the
+ * process is jest's and goes on, so each such request is dropped once its test is over, as a real exit
+ * drops it; left pending, it would hold the SDK's request timeout, and jest with it, for a minute.
+ */
+const unanswered = new Set<(reason: Error) => void>();
+const never = () => new Promise<never>((_resolve, reject) => unanswered.add(reject));
+afterEach(() => {
+  for (const drop of unanswered) drop(new Error('the process has ended'));
+  unanswered.clear();
+});
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'amy-cli-data-'));
 
