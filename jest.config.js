@@ -1,8 +1,9 @@
 /**
  * Test tiers, each a jest project (`npm run test:unit`, `test:toolchain`, `test:workflows`; `npm test` runs them all):
  *
- * - unit: pure modules, no Postgres and no Temporal (Python and built bundles at most); the loop run after
- *   every change, so it stays fast: a suite whose cost is a whole tool's run goes to toolchain;
+ * - unit: pure modules, no Postgres and no Temporal (a short Python script and built bundles at most); the loop
+ *   run after every change, so it stays fast: a suite whose cost is a whole tool's run goes to toolchain, and the
+ *   gates' pool of Python processes to steps;
  * - toolchain: the repository's own tools run over its files and probes (tsc, ESLint, knip, hadolint,
  *   docker-compose): that each check bites, and what the SDK package and the deploy files give a consumer;
  * - workflows: TurnWorkflow on a Temporal dev server with inline fake activities, no database;
