@@ -4,7 +4,7 @@ import type { InputAnswer, InputReceived, Interaction } from '../contracts/inter
 import type { AgentName, StepId } from '../contracts/steps';
 import type { Message, TurnContext } from '../contracts/turn';
 
-export const TURN_WORKFLOW_TYPE = 'TurnWorkflow';
+export { TURN_WORKFLOW_TYPE } from '../contracts/workflow-types';
 
 export interface TurnWorkflowInput {
   turnId: string;

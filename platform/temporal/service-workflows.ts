@@ -9,7 +9,7 @@
  * or out in the clear by picking an id or a type.
  */
 import { isTurnId } from '../../contracts/ids';
-import { TURN_WORKFLOW_TYPE } from '../../workflows/definitions';
+import { TURN_WORKFLOW_TYPE } from '../../contracts/workflow-types';
 
 /** The `amy-retention` schedule's workflow id; Temporal appends the run's time (`amy-retention-run-2026-…`). */
 export const RETENTION_WORKFLOW_ID = 'amy-retention-run';
