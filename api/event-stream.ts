@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
-import { TERMINAL_EVENTS } from '../contracts/events';
+import { TERMINAL_EVENTS } from '../contracts/event-data';
 import { isTurnId } from '../contracts/ids';
 import { newId } from '../platform/ids';
 import { authenticate } from './auth';

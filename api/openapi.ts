@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { eventDataSchemas, TURN_EVENT_TYPES } from '../contracts/events';
+import { eventDataSchemas, TURN_EVENT_TYPES } from '../contracts/event-data';
 import { ROUTES, type RouteContract } from './contract';
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>

@@ -1,7 +1,7 @@
 /**
  * How long a conversation `POST /v1/turns` takes (docs/api.md#the-turn): a client sends the whole
  * conversation on every turn, so these are the limits of a long chat, and the body limit of that route is
- * derived from them rather than set apart. Kept free of zod, like ./event-types.ts, so that the SDK checks a
+ * derived from them rather than set apart. Kept free of zod, like ./event-catalog.ts, so that the SDK checks a
  * conversation against the same numbers before sending it (sdk/src/resources/turns.ts).
  */
 

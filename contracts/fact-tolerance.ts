@@ -4,7 +4,7 @@
  * not held to a hair's breadth. The fact-check and the reproduction gate judge with it on the server;
  * the SDK exports it, so a client (the console) marks the answer's numbers by the same rule.
  *
- * Kept free of zod (like ./event-types.ts), so the SDK can bundle it.
+ * Kept free of zod (like ./event-catalog.ts), so the SDK can bundle it.
  */
 export const FACT_TOLERANCE = { relative: 0.02, absolute: 0.05 } as const;
 

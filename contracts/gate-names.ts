@@ -3,7 +3,7 @@
  * recomputed by our own code from the user's rows, see checks/reproduction.ts), then the seven
  * statistical gates (docs/design.md, "The seven gates"), in the order the product contract lists them.
  *
- * Kept free of zod (like ./event-types.ts), so the SDK can bundle them for clients: the console's gates
+ * Kept free of zod (like ./event-catalog.ts), so the SDK can bundle them for clients: the console's gates
  * table has a column per gate, in this order, headed by its label.
  */
 export const GATE_NAMES = [

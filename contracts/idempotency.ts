@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on `POST /v1/turns` (Stripe's semantics). Kept free of zod, like ./event-types.ts,
+ * `Idempotency-Key` on `POST /v1/turns` (Stripe's semantics). Kept free of zod, like ./event-catalog.ts,
  * so that a client can check its keys without bundling a schema library.
  */
 

@@ -1,6 +1,6 @@
 /**
  * What workflow code needs of asking back at run time (workflows/ask-user.ts), kept free of zod like ./docs-url.ts
- * and ./event-types.ts: the workflow bundle leaves zod out (test/e2e/history-replay.test.ts). The schemas are in
+ * and ./event-catalog.ts: the workflow bundle leaves zod out (test/e2e/history-replay.test.ts). The schemas are in
  * ./interaction.ts.
  */
 import type { FailureType } from './failure-types';

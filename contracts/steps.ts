@@ -4,7 +4,7 @@
  * activity summaries, the `step` of `agent.thought` and `step.retry` events, the `llm_calls` ledger,
  * and the scripted model's rules (the `x-amy-step` header). Labels are for screens only.
  *
- * Kept free of zod (like ./event-types.ts) so that workflow code can import it.
+ * Kept free of zod (like ./event-catalog.ts) so that workflow code can import it.
  *
  * - A step that runs more than once in a turn (`ds_run` and `ds_debug` in the debug loop, every
  *   Data Science stage and `domain_expert` as supporting, main and reflection agent, `critic` once per

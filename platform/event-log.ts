@@ -16,12 +16,12 @@
 import type { Pool, PoolClient } from 'pg';
 import type { FailureType } from '../contracts/failure-types';
 import { metrics } from './metrics';
-import { TERMINAL_EVENTS, type TurnEvent, type TurnEventData, type TurnEventType } from '../contracts/events';
+import { TERMINAL_EVENTS, type TurnEvent, type TurnEventData, type TurnEventType } from '../contracts/event-data';
 
 export const EVENTS_CHANNEL = 'turn_events';
 
 /**
- * An event to append, its `data` typed by its `type` (contracts/events.ts `eventDataSchemas`), so a
+ * An event to append, its `data` typed by its `type` (contracts/event-data.ts `eventDataSchemas`), so a
  * misspelt field or a value of the wrong type does not compile.
  */
 export type NewTurnEvent<T extends TurnEventType = TurnEventType> = {

@@ -4,7 +4,7 @@
  * `[id, type, data]` when they fit in a notification (Postgres caps a payload at 8000 bytes). An API
  * process delivers carried events without reading them back; for the others it reads the log.
  */
-import type { TurnEvent } from '../contracts/events';
+import type { TurnEvent } from '../contracts/event-data';
 
 export interface EventNotification {
   turnId: string;

@@ -17,7 +17,7 @@
  * Nothing of an earlier attempt is ever taken back: `step.retry` says that a step runs again, and clients add
  * what follows to what they have.
  */
-import type { StreamAgent } from '../../contracts/events';
+import type { StreamAgent } from '../../contracts/event-data';
 import type { StepId } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
 

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { StreamAgent } from '../../contracts/events';
+import type { StreamAgent } from '../../contracts/event-data';
 import type { ModelCallId } from '../../contracts/steps';
 import type { EventLog } from '../../platform/event-log';
 import { ReplyStopped, type LlmRequest, type LlmResponse } from '../../platform/llm';

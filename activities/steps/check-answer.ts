@@ -9,7 +9,7 @@
  * - `endCheckedAnswer`: the `fact_check` event with the outcome, then, for a step that announced its agent's
  *   start, the agent's `agent.completed`.
  */
-import type { StreamAgent } from '../../contracts/events';
+import type { StreamAgent } from '../../contracts/event-data';
 import type { ModelCallId } from '../../contracts/steps';
 import type { FactCheckOutcome, FactCheckRemoval, FactEntry } from '../../contracts/turn';
 import type { EventLog } from '../../platform/event-log';

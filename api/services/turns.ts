@@ -5,7 +5,7 @@
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import type { TurnErrorBody } from '../../contracts/errors';
-import { TERMINAL_EVENTS, type TurnEventType } from '../../contracts/events';
+import { TERMINAL_EVENTS, type TurnEventType } from '../../contracts/event-data';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '../../contracts/idempotency';
 import { turnIdSchema } from '../../contracts/ids';
 import type {

@@ -5,7 +5,7 @@
  * agents' narration the Turn resource does not carry.
  */
 import type { Pool } from 'pg';
-import type { TurnEvent } from '../../contracts/events';
+import type { TurnEvent } from '../../contracts/event-data';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { createEventLog } from '../../platform/event-log';
 

@@ -5,7 +5,7 @@
  * finding's reproduction-gate verdict, and each Fact Sheet number against the eval's own recomputation
  * from the rows (./recompute.ts).
  */
-import type { TurnEvent } from '../../contracts/events';
+import type { TurnEvent } from '../../contracts/event-data';
 import type { FactEntry } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';
 import { citableNumbers } from '../../checks/personal-anchors';

@@ -5,7 +5,7 @@
  * not know is yielded as `{ id, type: 'unknown', event, data }` rather than thrown, so a client built
  * against an earlier catalog keeps working against a server that sends more.
  */
-import type { TurnEventData, TurnEventType } from '../../contracts/events';
+import type { TurnEventData, TurnEventType } from '../../contracts/event-data';
 
 export type { TurnEventType };
 

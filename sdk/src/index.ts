@@ -75,6 +75,6 @@ export type {
   DataUpdatedWebhookData,
   DataConnectionChangedWebhookData,
 } from '../../contracts/webhooks';
-export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-types';
+export { STREAM_AGENTS, STREAM_AGENT_LABELS, type StreamAgent } from '../../contracts/event-catalog';
 export { GATE_NAMES, GATE_LABELS, type GateName } from '../../contracts/gate-names';
 export { FACT_TOLERANCE, withinTolerance } from '../../contracts/fact-tolerance';

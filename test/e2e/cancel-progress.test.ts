@@ -3,7 +3,7 @@
  * GET /v1/turns/:id, over real HTTP, a real worker and a real Temporal server.
  */
 import { errorEnvelopeSchema } from '../../contracts/errors';
-import { TERMINAL_EVENTS } from '../../contracts/events';
+import { TERMINAL_EVENTS } from '../../contracts/event-data';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { api, expectSchema, thanks } from '../support/http';
 import { startTestService, type TestService } from '../support/service';

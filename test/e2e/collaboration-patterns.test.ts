@@ -6,7 +6,7 @@
  * exemption), and no URL in it is one a tool did not return.
  */
 import { Pool } from 'pg';
-import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
+import { eventDataSchemas, type TurnEventType } from '../../contracts/event-data';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';
 import { citableNumbers } from '../../checks/personal-anchors';

@@ -11,8 +11,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { STREAM_AGENTS } from '../../contracts/event-types';
-import type { TurnEvent, TurnEventData } from '../../contracts/events';
+import { STREAM_AGENTS } from '../../contracts/event-catalog';
+import type { TurnEvent, TurnEventData } from '../../contracts/event-data';
 import type { Turn } from '../../contracts/turn';
 import { freePort } from '../../dev/stack/ports';
 import { createEventLog } from '../../platform/event-log';

@@ -5,7 +5,7 @@
  * memory, on the real service: Temporal, Postgres, the sandbox, the Python gates and the scripted model.
  */
 import { Pool } from 'pg';
-import { eventDataSchemas, type TurnEvent, type TurnEventType } from '../../contracts/events';
+import { eventDataSchemas, type TurnEvent, type TurnEventType } from '../../contracts/event-data';
 import { GATE_NAMES } from '../../contracts/findings';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';

@@ -21,7 +21,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { checkNumbers } from '../../checks/fact-check';
-import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
+import { eventDataSchemas, type TurnEventType } from '../../contracts/event-data';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import { domainExpert } from '../../dev/scripted-model/rules/domain-expert';

@@ -7,7 +7,7 @@
  * Temporal, Postgres, sandbox and gates, and the scripted model.
  */
 import { Pool } from 'pg';
-import { eventDataSchemas, type TurnEvent, type TurnEventType } from '../../contracts/events';
+import { eventDataSchemas, type TurnEvent, type TurnEventType } from '../../contracts/event-data';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { extractNumbers } from '../../checks/numbers';
 import { createEventLog } from '../../platform/event-log';

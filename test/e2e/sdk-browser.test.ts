@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
-import type { TurnEvent } from '../../contracts/events';
+import type { TurnEvent } from '../../contracts/event-data';
 import type { TurnResult } from '../../contracts/turn';
 import { createEventLog } from '../../platform/event-log';
 import { collectPageErrors, launchChromium } from '../support/browser';

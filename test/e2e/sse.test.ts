@@ -4,7 +4,7 @@
  * terminal event, the replay window, and content negotiation.
  */
 import { Pool } from 'pg';
-import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
+import { eventDataSchemas, type TurnEventType } from '../../contracts/event-data';
 import { turnSchema } from '../../contracts/turn';
 import { createEventLog, type NewTurnEvent } from '../../platform/event-log';
 import { api, expectSchema } from '../support/http';

@@ -5,7 +5,7 @@
  */
 import { readPayload } from '../../platform/temporal/read-payload';
 import { localActivityType } from '../../platform/temporal/local-activity-markers';
-import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
+import { eventDataSchemas, type TurnEventType } from '../../contracts/event-data';
 import { turnSchema } from '../../contracts/turn';
 import { api, expectSchema } from '../support/http';
 import { runCli } from '../support/cli';

@@ -20,7 +20,7 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { docsUrl } from '../../contracts/docs-url';
 import { errorEnvelopeSchema } from '../../contracts/errors';
-import { eventDataSchemas, type TurnEventType } from '../../contracts/events';
+import { eventDataSchemas, type TurnEventType } from '../../contracts/event-data';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import type { FaultSpec } from '../../dev/scripted-model/faults';
 import type { LoggedRequest } from '../../dev/scripted-model/request-log';

@@ -18,7 +18,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
-import type { StreamAgent } from '../../contracts/events';
+import type { StreamAgent } from '../../contracts/event-data';
 import type { ModelCallId, StepId } from '../../contracts/steps';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { seedDemoHealthData } from '../../dev/synthetic-data/demo-user';

@@ -16,7 +16,7 @@ import {
   type GateResult,
   type GatesOutcome,
 } from '../../contracts/findings';
-import { eventDataSchemas } from '../../contracts/events';
+import { eventDataSchemas } from '../../contracts/event-data';
 import {
   createCritiqueFinding,
   createRecordCriticFallback,

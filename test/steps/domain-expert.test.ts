@@ -9,7 +9,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { Info } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
-import { eventDataSchemas } from '../../contracts/events';
+import { eventDataSchemas } from '../../contracts/event-data';
 import {
   createConsultDomainExpert,
   type ConsultDomainExpertInput,

@@ -4,7 +4,7 @@
  * subscriber behind it, is read. Every subscriber gets every event once, in order.
  */
 import { Pool } from 'pg';
-import type { TurnEvent } from '../../contracts/events';
+import type { TurnEvent } from '../../contracts/event-data';
 import { startEventHub, type EventHub } from '../../api/event-hub';
 import { createEventLog, type EventLog, type NewTurnEvent } from '../../platform/event-log';
 import { createLogger } from '../../platform/logger';

@@ -8,8 +8,8 @@
 import { createReplyConversationally } from '../../activities/steps/fallback-reply';
 import { checkNumbers } from '../../checks/fact-check';
 import { createCheckAnswer } from '../../activities/steps/check-answer';
-import type { TurnEvent } from '../../contracts/events';
-import type { StreamAgent } from '../../contracts/events';
+import type { TurnEvent } from '../../contracts/event-data';
+import type { StreamAgent } from '../../contracts/event-data';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import type { TurnStreamEvent } from '../../sdk/src/events';

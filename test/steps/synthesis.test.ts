@@ -12,7 +12,7 @@ import { checkNumbers } from '../../checks/fact-check';
 import { createSynthesise, type SynthesisInput, type SynthesisOutput } from '../../activities/steps/synthesis';
 import type { SynthesisFinding } from '../../activities/steps/synthesis/prompt';
 import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
-import type { TurnEvent } from '../../contracts/events';
+import type { TurnEvent } from '../../contracts/event-data';
 import type { TurnResult } from '../../contracts/turn';
 import { scriptedRules } from '../../dev/scripted-model/rules';
 import type { TurnStreamEvent } from '../../sdk/src/events';

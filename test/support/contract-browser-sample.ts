@@ -4,7 +4,7 @@
  * `render`, and an element per agent whose id is the agent's name); https://api.amy.health is replaced by the
  * API's address. Nothing else of the sample changes: a client written straight from the contract.
  */
-import { STREAM_AGENTS } from '../../contracts/event-types';
+import { STREAM_AGENTS } from '../../contracts/event-catalog';
 
 const CONTRACT_BROWSER_SAMPLE = `const url = \`https://api.amy.health/v1/turns/\${turnId}/events\`;
 // EventSource cannot set custom headers — pass the API key as a query

@@ -1,1 +1,1 @@
-export { TURN_EVENT_TYPES as STREAM_EVENT_TYPES } from '../../contracts/event-types';
+export { TURN_EVENT_TYPES as STREAM_EVENT_TYPES } from '../../contracts/event-catalog';

@@ -3,7 +3,7 @@
  * EventSource cannot set headers either, so the key goes in a custom fetch, as a proxy would add it.
  */
 import { EventSource } from 'eventsource';
-import { TERMINAL_EVENTS } from '../../contracts/events';
+import { TERMINAL_EVENTS } from '../../contracts/event-data';
 import { STREAM_EVENT_TYPES } from './event-types';
 
 export interface ReceivedEvent {

@@ -1,6 +1,6 @@
 /**
  * An event's `data` is typed by its `type` (platform/event-log.ts `NewTurnEvent`, from the schemas of
- * contracts/events.ts): a misspelt field, a value of the wrong type, a missing field or another event's
+ * contracts/event-data.ts): a misspelt field, a value of the wrong type, a missing field or another event's
  * data does not compile. The probes below are `@ts-expect-error` lines, so the repository's type check
  * fails if the typing loosens (an expected error that no longer occurs is itself an error); the test
  * runs that check on this file alone, so the unit tier catches it too.

@@ -11,7 +11,7 @@
 import { INPUT_EXPIRED_TYPE } from '../../contracts/interaction-codes';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure } from '@temporalio/common';
 import { buildOpenApiDocument } from '../../api/openapi';
-import { TURN_EVENT_TYPES } from '../../contracts/events';
+import { TURN_EVENT_TYPES } from '../../contracts/event-data';
 import { CostCapExceededError } from '../../platform/cost-caps';
 import { newId } from '../../platform/ids';
 import * as llmErrors from '../../platform/llm/errors';

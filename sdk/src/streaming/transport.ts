@@ -4,7 +4,7 @@
  * only turns one connection into SSE messages. It throws an `APIError` for a non-200 answer, ends
  * when the server closes the stream, and throws anything else for a broken connection.
  */
-import { TURN_EVENT_TYPES } from '../../../contracts/event-types';
+import { TURN_EVENT_TYPES } from '../../../contracts/event-catalog';
 import { watchAbort } from '../core/abort';
 import { APIConnectionError, APIError } from '../core/errors';
 import { envelopeOf, type FetchLike } from '../core/http';

@@ -27,9 +27,9 @@ import {
   TurnFailedError,
 } from '../core/errors';
 import { isRetryableStatus } from '../core/http';
-import { TERMINAL_EVENTS, TURN_EVENT_TYPES } from '../../../contracts/event-types';
+import { TERMINAL_EVENTS, TURN_EVENT_TYPES } from '../../../contracts/event-catalog';
 import type { Turn, TurnResult } from '../../../contracts/turn';
-import type { StreamAgent } from '../../../contracts/events';
+import type { StreamAgent } from '../../../contracts/event-data';
 import type { TurnCompletedEvent, TurnFailedEvent, TurnStreamEvent } from '../events';
 import type { SseMessage } from './sse-decoder';
 import type { StreamTransport } from './transport';

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { factCheckOutcomeSchema, turnResultSchema } from './turn';
 import { turnErrorBodySchema } from './errors';
 import { GATE_NAMES } from './gate-names';
-import { STREAM_AGENTS, type TurnEventType } from './event-types';
+import { STREAM_AGENTS, type TurnEventType } from './event-catalog';
 import { inputReceivedSchema, inputRequestSchema } from './interaction';
 
-export { TERMINAL_EVENTS, TURN_EVENT_TYPES, type StreamAgent, type TurnEventType } from './event-types';
+export { TERMINAL_EVENTS, TURN_EVENT_TYPES, type StreamAgent, type TurnEventType } from './event-catalog';
 
 const streamAgent = z.enum(STREAM_AGENTS);
 

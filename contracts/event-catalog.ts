@@ -1,7 +1,7 @@
 /**
  * The names of the event catalog and of the agents on the stream, kept free of zod (like
  * ./docs-url.ts) so that the client SDK can know them at run time without bundling a schema library.
- * `./events.ts` checks at compile time that this list and its schemas name the same events.
+ * `./event-data.ts` checks at compile time that this list and its schemas name the same events.
  */
 import { AGENT_LABELS, AGENTS, type AgentName } from './steps';
 
