@@ -1,7 +1,7 @@
 /**
  * Bearer API keys, checked against the database on every request (no cache, so a revoked key is
  * refused from the next request on). Browsers' EventSource cannot set headers, so the event stream
- * route alone (api/event-stream.ts) also takes `?api_key=`; the header wins when both are present.
+ * route alone (api/streaming/event-stream.ts) also takes `?api_key=`; the header wins when both are present.
  * Everywhere else a key in the URL is refused, on the routes that need no key too (/healthz,
  * /openapi.json, the console, the codec server) and on paths that are no route: URLs end up in access
  * logs, proxies and browser history, and a key that works in one URL gets pasted into others.
@@ -74,7 +74,7 @@ export const refuseApiKeyInUrl: RequestHandler = (req, res, next) => {
 };
 
 /**
- * `DELETE /v1/account` revokes every key of the account first (api/services/account.ts); should it fail
+ * `DELETE /v1/account` revokes every key of the account first (api/tables/account.ts); should it fail
  * half-way (Temporal away), the same request sent again with the same key finishes it.
  */
 const resumesAccountDeletion = (req: Request) => req.method === 'DELETE' && req.path === '/account';

@@ -6,15 +6,15 @@
  * label would make a series per turn and put ids where no id belongs. It is the route Express matched
  * (the app's routers are mounted at the root and declare whole paths, so a route's path is the whole
  * template). A request refused before any route ran (no key or a bad one, a body that does not parse or
- * is too large) is under the template of the documented route its method and path are (api/contract.ts),
+ * is too large) is under the template of the documented route its method and path are (api/route-table.ts),
  * so a route's 401s and 413s are its own; a request that is no route at all is `unmatched`.
  *
- * The event stream route is served ahead of Express (api/event-stream.ts), so its streams, held open for
+ * The event stream route is served ahead of Express (api/streaming/event-stream.ts), so its streams, held open for
  * a whole turn, never reach these histograms; it has metrics of its own (`amy_sse_*`).
  */
 import type { Request, RequestHandler } from 'express';
 import { metrics } from '../platform/metrics';
-import { ROUTES } from './contract';
+import { ROUTES } from './route-table';
 
 const UNMATCHED = 'unmatched';
 

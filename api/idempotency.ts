@@ -1,7 +1,7 @@
 /**
  * `Idempotency-Key` on `POST /v1/turns`, with Stripe's semantics: the same key and the same body within
  * 24 h give the same turn and start nothing; the same key with another body is refused (422). What is
- * stored per key is the body's hash, checked under the user's row lock (see services/turns.ts).
+ * stored per key is the body's hash, checked under the user's row lock (see tables/turns.ts).
  *
  * A blocking replay (`"stream": false`) of a turn still in flight waits for its end like the original
  * request, but only `MAX_WAITING_REPLAYS_PER_KEY` of them per key and API process: each holds a socket

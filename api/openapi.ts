@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { eventDataSchemas, TURN_EVENT_TYPES } from '../contracts/event-data';
-import { ROUTES, type RouteContract } from './contract';
+import { ROUTES, type RouteContract } from './route-table';
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
   z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'openapi-3.0' });
@@ -32,7 +32,7 @@ function serverSentEventSchema() {
 }
 
 /**
- * Sent with every answer, errors and the event stream included (api/app.ts, api/event-stream.ts, and the
+ * Sent with every answer, errors and the event stream included (api/app.ts, api/streaming/event-stream.ts, and the
  * refusal of a process that is shutting down in api/server.ts): declared once, and on every response.
  */
 const REQUEST_ID_HEADER = {

@@ -13,7 +13,7 @@ import type { TurnErrorCode } from './errors';
 /**
  * A failure that ends the turn wherever it happens is never retried either: it leaves its activity marked
  * non-retryable where it is raised, so the turn fails at once whatever the step's retry policy. The retry policies
- * name the other non-retryable types (workflows/activities.ts).
+ * name the other non-retryable types (workflows/activity-proxies.ts).
  */
 export type FailureTreatment = {
   /** What a turn that fails with it tells its client (contracts/errors.ts `TURN_ERROR_CODES`). */
@@ -56,7 +56,7 @@ export function failureTreatment(type: string | null | undefined): FailureTreatm
 }
 
 /**
- * The types the retry policies of the steps that call the model name non-retryable (workflows/activities.ts): those
+ * The types the retry policies of the steps that call the model name non-retryable (workflows/activity-proxies.ts): those
  * no retry helps, but for the ones that end the turn, which are marked non-retryable where they are raised.
  */
 export const NAMED_NON_RETRYABLE: FailureType[] = (Object.keys(FAILURE_TYPES) as FailureType[]).filter(

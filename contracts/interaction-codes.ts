@@ -6,7 +6,7 @@
 import type { FailureType } from './failure-types';
 import type { InputAnswer } from './interaction';
 
-/** The most questions one turn asks: the run timeout grows by this many waits (api/services/turn-workflows.ts). */
+/** The most questions one turn asks: the run timeout grows by this many waits (api/temporal/turn-workflows.ts). */
 export const MAX_INPUT_REQUESTS_PER_TURN = 2;
 
 /**
@@ -15,7 +15,7 @@ export const MAX_INPUT_REQUESTS_PER_TURN = 2;
  */
 export const INPUT_EXPIRED_TYPE = 'InputExpired' satisfies FailureType;
 
-/** The `provideInput` Update's refusals, by failure type: the API gives each its error code (api/services/turn-input.ts). */
+/** The `provideInput` Update's refusals, by failure type: the API gives each its error code (api/temporal/turn-input.ts). */
 export const INPUT_REFUSALS = {
   notRequested: 'InputNotRequested',
   alreadyReceived: 'InputAlreadyReceived',

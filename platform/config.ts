@@ -116,7 +116,7 @@ const configSchema = z.object({
   AMY_REPLAY_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   AMY_MAX_INFLIGHT_TURNS: z.coerce.number().int().positive().default(3),
   /**
-   * Turns a user may create in any 60 s, counted across API processes (api/services/turn-rate-limit.ts).
+   * Turns a user may create in any 60 s, counted across API processes (api/tables/turn-rate-limit.ts).
    * Well above a burst that the in-flight cap already refuses (ten at once), so that cap answers first.
    */
   AMY_MAX_TURNS_PER_MINUTE: z.coerce.number().int().positive().default(60),
@@ -128,7 +128,7 @@ const configSchema = z.object({
   AMY_TURN_RUN_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(3600),
   /**
    * How long a streaming POST /v1/turns waits for Temporal to accept the turn's workflow before it answers
-   * 201 anyway, the start going on (api/services/turn-workflows.ts). 0: it answers once the turn is recorded,
+   * 201 anyway, the start going on (api/temporal/turn-workflows.ts). 0: it answers once the turn is recorded,
    * so a busy Temporal does not set the latency of every POST.
    */
   AMY_TURN_START_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(0),

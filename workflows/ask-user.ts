@@ -16,7 +16,7 @@
 import { ApplicationFailure, condition, setHandler, uuid4 } from '@temporalio/workflow';
 import { choiceOf, INPUT_EXPIRED_TYPE, INPUT_REFUSALS } from '../contracts/interaction-codes';
 import type { InputKind, InputOption, InputReceived, InputRequest, Interaction } from '../contracts/interaction';
-import { bookkeeping } from './activities';
+import { bookkeeping } from './activity-proxies';
 import { provideInputUpdate } from './definitions';
 
 /** A question as a step drafts it; the desk gives it its id and deadline. */

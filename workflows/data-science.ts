@@ -6,7 +6,7 @@
  */
 import type { AgentFinding } from '../contracts/findings';
 import type { Invocation } from '../contracts/steps';
-import { bookkeepingSteps, computeSteps, modelSteps } from './activities';
+import { bookkeepingSteps, computeSteps, modelSteps } from './activity-proxies';
 import type { StepRunner } from './progress';
 
 export interface DataScienceRequest {

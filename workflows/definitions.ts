@@ -16,10 +16,11 @@ export interface TurnWorkflowInput {
 }
 
 /**
- * What the workflow itself knows about a running turn. Cost so far is not here: it lives in the
- * llm_calls ledger, which workflow code cannot read, so the API adds it when it answers.
+ * What the workflow itself knows about a running turn, the answer to its `progress` query. The API's
+ * `TurnProgress` (contracts/turn.ts) is this plus the cost so far, which lives in the llm_calls ledger
+ * that workflow code cannot read, so the API adds it when it answers.
  */
-export interface TurnProgress {
+export interface WorkflowProgress {
   /** The step most recently started that is still running (parallel agents overlap), or null between steps. */
   current_step: StepId | null;
   /** In the order they ended, one entry per run of a step. */
@@ -28,7 +29,7 @@ export interface TurnProgress {
   agents_started: AgentName[];
 }
 
-export const progressQuery = defineQuery<TurnProgress>('progress');
+export const progressQuery = defineQuery<WorkflowProgress>('progress');
 
 /**
  * The answer to the turn's pending question (POST /v1/turns/:id/input). Its validator refuses, with nothing changed,

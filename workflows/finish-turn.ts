@@ -8,7 +8,7 @@ import type { TurnResult } from '../contracts/turn';
 import type { CompleteTurnInput } from '../activities/bookkeeping/turn-lifecycle';
 import type { RememberTurnInput } from '../activities/steps/memory';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
-import { bookkeepingSteps, modelSteps } from './activities';
+import { bookkeepingSteps, modelSteps } from './activity-proxies';
 import type { TurnWorkflowInput } from './definitions';
 import type { StepRunner } from './progress';
 import { endsTheTurn } from './turn-stoppers';

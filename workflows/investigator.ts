@@ -6,7 +6,7 @@
  */
 import { lastUserMessage } from '../contracts/last-user-message';
 import type { TurnResult } from '../contracts/turn';
-import { deterministicSteps, modelSteps } from './activities';
+import { deterministicSteps, modelSteps } from './activity-proxies';
 import type { TurnWorkflowInput } from './definitions';
 import { recallMemory } from './memory';
 import type { StepRunner } from './progress';

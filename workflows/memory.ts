@@ -4,7 +4,7 @@
  * (by the API, or by another turn) changes what its agents, its Critic or its extractor see.
  */
 import { patched } from '@temporalio/workflow';
-import { bookkeepingSteps } from './activities';
+import { bookkeepingSteps } from './activity-proxies';
 import type { TurnWorkflowInput } from './definitions';
 import type { StepRunner } from './progress';
 

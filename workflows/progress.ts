@@ -1,6 +1,6 @@
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { agentOfStep, type AgentName, type StepId } from '../contracts/steps';
-import { progressQuery, type TurnProgress } from './definitions';
+import { progressQuery, type WorkflowProgress } from './definitions';
 
 /**
  * Runs one step of the turn, keeping the `progress` query's answer current. A step that runs again
@@ -17,7 +17,7 @@ export function trackProgress(): StepRunner {
   const running: StepId[] = [];
   const completed: StepId[] = [];
   const agents: AgentName[] = [];
-  setHandler(progressQuery, (): TurnProgress => ({
+  setHandler(progressQuery, (): WorkflowProgress => ({
     current_step: running.at(-1) ?? null,
     completed_steps: [...completed],
     agents_started: [...agents],

@@ -15,7 +15,7 @@ import {
 } from '../contracts/steps';
 import type { TurnResult } from '../contracts/turn';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
-import { agentSteps, bookkeeping, bookkeepingSteps, modelSteps } from './activities';
+import { agentSteps, bookkeeping, bookkeepingSteps, modelSteps } from './activity-proxies';
 import { finishTurn } from './finish-turn';
 import { runDataScienceAgent, type DataScienceOutcome } from './data-science';
 import { investigatorTurn } from './investigator';

@@ -13,7 +13,7 @@ import type { CritiqueFindingInput } from '../activities/steps/critic';
 import type { CriticDecision, CriticVerdict } from '../activities/steps/critic/verdict';
 import type { ValidatedFinding } from '../activities/steps/run-gates';
 import { isDescription, statisticOf } from '../contracts/statistics';
-import { bookkeeping, computeSteps, modelSteps } from './activities';
+import { bookkeeping, computeSteps, modelSteps } from './activity-proxies';
 import { endsTheTurn } from './turn-stoppers';
 import type { StepRunner } from './progress';
 

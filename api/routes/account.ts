@@ -2,8 +2,8 @@ import { Router } from 'express';
 import type { Pool } from 'pg';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { DataKeyStore } from '../../platform/crypto/data-keys';
-import { deleteAccount } from '../services/account';
-import type { PendingTurnStarts } from '../services/pending-turn-starts';
+import { deleteAccount } from '../tables/account';
+import type { PendingTurnStarts } from '../temporal/pending-turn-starts';
 
 export interface AccountRoutesDeps {
   pool: Pool;

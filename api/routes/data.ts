@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { Pool } from 'pg';
 import { externalIdSchema, fhirBundleSchema, upsertLabRowsRequestSchema } from '../../contracts/data';
-import { ROUTES } from '../contract';
+import { ROUTES } from '../route-table';
 import { ApiError, notFound } from '../errors';
 import { parseRequest } from '../parse-request';
 import {
@@ -18,7 +18,7 @@ import {
   upsertLabRowsForUser,
   upsertWorkoutsForUser,
   writeProfileForUser,
-} from '../services/data';
+} from '../tables/data';
 
 export interface DataRoutesDeps {
   pool: Pool;

@@ -1,8 +1,8 @@
-/** A turn's findings: the series each was computed from (api/services/finding-series.ts). */
+/** A turn's findings: the series each was computed from (api/temporal/finding-series.ts). */
 import { Router } from 'express';
 import { isTurnId } from '../../contracts/ids';
 import { notFound } from '../errors';
-import { findingSeriesForUser, type FindingSeriesDeps } from '../services/finding-series';
+import { findingSeriesForUser, type FindingSeriesDeps } from '../temporal/finding-series';
 
 /** Finding ids are short (`ds-001`, `inv-association-<feature>-<target>`); a longer one names none. */
 const MAX_FINDING_ID_CHARS = 500;

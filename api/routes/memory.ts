@@ -1,9 +1,9 @@
 import { Router, type Request } from 'express';
 import type { Pool } from 'pg';
 import { isMemoryId } from '../../contracts/memory';
-import { ROUTES } from '../contract';
+import { ROUTES } from '../route-table';
 import { ApiError, notFound } from '../errors';
-import { createMemoryForUser, deleteMemoryForUserOrThrow, listMemoryForUser } from '../services/memory';
+import { createMemoryForUser, deleteMemoryForUserOrThrow, listMemoryForUser } from '../tables/memory';
 import { parseRequest } from '../parse-request';
 
 export interface MemoryRoutesDeps {

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { isTurnId } from '../../contracts/ids';
 import { createTurnRequestSchema, type Turn } from '../../contracts/turn';
-import { ROUTES } from '../contract';
+import { ROUTES } from '../route-table';
 import { ApiError, notFound } from '../errors';
 import {
   IDEMPOTENCY_KEY_HEADER,
@@ -19,10 +19,10 @@ import {
   listTurnsForUser,
   toTurnResource,
   type TurnRow,
-} from '../services/turns';
-import { conversationWindow } from '../services/conversation-window';
-import { answerTurnInput } from '../services/turn-input';
-import { createTurnWorkflows, type TurnWorkflowsDeps } from '../services/turn-workflows';
+} from '../tables/turns';
+import { conversationWindow } from '../temporal/conversation-window';
+import { answerTurnInput } from '../temporal/turn-input';
+import { createTurnWorkflows, type TurnWorkflowsDeps } from '../temporal/turn-workflows';
 import { parseRequest } from '../parse-request';
 import type { CostCapDefaults } from '../../platform/cost-caps';
 import { tagTurn, traceLogFields } from '../../platform/spans';
@@ -128,7 +128,7 @@ export function turnRoutes(deps: TurnRoutesDeps): Router {
       }
       return;
     }
-    // The Turn keeps the conversation as sent; the steps read its end (../services/conversation-window.ts).
+    // The Turn keeps the conversation as sent; the steps read its end (../temporal/conversation-window.ts).
     const input = {
       turnId: turn.id,
       userId,

@@ -1,6 +1,6 @@
 /**
  * The one gate every health number passes before it is stored, whether it comes through the API
- * (api/services/data.ts) or a CSV import (./csv-import.ts): values in their accepted ranges, whole numbers
+ * (api/tables/data.ts) or a CSV import (./csv-import.ts): values in their accepted ranges, whole numbers
  * where the column is Int, sleep stages that fit in the night, real calendar days that are not in the
  * future, and each day (or workout) once per request. The rules are the ranges of contracts/health-records.ts;
  * a lab value's, its biomarker's accepted range in its canonical unit (contracts/lab-biomarkers.ts), after

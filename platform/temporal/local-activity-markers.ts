@@ -4,7 +4,7 @@
  * own JSON (`{ seq, attempt, activity_id, activity_type, … }`, not passed through the service's payload
  * codec) and whose `userMetadata.summary` is the step's summary, like a full activity's. For code that
  * reads histories (the benchmarks, the tests) and must see the bookkeeping steps the workflow runs locally
- * (workflows/activities.ts).
+ * (workflows/activity-proxies.ts).
  */
 import type { temporal } from '@temporalio/proto';
 

@@ -19,7 +19,7 @@ import { Pool } from 'pg';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { turnSchema, type Turn } from '../../contracts/turn';
 import { createApp } from '../../api/app';
-import { createPendingTurnStarts } from '../../api/services/pending-turn-starts';
+import { createPendingTurnStarts } from '../../api/temporal/pending-turn-starts';
 import { createDataConverter } from '../../platform/temporal/data-converter';
 import { createWorkflowOwners } from '../../platform/temporal/workflow-owner';
 import { RETENTION_WORKFLOW_ID } from '../../platform/temporal/service-workflows';

@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids';
 import { MAX_CREATE_TURN_BODY_BYTES, MAX_MESSAGE_CHARS } from '../../contracts/conversation-limits';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { turnListSchema, turnSchema, type TurnList, type TurnStatus } from '../../contracts/turn';
-import { healthSchema } from '../../api/contract';
+import { healthSchema } from '../../api/route-table';
 import { api, expectSchema, thanks } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 

@@ -151,7 +151,7 @@ test('cancel while the completion is recorded: the row and the last event agree,
     await connection.close();
     await deps.close();
   }
-  // completeTurn is a local activity (workflows/activities.ts): while the barrier holds it, the cancellation
+  // completeTurn is a local activity (workflows/activity-proxies.ts): while the barrier holds it, the cancellation
   // reaches the workflow only when Temporal's core heartbeats the workflow task (at 80 % of its 10 s
   // timeout), so each iteration takes about 8 s.
 }, 180_000);

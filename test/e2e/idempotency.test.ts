@@ -8,7 +8,7 @@
 import { Pool } from 'pg';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { turnSchema } from '../../contracts/turn';
-import { discardQueuedTurn } from '../../api/services/turns';
+import { discardQueuedTurn } from '../../api/tables/turns';
 import { api, expectSchema, thanks, type JsonResponse } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 

@@ -14,8 +14,8 @@ import {
   MAX_MESSAGES,
 } from '../../contracts/conversation-limits';
 import { turnListSchema, turnSchema, type Message, type Turn } from '../../contracts/turn';
-import { CONVERSATION_WINDOW_BYTES } from '../../api/services/conversation-window';
-import { TURN_PAGE_MESSAGE_BYTES } from '../../api/services/turns';
+import { CONVERSATION_WINDOW_BYTES } from '../../api/temporal/conversation-window';
+import { TURN_PAGE_MESSAGE_BYTES } from '../../api/tables/turns';
 import { api, expectSchema } from '../support/http';
 import { startTestService, type TestService } from '../support/service';
 

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { Amy, type TurnStreamEvent } from '@amy/sdk';
 import type { Logger } from '../../platform/logger';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { formatSseEvent } from '../../api/sse';
+import { formatSseEvent } from '../../api/streaming/sse-format';
 import { errorEnvelopeSchema } from '../../contracts/errors';
 import { createEventLog, type NewTurnEvent } from '../../platform/event-log';
 import { newId } from '../../platform/ids';

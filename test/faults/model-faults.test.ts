@@ -34,7 +34,7 @@ jest.setTimeout(90_000);
 /** Coaching on the user's data: the coach's draft makes an answer of several sentences. */
 const COACHING = 'Can you give me some tips for building a morning routine?';
 const THANKS = 'thanks!';
-/** modelSteps' retry policy (workflows/activities.ts): attempts, and the backoff before attempts 2, 3, 4. */
+/** modelSteps' retry policy (workflows/activity-proxies.ts): attempts, and the backoff before attempts 2, 3, 4. */
 const MAX_ATTEMPTS = 4;
 const BACKOFF_MS = [1000, 2000, 4000];
 

@@ -1,11 +1,11 @@
 /**
- * The API's live fan-out (api/event-hub.ts) on a real Postgres: events a notification carries reach the
+ * The API's live fan-out (api/streaming/event-hub.ts) on a real Postgres: events a notification carries reach the
  * subscribers they continue without a read of the log; whatever a notification cannot carry, or a
  * subscriber behind it, is read. Every subscriber gets every event once, in order.
  */
 import { Pool } from 'pg';
 import type { TurnEvent } from '../../contracts/event-data';
-import { startEventHub, type EventHub } from '../../api/event-hub';
+import { startEventHub, type EventHub } from '../../api/streaming/event-hub';
 import { createEventLog, type EventLog, type NewTurnEvent } from '../../platform/event-log';
 import { createLogger } from '../../platform/logger';
 import { createTestDatabase, type TestDatabase } from '../support/database';

@@ -1,12 +1,12 @@
 /**
- * Lab results written by the API's service (api/services/data.ts) against a real Postgres, read where the
+ * Lab results written by the API's service (api/tables/data.ts) against a real Postgres, read where the
  * pipeline reads them: `readLabResults` gives them in their canonical units, and the Domain Expert's
  * `user_profile` tool (through the turn's snapshot) shows the latest value of each biomarker. The upsert
  * keeps one value per biomarker and day, a refused request stores nothing, and one request is one statement.
  */
 import { Pool } from 'pg';
 import { readUserProfile } from '../../activities/agents/domain-expert/user-profile';
-import { upsertLabBundleForUser, upsertLabRowsForUser } from '../../api/services/data';
+import { upsertLabBundleForUser, upsertLabRowsForUser } from '../../api/tables/data';
 import { ApiError } from '../../api/errors';
 import { readLabResults } from '../../platform/health-data/store';
 import { createTestDatabase, type TestDatabase } from '../support/database';

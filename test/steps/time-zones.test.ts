@@ -7,7 +7,7 @@
  * midnights), whoever wrote or reads them. And no column of the schema can hold a time without its zone.
  * test/e2e/time-zones-service.test.ts runs the whole service (API and worker processes) in such zones.
  */
-import { listTurnsForUser } from '../../api/services/turns';
+import { listTurnsForUser } from '../../api/tables/turns';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { readUserHealthData } from '../../platform/health-data/store';
 import { newId } from '../../platform/ids';

@@ -6,7 +6,7 @@
  * the terminal event and the webhook event, a cap that is reached).
  */
 import { Pool, type PoolClient } from 'pg';
-import { createQueuedTurn, findTurnForUser, toTurnResource } from '../../api/services/turns';
+import { createQueuedTurn, findTurnForUser, toTurnResource } from '../../api/tables/turns';
 import { enterTurnRun } from '../../activities/bookkeeping/turn-attempts';
 import { createTurnLifecycle } from '../../activities/bookkeeping/turn-lifecycle';
 import { turnSchema } from '../../contracts/turn';

@@ -5,7 +5,7 @@
  *
  * Usage: DATABASE_URL=… TZ=… node --import tsx test/support/time-zone-probe.ts '<json: ProbeInput>'
  */
-import { listTurnsForUser } from '../../api/services/turns';
+import { listTurnsForUser } from '../../api/tables/turns';
 import { readLabResults, readUserHealthData, replaceUserHealthData } from '../../platform/health-data/store';
 import type { HealthData } from '../../contracts/health-records';
 import { createUserMemory, listMemoryPage, memorySummary, recordExtractedMemories } from '../../platform/memory';

@@ -1,8 +1,8 @@
 /**
- * What of a long conversation a turn's steps read (api/services/conversation-window.ts): its end, within a
+ * What of a long conversation a turn's steps read (api/temporal/conversation-window.ts): its end, within a
  * budget of JSON bytes, each message whole, from a user's message on; a conversation that fits, as sent.
  */
-import { conversationWindow, CONVERSATION_WINDOW_BYTES } from '../../api/services/conversation-window';
+import { conversationWindow, CONVERSATION_WINDOW_BYTES } from '../../api/temporal/conversation-window';
 import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../../contracts/conversation-limits';
 import type { Message } from '../../contracts/turn';
 

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import { createApp, type AppDeps } from '../../api/app';
-import { createEventStreamRoute, type EventStreamDeps } from '../../api/event-stream';
+import { createEventStreamRoute, type EventStreamDeps } from '../../api/streaming/event-stream';
 import { buildOpenApiDocument } from '../../api/openapi';
 import { ERROR_STATUS } from '../../contracts/errors';
 
@@ -62,7 +62,7 @@ test('every route Express registers, and the event stream route, is in the docum
   );
   expect(registered.length).toBeGreaterThan(5);
 
-  // The event stream route takes its requests before Express sees them (api/event-stream.ts).
+  // The event stream route takes its requests before Express sees them (api/streaming/event-stream.ts).
   const eventStream = createEventStreamRoute({
     pool: refusingPool,
     hub: {},

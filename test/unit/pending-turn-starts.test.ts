@@ -2,7 +2,7 @@
  * The starts an API process still has going after answering their POST: its shutdown waits for them, up to a
  * bound, and a cancellation finds a turn's own.
  */
-import { createPendingTurnStarts } from '../../api/services/pending-turn-starts';
+import { createPendingTurnStarts } from '../../api/temporal/pending-turn-starts';
 
 function deferred() {
   let resolve!: () => void;

@@ -3,7 +3,7 @@
  * a cancellation does too, even mid-activity; the memory step and the gate runner are best-effort.
  */
 import { ApplicationFailure } from '@temporalio/client';
-import { progressQuery, type TurnProgress } from '../../workflows/definitions';
+import { progressQuery, type WorkflowProgress } from '../../workflows/definitions';
 import {
   AGENT,
   completed,
@@ -212,7 +212,7 @@ describe('cancellation', () => {
    */
   async function cancelDuring(activity: ActivityName, scenario: Partial<Fakes>) {
     const unblock = gate();
-    let progress: TurnProgress | undefined;
+    let progress: WorkflowProgress | undefined;
     const run = await runTurn(
       {
         ...scenario,

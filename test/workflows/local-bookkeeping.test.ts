@@ -1,6 +1,6 @@
 /**
  * The quick bookkeeping steps on every turn's path (start, recall memory, finish Data Science, complete)
- * run as local activities (workflows/activities.ts): the history records a MarkerRecorded event, with the
+ * run as local activities (workflows/activity-proxies.ts): the history records a MarkerRecorded event, with the
  * step's summary, where it recorded ActivityTaskScheduled/Started/Completed and a task queue round trip.
  * They still run once each on the usual path, are still retried until Postgres is back, and the histories
  * they leave replay.

@@ -4,7 +4,7 @@
  * Steps are the ids of contracts/steps.ts; a step that runs again (the debug loop, an agent invoked
  * twice, the critic per finding) is listed once per run under its one id.
  */
-import { progressQuery, type TurnProgress } from '../../workflows/definitions';
+import { progressQuery, type WorkflowProgress } from '../../workflows/definitions';
 import {
   AGENT,
   completed,
@@ -25,9 +25,9 @@ const ROUTED = ['start_turn', 'recall_memory', 'classify_vagueness', 'route', 'r
 
 /** The progress once `ready` holds of it, asking again until it does (for a step that ends by itself). */
 async function progressOnce(
-  handle: { query: (query: typeof progressQuery) => Promise<TurnProgress> },
-  ready: (progress: TurnProgress) => boolean,
-): Promise<TurnProgress> {
+  handle: { query: (query: typeof progressQuery) => Promise<WorkflowProgress> },
+  ready: (progress: WorkflowProgress) => boolean,
+): Promise<WorkflowProgress> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const progress = await handle.query(progressQuery);
@@ -48,7 +48,7 @@ test('pattern 6, queried step by step: parallel agents, the coach, then the whol
   const dsRun = gate();
   const expert = gate();
   const coach = gate();
-  const seen: TurnProgress[] = [];
+  const seen: WorkflowProgress[] = [];
   const run = await runTurn(
     {
       route: async () => routing(HC, [DS, DE]),
@@ -136,7 +136,7 @@ test('the debug loop and a second invocation of an agent: each run listed under 
     ++runs === 1
       ? { status: 'error', kind: 'exception', error: 'NameError', debuggable: true }
       : { status: 'ok', result: {}, code, autoFixed: false, durationMs: 1 };
-  let progress: TurnProgress | undefined;
+  let progress: WorkflowProgress | undefined;
   const run = await runTurn(
     {
       route: async () => routing(DE, [DS]),
@@ -181,7 +181,7 @@ test('the debug loop and a second invocation of an agent: each run listed under 
 
 test('the Investigator: its own steps and agent, live and at the end', async () => {
   const hypotheses = gate();
-  const seen: TurnProgress[] = [];
+  const seen: WorkflowProgress[] = [];
   const run = await runTurn(
     {
       classifyVagueness: async () => ({ vagueness: 'high' }),
@@ -230,7 +230,7 @@ test('the Investigator: its own steps and agent, live and at the end', async () 
 });
 
 test('a failed turn: the failed step is neither current nor completed', async () => {
-  let progress: TurnProgress | undefined;
+  let progress: WorkflowProgress | undefined;
   const run = await runTurn(
     {
       route: async () => routing(DE),

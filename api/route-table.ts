@@ -49,7 +49,7 @@ const turnEventsSnapshotSchema = turnSchema;
 
 /**
  * The event stream's query as the document shows it. The route reads `last_event_id` itself
- * (api/event-stream.ts, api/sse.ts) and ignores other parameters; `api_key` is a security scheme.
+ * (api/streaming/event-stream.ts, api/streaming/sse-format.ts) and ignores other parameters; `api_key` is a security scheme.
  */
 const turnEventsQuerySchema = z.object({
   last_event_id: z
@@ -310,7 +310,7 @@ export const ROUTES = {
         schema: turnEventsSnapshotSchema,
         eventStream: true,
       },
-      // Served by api/event-stream.ts, not Express: no body is read, so no 413 or 415.
+      // Served by api/streaming/event-stream.ts, not Express: no body is read, so no 413 or 415.
       ...errors(400, 401, 404, 429, 500),
     },
   },

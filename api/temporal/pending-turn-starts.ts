@@ -1,6 +1,6 @@
 /**
  * The turn workflow starts an API process still has going after it answered their POST
- * (api/services/turn-workflows.ts). The process's shutdown waits for them before it closes its Temporal
+ * (api/temporal/turn-workflows.ts). The process's shutdown waits for them before it closes its Temporal
  * connection, and a cancellation of such a turn waits for its start instead of finding no workflow to
  * cancel.
  */

@@ -12,10 +12,10 @@
  * notification that arrives during a read, makes the channel read.
  */
 import { Client } from 'pg';
-import type { TurnEvent } from '../contracts/event-data';
-import { EVENTS_CHANNEL, type EventLog } from '../platform/event-log';
-import { parseEventNotification } from '../platform/event-notification';
-import type { Logger } from '../platform/logger';
+import type { TurnEvent } from '../../contracts/event-data';
+import { EVENTS_CHANNEL, type EventLog } from '../../platform/event-log';
+import { parseEventNotification } from '../../platform/event-notification';
+import type { Logger } from '../../platform/logger';
 
 const PAGE = 500;
 

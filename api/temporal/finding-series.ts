@@ -15,7 +15,7 @@ import type { FindingSeriesResponse } from '../../contracts/finding-series';
 import { seriesSpec, type GatesRunner } from '../../platform/gates';
 import { readTurnHealthData } from '../../platform/health-data/snapshot';
 import { ApiError, notFound } from '../errors';
-import { getTurnForUserOrThrow } from './turns';
+import { getTurnForUserOrThrow } from '../tables/turns';
 
 export interface FindingSeriesDeps {
   pool: Pool;

@@ -6,17 +6,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
-import { TERMINAL_EVENTS } from '../contracts/event-data';
-import { isTurnId } from '../contracts/ids';
-import { newId } from '../platform/ids';
-import { authenticate } from './auth';
-import { ApiError, errorResponse, notFound } from './errors';
+import { TERMINAL_EVENTS } from '../../contracts/event-data';
+import { isTurnId } from '../../contracts/ids';
+import { newId } from '../../platform/ids';
+import { authenticate } from '../auth';
+import { ApiError, errorResponse, notFound } from '../errors';
 import type { EventHub } from './event-hub';
-import type { Logger } from '../platform/logger';
-import { metrics } from '../platform/metrics';
-import { createKeyedSlots } from './keyed-slots';
-import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from './services/turns';
-import { formatSseEvent, openSseStream, parseLastEventId, reconnectHint } from './sse';
+import type { Logger } from '../../platform/logger';
+import { metrics } from '../../platform/metrics';
+import { createKeyedSlots } from '../keyed-slots';
+import { getTurnForUserOrThrow, hasTurnLogEnded, toTurnResource } from '../tables/turns';
+import { formatSseEvent, openSseStream, parseLastEventId, reconnectHint } from './sse-format';
 
 const EVENTS_PATH = /^\/v1\/turns\/([^/]+)\/events\/?$/;
 

@@ -27,7 +27,7 @@ import type { AccountDeletion } from '../../contracts/account';
 import { newId } from '../../platform/ids';
 import { inTransaction } from '../../platform/pg-pool';
 import { accountDeletedEvent, recordWebhookEvents } from '../../platform/webhooks/outbox';
-import { settledWithin, type PendingTurnStarts } from './pending-turn-starts';
+import { settledWithin, type PendingTurnStarts } from '../temporal/pending-turn-starts';
 
 export interface AccountDeletionDeps {
   pool: Pool;

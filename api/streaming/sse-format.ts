@@ -3,7 +3,7 @@
  * comments, and a `retry:` directive only as the last thing a draining process sends (reconnectHint).
  */
 import type { ServerResponse } from 'node:http';
-import type { TurnEvent } from '../contracts/event-data';
+import type { TurnEvent } from '../../contracts/event-data';
 
 export function formatSseEvent(event: TurnEvent): string {
   // JSON.stringify never emits raw newlines, so `data` is always exactly one line.

@@ -14,7 +14,13 @@ import type { WorkflowOwners } from '../../platform/temporal/workflow-owner';
 import { endTurn, turnAbandoned } from '../../platform/turn-ending';
 import { ApiError } from '../errors';
 import { settledWithin, type PendingTurnStarts } from './pending-turn-starts';
-import { discardQueuedTurn, findTurnForUser, getTurnForUserOrThrow, turnCostSoFar, type TurnRow } from './turns';
+import {
+  discardQueuedTurn,
+  findTurnForUser,
+  getTurnForUserOrThrow,
+  turnCostSoFar,
+  type TurnRow,
+} from '../tables/turns';
 
 export interface TurnWorkflowsDeps {
   pool: Pool;
