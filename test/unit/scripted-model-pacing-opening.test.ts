@@ -17,6 +17,7 @@ import { startScriptedModelServer, type ScriptedModelServer } from '../../dev/sc
 import type { ScriptedRule } from '../../dev/scripted-model/types';
 import { defaultRules } from '../../dev/scripted-model/rules';
 import { STEP_INPUTS_FIELD } from '../../contracts/steps';
+import { emptySynthesisInputs } from '../support/synthesis-inputs';
 
 describe('when a streamed delta is due', () => {
   const opus = speedOf(REALISTIC_PACING, 'claude-opus-4-7');
@@ -76,16 +77,7 @@ describe('a paced server through the SDK', () => {
       model: 'claude-opus-4-7',
       max_tokens: 1024,
       messages: [{ role: 'user' as const, content: 'hi' }],
-      [STEP_INPUTS_FIELD]: {
-        userMessage: 'hi',
-        mainAgent: 'domain_expert',
-        mainAgentDraft: '',
-        supportingInsights: '',
-        findings: [],
-        factSheet: [],
-        personalAnchors: [],
-        dataScienceFailed: false,
-      },
+      [STEP_INPUTS_FIELD]: emptySynthesisInputs('hi', 'domain_expert'),
     };
     const sentAt = performance.now();
     const stream = client.messages.stream(params, { headers: { 'x-amy-step': 'synthesis' } });

@@ -7,6 +7,7 @@
  */
 import { openNarration } from '../../activities/runtime/narration';
 import { streamThoughts } from '../../activities/runtime/stream-agent-reply';
+import { emptySynthesisInputs } from '../support/synthesis-inputs';
 import type { EventLog, NewTurnEvent } from '../../platform/event-log';
 import type { Llm, LlmRequest, LlmResponse } from '../../platform/llm';
 
@@ -58,16 +59,7 @@ const narrationOn = (events: EventLog, attempt = 1) =>
 const call = {
   turnId: 'turn_1',
   modelCall: 'synthesis' as const,
-  inputs: {
-    userMessage: 'How did I sleep?',
-    mainAgent: 'data_science' as const,
-    mainAgentDraft: '',
-    supportingInsights: '',
-    findings: [],
-    factSheet: [],
-    personalAnchors: [],
-    dataScienceFailed: false,
-  },
+  inputs: emptySynthesisInputs('How did I sleep?', 'data_science'),
   signal: new AbortController().signal,
   agent: 'synthesis' as const,
   request: { model: 'm', maxTokens: 10, messages: [] },
