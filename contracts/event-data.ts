@@ -69,9 +69,12 @@ export const eventDataSchemas = {
 
 export type TurnEventData<T extends TurnEventType> = z.infer<(typeof eventDataSchemas)[T]>;
 
-/** An event as stored and as delivered over SSE. */
-export interface TurnEvent {
-  id: number;
-  type: TurnEventType;
-  data: Record<string, unknown>;
-}
+/**
+ * An event as stored and as delivered over SSE: a union discriminated on `type`, so narrowing on it types
+ * `data` as that event's schema says. `data` also admits fields its schema does not name, typed `unknown`:
+ * a reader ignores fields it does not know (docs/api.md, "Events this service adds"), and the log's rows are
+ * not parsed again on the way out. A field read without narrowing is therefore `unknown`, not an error.
+ */
+export type TurnEvent<T extends TurnEventType = TurnEventType> = {
+  [K in T]: { id: number; type: K; data: TurnEventData<K> & { readonly [field: string]: unknown } };
+}[T];
