@@ -31,8 +31,9 @@ const config: KnipConfig = {
         // The operator console: browser modules that console/index.html loads, served by api/routes/console.ts.
         'console/console.js',
       ],
-      // The console imports the SDK bundle and uPlot from the URLs the API serves them at, not from files.
-      ignoreUnresolved: ['./amy-sdk.js', '/console/vendor/uPlot.esm.js'],
+      // The console imports uPlot from the URL the API serves it at, not from a file (its SDK import, also a URL,
+      // resolves to console/amy-sdk.d.ts, which gives it the SDK's types).
+      ignoreUnresolved: ['/console/vendor/uPlot.esm.js'],
       ignoreDependencies: [
         // Imported by the Prisma client that `prisma generate` writes to generated/ (not checked in).
         '@prisma/client',

@@ -30,4 +30,5 @@ export function fill(parent, ...children) {
   return append(parent, children);
 }
 
-export const byId = (id) => document.getElementById(id);
+/** An element of the page by its id: index.html has each one the console names. */
+export const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The live view of one turn, built from its events as the SDK yields them (replayed, then live): the
  * questions the turn asks the user (docs/api.md#asking-back) with their options as buttons, the agents
@@ -15,6 +16,13 @@ import { append, byId, fill, h } from './dom.js';
 import { factSheetNumbers } from './fact-numbers.js';
 import { findingChart } from './finding-chart.js';
 import { formatCost, formatDateTime, formatDuration, formatFactValue } from './format.js';
+
+// The events as the SDK types them: `npm run typecheck` checks this module's reads against them.
+/** @typedef {import('./amy-sdk.js').TurnStreamEvent} TurnStreamEvent */
+/**
+ * @template {import('./amy-sdk.js').TurnEventType} T
+ * @typedef {import('./amy-sdk.js').TurnEventOf<T>} TurnEventOf
+ */
 
 const GATE_MARKS = { passed: '✓', failed: '✗', skipped: '–' };
 
@@ -44,7 +52,7 @@ export class TurnView {
     agentsSection: byId('agents-section'),
     agents: byId('agents'),
     validationSection: byId('validation-section'),
-    gates: byId('gates'),
+    gates: /** @type {HTMLTableElement} */ (byId('gates')),
     critic: byId('critic'),
     charts: byId('charts'),
     answer: byId('answer'),
@@ -55,11 +63,19 @@ export class TurnView {
     personalAnchors: byId('personal-anchors'),
     personalAnchorsBlock: byId('personal-anchors-block'),
   };
-  #stream = null;
-  /** `(findingId) => Promise<series>` for the turn on screen: each finding's chart asks it once. */
-  #loadSeries = null;
-  /** `(answer) => Promise` that posts an answer (`{ request_id, option_id }` or `{ request_id, text }`) for the turn on screen. */
-  #sendAnswer = null;
+  // The stream and the two calls below are the turn on screen's: open() sets them before anything can use them.
+  /** @type {import('./amy-sdk.js').TurnStream} */
+  #stream = /** @type {any} */ (null);
+  /**
+   * `(findingId) => Promise<series>` for the turn on screen: each finding's chart asks it once.
+   * @type {(findingId: string) => Promise<import('./amy-sdk.js').FindingSeriesResponse>}
+   */
+  #loadSeries = /** @type {any} */ (null);
+  /**
+   * `(answer) => Promise` that posts an answer (`{ request_id, option_id }` or `{ request_id, text }`) for the turn on screen.
+   * @type {(answer: import('./amy-sdk.js').TurnInputAnswer) => Promise<unknown>}
+   */
+  #sendAnswer = /** @type {any} */ (null);
   /** The turn's questions by request_id: each one's list item and parts. */
   #questions = new Map();
   #agents = new Map();
@@ -67,7 +83,9 @@ export class TurnView {
   #dirty = new Set();
   #frame = 0;
   #ticker = 0;
+  /** @type {number | null} */
   #createdAt = null;
+  /** @type {number | null} */
   #endedAt = null;
   #reconnects = 0;
   #answered = false;
@@ -162,6 +180,7 @@ export class TurnView {
     this.setConnection('reconnecting', `Connection lost; reconnecting in ${formatDuration(delayMs)} (try ${attempt})`);
   }
 
+  /** @param {TurnStreamEvent} event */
   apply(event) {
     if (this.#els.connection.dataset.state !== 'live') {
       const resumed = this.#reconnects ? ` · resumed after ${this.#reconnects} reconnect(s)` : '';
@@ -344,6 +363,7 @@ export class TurnView {
   }
 
   /** What the turn went on with: the user's option or text, or at the deadline the default. */
+  /** @param {TurnEventOf<'turn.input_received'>} event */
   #inputReceived({ request_id, option_id, text, source }) {
     const question = this.#questions.get(request_id);
     if (!question) return;
@@ -370,6 +390,7 @@ export class TurnView {
     }
   }
 
+  /** @param {TurnEventOf<'agent.started'>} event */
   #agentStarted({ agent, at, question }) {
     let card = this.#agents.get(agent);
     if (!card) {
@@ -408,6 +429,7 @@ export class TurnView {
     card.els.summary.textContent = '';
   }
 
+  /** @param {TurnEventOf<'agent.completed'>} event */
   #agentCompleted({ agent, duration_ms, cost_usd, output_summary }) {
     const card = this.#agents.get(agent);
     if (!card) return;
@@ -482,6 +504,7 @@ export class TurnView {
     return finding;
   }
 
+  /** @param {TurnEventOf<'validator.gate'>} event */
   #gate({ finding_id, claim, gate, verdict, detail }) {
     const cell = this.#findingRow(finding_id, claim).cells.get(gate);
     if (!cell) return;
@@ -490,11 +513,13 @@ export class TurnView {
     cell.title = `${gate}: ${verdict}${detail ? ` — ${describeDetail(detail)}` : ''}`;
   }
 
+  /** @param {TurnEventOf<'validator.critic'>} event */
   #critic({ finding_id, verdict, reasoning, concerns }) {
     const finding = this.#findingRow(finding_id);
     finding.critic.textContent = verdict;
     finding.critic.dataset.verdict = verdict;
-    const concernItems = concerns.map((c) =>
+    // The event leaves a concern's shape open: this reads the Critic's (category, severity, detail), anything else as JSON.
+    const concernItems = concerns.map((/** @type {any} */ c) =>
       h(
         'li',
         { className: 'concern', dataset: { severity: c.severity ?? '' } },
@@ -512,6 +537,7 @@ export class TurnView {
     ]);
   }
 
+  /** @param {TurnEventOf<'fact_check'>['issues']} issues */
   #factCheck(issues) {
     const list = this.#els.factCheck;
     list.hidden = false;
@@ -533,6 +559,7 @@ export class TurnView {
     );
   }
 
+  /** @param {TurnEventOf<'turn.completed'>} event */
   #completed({ result, snapshot }) {
     this.#answered = true;
     this.#root.dataset.answered = 'true';
@@ -555,6 +582,7 @@ export class TurnView {
     this.#stopTicking();
   }
 
+  /** @param {TurnEventOf<'turn.failed'>} event */
   #failed({ error, cost_usd }) {
     this.#setStatus('failed');
     this.#closeQuestions();

@@ -69,9 +69,19 @@ export const eventDataSchemas = {
 
 export type TurnEventData<T extends TurnEventType> = z.infer<(typeof eventDataSchemas)[T]>;
 
-/** An event as stored and as delivered over SSE. */
-export interface TurnEvent {
-  id: number;
-  type: TurnEventType;
-  data: Record<string, unknown>;
-}
+/** Every field name some event of the catalog declares. */
+type CatalogField = { [K in TurnEventType]: keyof TurnEventData<K> }[TurnEventType];
+
+/**
+ * An event as stored and as delivered over SSE: a union discriminated on `type`, so narrowing on it types
+ * `data` as that event's schema says. The fields other events declare may be read too, as `unknown` (the
+ * type claims nothing of them), so a field read without narrowing is `unknown`, not an error, while a name
+ * no event declares (a misspelling) does not compile.
+ */
+export type TurnEvent<T extends TurnEventType = TurnEventType> = {
+  [K in T]: {
+    id: number;
+    type: K;
+    data: TurnEventData<K> & { readonly [F in Exclude<CatalogField, keyof TurnEventData<K>>]?: unknown };
+  };
+}[T];

@@ -85,10 +85,23 @@ export async function appendTurnEvents(db: Queryable, turnId: string, events: Ne
       throw new TurnNotFoundError(`turn ${turnId} does not exist`);
     throw err;
   }
-  return written.rows.map(({ ord, id }) => {
-    const { type, data } = events[ord - 1];
-    return { id, type, data } as TurnEvent;
-  });
+  return written.rows.map(({ ord, id }) => withId(events[ord - 1], id));
+}
+
+/** The appended event with the id the log gave it, still typed by its type. */
+function withId<T extends TurnEventType>({ type, data }: NewTurnEvent<T>, id: number): TurnEvent<T> {
+  return { id, type, data };
+}
+
+/**
+ * An event read back from the log (a row of `turn_events`, or the copy a notification carries), typed by its
+ * `type`. Its data is taken on trust here, the one place the read side does so, and not parsed (a zod pass per
+ * token delta on every stream): the rows of `turn_events` are written by `appendTurnEvents` alone, from a
+ * `NewTurnEvent` whose data its type typed at compile time (this version's schemas, or for a turn that runs
+ * across a deploy, the previous version's).
+ */
+export function storedTurnEvent(id: number, type: TurnEventType, data: unknown): TurnEvent {
+  return { id, type, data } as TurnEvent;
 }
 
 export function createEventLog(pool: Pool): EventLog {
@@ -100,11 +113,11 @@ export function createEventLog(pool: Pool): EventLog {
     },
 
     async readAfter(turnId, afterId, limit = 1000) {
-      const rows = await pool.query<{ id: number; type: TurnEventType; data: Record<string, unknown> }>(
+      const rows = await pool.query<{ id: number; type: TurnEventType; data: unknown }>(
         'SELECT id, type, data FROM turn_events WHERE turn_id = $1 AND id > $2 ORDER BY id LIMIT $3',
         [turnId, afterId, limit],
       );
-      return rows.rows;
+      return rows.rows.map(({ id, type, data }) => storedTurnEvent(id, type, data));
     },
 
     async readKeyed(turnId, keyPrefix) {

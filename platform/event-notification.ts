@@ -4,7 +4,8 @@
  * `[id, type, data]` when they fit in a notification (Postgres caps a payload at 8000 bytes). An API
  * process delivers carried events without reading them back; for the others it reads the log.
  */
-import type { TurnEvent } from '../contracts/event-data';
+import type { TurnEvent, TurnEventType } from '../contracts/event-data';
+import { storedTurnEvent } from './event-log';
 
 export interface EventNotification {
   turnId: string;
@@ -35,9 +36,9 @@ export function parseEventNotification(payload: string | undefined): EventNotifi
       }
       // Gapless ids ending at lastId are what the hub relies on; anything else is read from the log instead.
       if (!Array.isArray(rows) || rows.length === 0) return null;
-      const events = rows as [number, TurnEvent['type'], TurnEvent['data']][];
+      const events = rows as [number, TurnEventType, unknown][];
       const gapless = events.every((row, i) => Array.isArray(row) && row[0] === lastId - events.length + 1 + i);
-      return gapless ? events.map(([id, type, data]) => ({ id, type, data })) : null;
+      return gapless ? events.map(([id, type, data]) => storedTurnEvent(id, type, data)) : null;
     },
   };
 }

@@ -5,7 +5,7 @@
  * finding's reproduction-gate verdict, and each Fact Sheet number against the eval's own recomputation
  * from the rows (./recompute.ts).
  */
-import type { TurnEvent } from '../../contracts/event-data';
+import type { TurnEvent, TurnEventType } from '../../contracts/event-data';
 import type { FactEntry } from '../../contracts/turn';
 import { factCheckReply } from '../../checks/fact-check';
 import { citableNumbers } from '../../checks/personal-anchors';
@@ -79,15 +79,19 @@ export interface TurnCheck {
   expertProse: string;
 }
 
+/** The turn's events of one type, each typed as that event. */
+const ofType = <T extends TurnEventType>(events: TurnEvent[], type: T) =>
+  events.filter((e): e is Extract<TurnEvent, { type: T }> => e.type === type);
+
 const thoughts = (events: TurnEvent[], agent: string, step?: string): string => {
-  const mine = events.filter(
-    (e) => e.type === 'agent.thought' && e.data.agent === agent && (step === undefined || e.data.step === step),
+  const mine = ofType(events, 'agent.thought').filter(
+    (e) => e.data.agent === agent && (step === undefined || e.data.step === step),
   );
   // A retried step narrates again; its last attempt is the one that counted.
-  const last = Math.max(0, ...mine.map((e) => Number(e.data.attempt ?? 1)));
+  const last = Math.max(0, ...mine.map((e) => e.data.attempt));
   return mine
-    .filter((e) => Number(e.data.attempt ?? 1) === last)
-    .map((e) => String(e.data.delta))
+    .filter((e) => e.data.attempt === last)
+    .map((e) => e.data.delta)
     .join('');
 };
 
@@ -149,7 +153,7 @@ const isWindowLength = (entry: FactEntry) => /\.window_days(_\d+)?$/.test(entry.
 function specOf(
   id: string,
   entries: FactEntry[],
-  gate: TurnEvent | undefined,
+  gate: TurnEvent<'validator.gate'> | undefined,
   plan: PlanSpec | null,
 ): { spec: NumberSpec | null; reason?: string; feature: string | null; target: string | null } {
   const label = entries[0]?.window ?? '';
@@ -165,11 +169,11 @@ function specOf(
     const parts = id.split('-');
     feature = parts[2] ?? null;
     target = parts[1] === 'association' ? (parts[3] ?? null) : null;
-    statistic = gate?.data.detail ? String((gate.data.detail as { statistic?: string }).statistic) : undefined;
+    statistic = gate?.data.detail ? String(gate.data.detail.statistic) : undefined;
   } else if (id.startsWith('ds-')) {
     feature = plan?.feature ?? null;
     target = plan?.target && plan.target !== 'none' ? plan.target : null;
-    statistic = gate?.data.detail ? String((gate.data.detail as { statistic?: string }).statistic) : undefined;
+    statistic = gate?.data.detail ? String(gate.data.detail.statistic) : undefined;
   }
   if (keys.has('weekend_mean') || keys.has('weekday_mean')) target = 'weekend';
   if (!feature) return { spec: null, reason: 'metric unknown', feature, target };
@@ -207,9 +211,9 @@ export function checkTurn(
   const expected = [...EXPECTED_AGENTS[question.pattern]].sort();
   const plan = readPlan(events);
 
-  const gates = events.filter((e) => e.type === 'validator.gate' && e.data.gate === 'reproduction');
+  const gates = ofType(events, 'validator.gate').filter((e) => e.data.gate === 'reproduction');
   const grouped = groupSheet(sheetEntries);
-  const ids = new Set([...gates.map((g) => String(g.data.finding_id)), ...grouped.keys()]);
+  const ids = new Set([...gates.map((g) => g.data.finding_id), ...grouped.keys()]);
   const findings: FindingCheck[] = [...ids].map((id) => {
     const entries = grouped.get(id) ?? [];
     const gate = gates.find((g) => g.data.finding_id === id);
@@ -236,7 +240,7 @@ export function checkTurn(
     return {
       id,
       source: entries[0]?.source ?? (id.startsWith('inv-') ? 'investigator' : 'data_science'),
-      reproductionGate: (gate?.data.verdict as FindingCheck['reproductionGate']) ?? null,
+      reproductionGate: gate?.data.verdict ?? null,
       verdict:
         entries.length === 0
           ? 'absent'

@@ -1,13 +1,16 @@
 /**
  * An event's `data` is typed by its `type` (platform/event-log.ts `NewTurnEvent`, from the schemas of
  * contracts/event-data.ts): a misspelt field, a value of the wrong type, a missing field or another event's
- * data does not compile. The probes below are `@ts-expect-error` lines, so the repository's type check
- * fails if the typing loosens (an expected error that no longer occurs is itself an error); the test
- * runs that check on this file alone, so the unit tier catches it too.
+ * data does not compile. Reads are typed too (contracts/event-data.ts `TurnEvent`): narrowed on `type`, a
+ * field has its declared type and a misspelt one does not compile; un-narrowed, a field is `unknown`. The
+ * probes below are `@ts-expect-error` lines, so the repository's type check fails if the typing loosens (an
+ * expected error that no longer occurs is itself an error); the test runs that check on this file alone, so
+ * the unit tier catches it too.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { TurnEvent } from '../../contracts/event-data';
 import type { NewTurnEvent } from '../../platform/event-log';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -26,6 +29,26 @@ export const probes: NewTurnEvent[] = [
   // @ts-expect-error another event's data
   { type: 'turn.started', data: { agent: 'synthesis', delta: 'Hi', attempt: 1, step: 'synthesis' } },
 ];
+
+export function readProbes(event: TurnEvent): unknown[] {
+  const read: unknown[] = [];
+  if (event.type === 'agent.thought') {
+    const delta: string = event.data.delta;
+    const attempt: number = event.data.attempt;
+    read.push(delta, attempt);
+    // @ts-expect-error a misspelt field
+    read.push(event.data.detla);
+    // @ts-expect-error a field read as another type than its own
+    const step: number = event.data.step;
+    read.push(step);
+  }
+  const at: unknown = event.data.at;
+  // @ts-expect-error without narrowing on `type`, a field is unknown
+  const turnId: string = event.data.turn_id;
+  // @ts-expect-error a field no event has, even without narrowing
+  read.push(at, turnId, event.data.tunr_id);
+  return read;
+}
 
 test('the probes type-check as written: each expected error occurs', () => {
   const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'node_modules', '.amy-event-types-'));
