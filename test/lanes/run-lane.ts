@@ -14,13 +14,13 @@ interface Step {
   args: string[];
   /** The repository root unless set (the toolchain tier runs in a copy of the working tree). */
   cwd?: string;
+  /** Added to the step's processes' niceness: how much it yields when the other lane wants the CPU too. */
+  niceness?: number;
 }
 
 export interface Lane {
   name: string;
   steps: Step[];
-  /** Added to the lane's processes' niceness: how much it yields when both lanes want the CPU. */
-  niceness: number;
 }
 
 export interface StepOutcome {
@@ -34,13 +34,13 @@ export interface StepOutcome {
 /** Every child a lane is running right now, so that a signal to `npm test` reaches them. */
 export const runningChildren = new Set<ChildProcess>();
 
-function runStep(step: Step, cwd: string, log: number, niceness: number): Promise<number> {
+function runStep(step: Step, cwd: string, log: number): Promise<number> {
   fs.writeSync(log, `\n$ ${[step.command, ...step.args].join(' ')}${step.cwd ? `   (in ${step.cwd})` : ''}\n`);
   return new Promise((resolve) => {
     const child = spawn(step.command, step.args, { cwd: step.cwd ?? cwd, stdio: ['ignore', log, log] });
     runningChildren.add(child);
     // Set before the command starts anything of its own, so its whole process tree inherits it.
-    if (child.pid !== undefined && niceness > 0) os.setPriority(child.pid, os.getPriority(child.pid) + niceness);
+    if (child.pid !== undefined && step.niceness) os.setPriority(child.pid, os.getPriority(child.pid) + step.niceness);
     child.on('error', (err) => {
       fs.writeSync(log, `${step.command} could not run: ${err.message}\n`);
     });
@@ -68,7 +68,7 @@ export async function runLane(lane: Lane, cwd: string, logFile: string): Promise
       }
       console.log(`[${lane.name}] ${step.name}: started`);
       const started = Date.now();
-      const code = await runStep(step, cwd, log, lane.niceness);
+      const code = await runStep(step, cwd, log);
       const seconds = Math.round((Date.now() - started) / 1000);
       outcomes.push({ lane: lane.name, step: step.name, code, seconds });
       console.log(`[${lane.name}] ${step.name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds} s`);
