@@ -29,8 +29,9 @@ describe('event hub', () => {
   let pool: Pool;
   let log: EventLog;
   let hub: EventHub;
-  /** The reads the hub made of the log, per turn. */
+  /** The reads the hub made of the log, per turn: counted as each starts, and again as each has returned. */
   const reads = new Map<string, number>();
+  const readsDone = new Map<string, number>();
 
   beforeAll(async () => {
     t = await createTestDatabase();
@@ -39,9 +40,11 @@ describe('event hub', () => {
     const counted: EventLog = {
       append: (turnId, events) => log.append(turnId, events),
       readKeyed: (turnId, keyPrefix) => log.readKeyed(turnId, keyPrefix),
-      readAfter: (turnId, afterId, limit) => {
+      readAfter: async (turnId, afterId, limit) => {
         reads.set(turnId, (reads.get(turnId) ?? 0) + 1);
-        return log.readAfter(turnId, afterId, limit);
+        const batch = await log.readAfter(turnId, afterId, limit);
+        readsDone.set(turnId, (readsDone.get(turnId) ?? 0) + 1);
+        return batch;
       },
     };
     hub = await startEventHub({ databaseUrl: t.url, events: counted, logger: createLogger('test', 'error') });
@@ -52,6 +55,9 @@ describe('event hub', () => {
     await t.drop();
   });
 
+  // A test waits for a subscriber's first read to have returned, not just begun, before it appends: a notification
+  // that arrives while that read is under way is (rightly) answered with another read, which a loaded machine made
+  // happen.
   function subscribe(turnId: string, afterId: number) {
     const received: TurnEvent[] = [];
     const unsubscribe = hub.subscribe(turnId, afterId, (events) => received.push(...events));
@@ -61,7 +67,7 @@ describe('event hub', () => {
   test('a live subscriber gets appended events from their notifications, with no read of the log', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
     const live = subscribe(turnId, 0);
-    await until(() => (reads.get(turnId) ?? 0) === 1, 'the first read');
+    await until(() => (readsDone.get(turnId) ?? 0) === 1, 'the first read to return');
     for (let i = 1; i <= 5; i++) await log.append(turnId, [thought(`d${i}`)]);
     await until(() => live.received.length === 5, 'five events');
     expect(live.received).toEqual(await log.readAfter(turnId, 0));
@@ -72,7 +78,7 @@ describe('event hub', () => {
   test('an append too large for a notification is read from the log', async () => {
     const { turnId } = await insertUserAndTurn(t.url);
     const live = subscribe(turnId, 0);
-    await until(() => (reads.get(turnId) ?? 0) === 1, 'the first read');
+    await until(() => (readsDone.get(turnId) ?? 0) === 1, 'the first read to return');
     await log.append(turnId, [thought('x'.repeat(9000))]);
     await until(() => live.received.length === 1, 'the large event');
     expect(reads.get(turnId)).toBe(2);
