@@ -10,7 +10,7 @@ import path from 'node:path';
 import { generateHealthData } from '../../dev/synthetic-data/generate';
 import { createSandbox, type SandboxData } from '../../platform/sandbox';
 import { findBwrap, PROJECT_VENV } from '../../platform/sandbox/find-bwrap';
-import { processInfo, sandboxPids, sandboxProcessWhere } from '../support/sandbox-processes';
+import { processInfo, proven, sandboxPids, sandboxProcessWhere } from '../support/sandbox-processes';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
@@ -63,6 +63,7 @@ describe.each(['fork', 'off'] as const)('an analysis confined by the wheel’s b
 
   test('runs under that bwrap and gets its result', async () => {
     const wheelBwrap = findBwrap({ PATH: PATH_WITHOUT_BWRAP })!.path;
+    await proven(sandbox, DATA);
     const run = sandbox.run({ code: MEAN_AFTER_A_WHILE, data: DATA });
     const pid = await sandboxProcessWhere((info) => info.comm.startsWith('python'), new Set(sandboxPids()));
     expect(bwrapAbove(pid)).toBe(fs.realpathSync(wheelBwrap));

@@ -13,7 +13,7 @@ import { createSandbox, type SandboxData } from '../../platform/sandbox';
 import { bwrapArgs, pythonLayout, sandboxUid } from '../../platform/sandbox/bwrap';
 import { findBwrap } from '../../platform/sandbox/find-bwrap';
 import { capabilitiesOf } from '../support/capabilities';
-import { isZygote, processInfo, sandboxProcessWhere, sandboxPids } from '../support/sandbox-processes';
+import { isZygote, processInfo, proven, sandboxProcessWhere, sandboxPids } from '../support/sandbox-processes';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(REPO, '.venv', 'bin', 'python');
@@ -26,7 +26,10 @@ const FORK_SERVER = ['CAP_CHOWN', 'CAP_KILL', 'CAP_SETGID', 'CAP_SETUID', 'CAP_S
 const COLD_RUN_SETUP = ['CAP_SETGID', 'CAP_SETUID', 'CAP_SETPCAP'];
 const NONE = { CapInh: [], CapPrm: [], CapEff: [], CapBnd: [], CapAmb: [] };
 
-/** Waits until the run's code is about to run: its process is past confinement (seccomp is on). */
+/**
+ * Waits until the run's code is about to run: its process is past confinement (seccomp is on). The
+ * sandbox must have `proven` itself first, or its probe's process could be the one found.
+ */
 async function runningCode(before: Set<string>): Promise<string> {
   const passed = new Set(before);
   for (;;) {
@@ -87,6 +90,7 @@ describe('the fork server (AMY_SANDBOX_WARM=fork)', () => {
   });
 
   test('holds CAP_CHOWN, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP and CAP_SYS_ADMIN, nothing else, and nothing to pass on; a run forked from it holds none', async () => {
+    await proven(sandbox, DATA);
     const controller = new AbortController();
     const run = sandbox.run({ code: SLOW, data: DATA, signal: controller.signal });
     try {
@@ -153,8 +157,10 @@ describe('a cold run (AMY_SANDBOX_WARM=off)', () => {
   test('its process holds none, the bounding set included (setpriv empties that only with CAP_SETPCAP)', async () => {
     const sandbox = createSandbox({ python: PYTHON, warm: 'off', concurrency: 1, runDirParent });
     const controller = new AbortController();
-    const run = sandbox.run({ code: SLOW, data: DATA, signal: controller.signal });
+    let run: Promise<unknown> = Promise.resolve();
     try {
+      await proven(sandbox, DATA);
+      run = sandbox.run({ code: SLOW, data: DATA, signal: controller.signal });
       const pid = await runningCode(new Set(sandboxPids()));
       expect(processInfo(pid)!.uid).not.toBe('0');
       expect(capabilitiesOf(pid)).toEqual(NONE);

@@ -3,6 +3,7 @@
  * (65534, or as root one uid per concurrency slot), and which of them this test process started.
  */
 import fs from 'node:fs';
+import type { Sandbox, SandboxData } from '../../platform/sandbox';
 import { MAX_SANDBOX_SLOTS, SANDBOX_ROOT_UID_BASE, SANDBOX_UID } from '../../platform/sandbox/bwrap';
 
 function isSandboxUid(uid: string): boolean {
@@ -99,4 +100,15 @@ export async function sandboxProcessWhere(
     if (Date.now() > deadline) throw new Error('no sandboxed process got there in time');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Has `sandbox` prove itself before a suite looks for a run's process: its first call starts with a
+ * confined run of its own (platform/sandbox/index.ts, `probe`), a python process under the same bwrap
+ * (or fork server) with seccomp on, that ends at once. Looked for during that first call, the probe's
+ * process can be taken for the run's and be gone by the next read of /proc.
+ */
+export async function proven(sandbox: Sandbox, data: SandboxData): Promise<void> {
+  const first = await sandbox.run({ code: 'return 1', data });
+  if (first.status !== 'ok') throw new Error(`the sandbox's first run failed: ${first.kind}`);
 }
