@@ -24,6 +24,7 @@ import { collectPageErrors, launchChromium } from '../support/browser';
 import { contractSamplePage, type ContractSamplePage } from '../support/contract-browser-sample';
 import { api, expectSchema } from '../support/http';
 import { openEventStream } from '../support/sse-client';
+import { startingAStack } from '../support/stack-start-lock';
 import { copyWorkingTree, FRESH_MACHINE_ENV } from '../support/working-tree-copy';
 
 jest.setTimeout(420_000);
@@ -71,14 +72,16 @@ beforeAll(async () => {
   fs.chmodSync(workDir, 0o755);
   const checkout = path.join(workDir, 'amy');
   copyWorkingTree(checkout);
-  stack = await launch({
-    name: 'npm start',
-    entry: path.join(checkout, 'dev', 'stack', 'main.ts'),
-    cwd: checkout,
-    env: { ...FRESH_MACHINE_ENV, ANTHROPIC_BASE_URL: scriptedUrl },
-    ready: lineIncludes('Amy turn service is running'),
-    timeoutMs: 240_000,
-  });
+  stack = await startingAStack(() =>
+    launch({
+      name: 'npm start',
+      entry: path.join(checkout, 'dev', 'stack', 'main.ts'),
+      cwd: checkout,
+      env: { ...FRESH_MACHINE_ENV, ANTHROPIC_BASE_URL: scriptedUrl },
+      ready: lineIncludes('Amy turn service is running'),
+      timeoutMs: 240_000,
+    }),
+  );
   written = JSON.parse(fs.readFileSync(path.join(checkout, '.data', 'stack.json'), 'utf8')) as StackFile;
   expect(written.anthropic_base_url).toBe(scriptedUrl);
 

@@ -21,6 +21,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { launch, lineIncludes, type LaunchedProcess } from '../../dev/stack/child-process';
 import { binMirrorPrefix, relocatedClusterHome, RELOCATION_BASE } from '../../dev/stack/postgres-user';
+import { startingAStack } from '../support/stack-start-lock';
 import { copyWorkingTree, FRESH_MACHINE_ENV } from '../support/working-tree-copy';
 
 const asRoot = process.getuid?.() === 0;
@@ -74,15 +75,17 @@ function logLines(output: Array<{ line: string; from: string }>): Array<{ line: 
 test('npm start runs from a checkout under a 0700 directory, up to a healthy API', async () => {
   expect(fs.statSync(privateDir).mode & 0o777).toBe(0o700);
   const output: Array<{ line: string; from: string }> = [];
-  stack = await launch({
-    name: 'npm start in the private checkout',
-    entry: path.join(checkout, 'dev', 'stack', 'main.ts'),
-    cwd: checkout,
-    env: FRESH_MACHINE_ENV,
-    ready: lineIncludes('Amy turn service is running'),
-    timeoutMs: 150_000,
-    onLine: (line, from) => output.push({ line, from }),
-  });
+  stack = await startingAStack(() =>
+    launch({
+      name: 'npm start in the private checkout',
+      entry: path.join(checkout, 'dev', 'stack', 'main.ts'),
+      cwd: checkout,
+      env: FRESH_MACHINE_ENV,
+      ready: lineIncludes('Amy turn service is running'),
+      timeoutMs: 150_000,
+      onLine: (line, from) => output.push({ line, from }),
+    }),
+  );
   const written = JSON.parse(fs.readFileSync(path.join(checkout, '.data', 'stack.json'), 'utf8'));
   const health = await fetch(`${written.api_url}/healthz`);
   expect(health.status).toBe(200);
